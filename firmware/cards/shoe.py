@@ -1,0 +1,41 @@
+"""Shoe compositions: which cards, with what multiplicity, a shoe holds before it is shuffled."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+
+from firmware.cards.card import CARDS, Card
+from firmware.cards.errors import CardError
+
+MAX_DECKS = 16
+
+
+def _check_decks(decks: int) -> int:
+    if not isinstance(decks, int) or isinstance(decks, bool) or not 1 <= decks <= MAX_DECKS:
+        raise CardError(f"decks must be a whole number from 1 to {MAX_DECKS}, not {decks!r}")
+    return decks
+
+
+def standard_shoe(decks: int = 1) -> tuple[Card, ...]:
+    """``decks`` standard 52-card decks, in deck order (2s 2h 2d 2c 3s ... Ac) repeated."""
+    return CARDS * _check_decks(decks)
+
+
+def ranks_shoe(ranks: Iterable[int], decks: int = 1) -> tuple[Card, ...]:
+    """A shoe of only the given ranks (2..14, ace 14 or 1), four suits each, ``decks`` times."""
+    rank_list = sorted({14 if r == 1 else r for r in ranks})
+    if not rank_list or any(not 2 <= r <= 14 for r in rank_list):
+        raise CardError(f"bad rank list {list(ranks)!r}")
+    one = tuple(Card.of(r, s) for r in rank_list for s in range(4))
+    return one * _check_decks(decks)
+
+
+def double_super_9_shoe(decks: int = 12) -> tuple[Card, ...]:
+    """The Double Super 9 shoe: ``decks`` decks of only A-6 in four suits (12 decks = 288 cards)."""
+    return ranks_shoe((14, 2, 3, 4, 5, 6), decks)
+
+
+def composition(cards: Sequence[int]) -> Counter[Card]:
+    """How many of each card a shoe holds."""
+    return Counter(Card(c) for c in cards)

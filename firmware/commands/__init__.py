@@ -1,0 +1,1 @@
+"""One module per ``egm`` subcommand; each exposes ``register(subparsers)``."""
