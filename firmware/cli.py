@@ -20,6 +20,8 @@ from firmware.errors import EgmError
 #: Subcommand modules, in the order ``egm --help`` lists them.
 COMMAND_MODULES: tuple[str, ...] = (
     "firmware.commands.run",
+    "firmware.commands.play",
+    "firmware.commands.diagram",
     "firmware.commands.rng",
     "firmware.commands.config",
 )

@@ -21,6 +21,10 @@ class CardSource(Protocol):
     """The one thing a game may do with cards it has not seen: take the next one."""
 
     dealt: list[Card]
+    #: "rng", "stacked" or "physical"; the round record keeps it.
+    kind: str
+    #: Whether running out during a war is a misdeal (live shoes) or an error (a stacked list).
+    exhaustion_is_misdeal: bool
 
     def next_card(self) -> Card:
         """The next card, or :class:`ShoeExhausted` when there is none."""
@@ -32,9 +36,17 @@ class CardSource(Protocol):
 
 
 class StackedSource:
-    """Deals a fixed card list in order: ``--cards``, tests, and replay of a recorded round."""
+    """Deals a fixed card list in order: ``--cards``, tests, and replay of a recorded round.
 
-    def __init__(self, cards: Iterable[int]) -> None:
+    Running out is an error of the stack (``egm round --cards`` fails cleanly) unless
+    ``exhaustion_is_misdeal`` says otherwise: a replay of a round whose live shoe ran out during a
+    war must end in the same misdeal.
+    """
+
+    kind = "stacked"
+
+    def __init__(self, cards: Iterable[int], *, exhaustion_is_misdeal: bool = False) -> None:
+        self.exhaustion_is_misdeal = exhaustion_is_misdeal
         self._cards = [Card(c) for c in cards]
         self._pos = 0
         self.dealt: list[Card] = []
@@ -66,6 +78,10 @@ class RngShoe:
     instead of n - 1. Starting the next round from the permuted array is equally uniform, so
     ``new_round`` only rewinds.
     """
+
+    kind = "rng"
+    #: A shoe too small for a long war (one deck, seven seats) ends that war in a misdeal.
+    exhaustion_is_misdeal = True
 
     def __init__(self, rng: RandomSource, cards: Sequence[int]) -> None:
         if not cards:
@@ -114,6 +130,9 @@ class PhysicalShoe(Protocol):
 
 class PhysicalShoeSource:
     """Adapts a physical card-reading shoe to :class:`CardSource`: cards in the order drawn."""
+
+    kind = "physical"
+    exhaustion_is_misdeal = True
 
     def __init__(self, shoe: PhysicalShoe, timeout: float | None = 30.0) -> None:
         self._shoe = shoe

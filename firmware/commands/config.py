@@ -1,0 +1,46 @@
+"""``egm config``: check a configuration file, show the effective configuration, print the defaults."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("config", help="check, show or print the default configuration (TOML)")
+    csub = p.add_subparsers(dest="config_command", metavar="ACTION")
+    csub.required = True
+
+    check = csub.add_parser("check", help="validate a configuration file")
+    check.add_argument("file")
+    check.set_defaults(func=_check)
+
+    show = csub.add_parser("show", help="print the effective configuration as JSON")
+    show.add_argument("file", nargs="?", help="configuration file (default: built-in defaults)")
+    show.set_defaults(func=_show)
+
+    default = csub.add_parser("default", help="print the documented default configuration file")
+    default.set_defaults(func=_default)
+
+
+def _check(args: argparse.Namespace) -> int:
+    from firmware.config import load_config
+
+    cfg = load_config(args.file)
+    print(f"{args.file}: ok (terminal {cfg.terminal.id}, {len(cfg.games.enabled)} game(s) enabled)")
+    return 0
+
+
+def _show(args: argparse.Namespace) -> int:
+    from firmware.commands._common import emit_json
+    from firmware.config import load_config
+
+    emit_json(load_config(args.file).model_dump(mode="json"))
+    return 0
+
+
+def _default(args: argparse.Namespace) -> int:
+    from firmware.config import default_toml
+
+    sys.stdout.write(default_toml())
+    return 0

@@ -1,0 +1,120 @@
+"""The terminal's configuration, typed and validated.
+
+Every section is a pydantic model with ``extra="forbid"``: a misspelt key is an error that names the
+key and lists the allowed ones, never a silently ignored setting. Amounts are integer credits unless
+a name says ``_cents``. Later layers add their sections here; game options are validated by the
+game's own options model (``firmware.games``), looked up by game id.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+GAME_IDS: tuple[str, ...] = (
+    "baccarat-war",
+    "blackjack-war",
+    "holdem-war",
+    "three-card-poker",
+    "split21-stud",
+    "double-super-9",
+)
+
+Credits = Annotated[int, Field(ge=0, strict=True)]
+PositiveCredits = Annotated[int, Field(ge=1, strict=True)]
+
+
+class Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
+
+
+class TerminalSection(Section):
+    id: str = Field("EGM-0001", description="terminal id; the host and its certificate use it")
+    venue: str = Field("Development Casino", min_length=1, max_length=40)
+    denomination: PositiveCredits = Field(1, description="cents per credit")
+    currency: str = Field("USD", pattern=r"^[A-Z]{3}$")
+    locale: str = "en_US"
+
+    @field_validator("id")
+    @classmethod
+    def _id_chars(cls, v: str) -> str:
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,31}", v):
+            raise ValueError(
+                "must be 1-32 characters of letters, digits, '-', '_' or '.', starting with a letter or digit"
+            )
+        return v
+
+
+class LimitsSection(Section):
+    min_bet: PositiveCredits = Field(1, description="smallest wager on any bet")
+    max_bet: PositiveCredits = Field(500, description="largest single wager")
+    max_total_bet: PositiveCredits = Field(5000, description="largest total stake of one round")
+    max_credits: PositiveCredits = Field(1_000_000, description="credit meter limit: notes are refused above")
+    handpay_limit: PositiveCredits = Field(
+        120_000, description="a cash-out or a win at or above this locks up for an attendant handpay"
+    )
+
+    @model_validator(mode="after")
+    def _ordered(self) -> LimitsSection:
+        if self.min_bet > self.max_bet:
+            raise ValueError(f"min_bet ({self.min_bet}) must not exceed max_bet ({self.max_bet})")
+        if self.max_bet > self.max_total_bet:
+            raise ValueError(
+                f"max_bet ({self.max_bet}) must not exceed max_total_bet ({self.max_total_bet})"
+            )
+        return self
+
+
+class GamesSection(Section):
+    enabled: list[Literal[GAME_IDS]] = Field(default_factory=lambda: list(GAME_IDS), min_length=1)  # type: ignore[valid-type]
+    default: Literal[GAME_IDS] = "baccarat-war"  # type: ignore[valid-type]
+    seats: int = Field(1, ge=1, le=7, description="seats one player covers at the terminal (multi-hand)")
+    #: Per-game option tables, ``[games.options.baccarat-war]``; validated by each game's options model.
+    options: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _default_enabled(self) -> GamesSection:
+        if len(set(self.enabled)) != len(self.enabled):
+            raise ValueError("enabled lists a game twice")
+        if self.default not in self.enabled:
+            raise ValueError(f"default game {self.default!r} is not in enabled {self.enabled}")
+        unknown = sorted(set(self.options) - set(GAME_IDS))
+        if unknown:
+            raise ValueError(
+                f"options for unknown game(s) {', '.join(unknown)}; games are {', '.join(GAME_IDS)}"
+            )
+        return self
+
+
+class RngSection(Section):
+    reseed_interval: int = Field(
+        1 << 20, ge=1, le=1 << 48, description="DRBG generate calls between reseeds (SP 800-90A: <= 2^48)"
+    )
+    personalization: str = Field("egm", max_length=64)
+
+
+class DevicesSection(Section):
+    """Which HAL backend drives each device class (``sim`` = the simulated twin)."""
+
+    bill_validator: str = "sim:id003"
+    printer: str = "sim:tcl"
+    touch: str = "sim:microtouch"
+    shoe: str = "none"
+    io_board: str = "sim:io"
+
+
+class HostSection(Section):
+    enabled: bool = True
+    broker: str = Field("embedded", description="'embedded', or mqtts://HOST:PORT of the casino broker")
+    meter_interval_s: int = Field(300, ge=10, le=86_400)
+
+
+class Config(Section):
+    terminal: TerminalSection = TerminalSection()
+    limits: LimitsSection = LimitsSection()
+    games: GamesSection = GamesSection()
+    rng: RngSection = RngSection()
+    devices: DevicesSection = DevicesSection()
+    host: HostSection = HostSection()

@@ -1,0 +1,67 @@
+"""Game ids to game classes, imported lazily (nothing registers itself at import time)."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from typing import Any
+
+from firmware.games.base import Game
+from firmware.games.errors import GameError, OptionError
+from firmware.games.options import GameOptions, build_options
+
+#: Game id -> "module:Class". The order is the order screens and reports list the games.
+GAMES: dict[str, str] = {
+    "baccarat-war": "firmware.games.baccarat_war:BaccaratWar",
+    "blackjack-war": "firmware.games.blackjack_war:BlackjackWar",
+    "holdem-war": "firmware.games.holdem_war:HoldemWar",
+    "three-card-poker": "firmware.games.three_card_poker:ThreeCardPoker",
+    "split21-stud": "firmware.games.split21_stud:Split21Stud",
+    "double-super-9": "firmware.games.double_super_9:DoubleSuper9",
+}
+
+_cache: dict[str, Game] = {}
+
+
+def available() -> list[str]:
+    """Game ids whose module is installed."""
+    out = []
+    for game_id, target in GAMES.items():
+        if importlib.util.find_spec(target.split(":")[0]) is not None:
+            out.append(game_id)
+    return out
+
+
+def get_game(game_id: str) -> Game:
+    """The (stateless) game object for ``game_id``."""
+    if game_id in _cache:
+        return _cache[game_id]
+    target = GAMES.get(game_id)
+    if target is None:
+        raise GameError(f"unknown game {game_id!r}; games are {', '.join(GAMES)}")
+    module_name, _, class_name = target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name != module_name:
+            raise
+        raise GameError(f"game {game_id!r} is not built yet") from None
+    game = getattr(module, class_name)()
+    _cache[game_id] = game
+    return game
+
+
+def make_options(game_id: str, *tables: Mapping[str, Any]) -> GameOptions:
+    """Validated options of ``game_id`` from option tables (config first, then command line)."""
+    game = get_game(game_id)
+    return build_options(game.options_model, *tables, game=game_id)
+
+
+def validate_options(game_id: str, table: Mapping[str, Any]) -> GameOptions:
+    """Used by the configuration loader; raises the config layer's error type."""
+    from firmware.config.errors import ConfigError
+
+    try:
+        return make_options(game_id, table)
+    except (OptionError, GameError) as exc:
+        raise ConfigError(str(exc)) from None

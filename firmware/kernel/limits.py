@@ -1,0 +1,77 @@
+"""Wager validation that every game shares: table limits, credits, seat numbers, integer amounts."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from firmware.games.base import Game
+from firmware.games.errors import WagerError
+
+
+@dataclass(frozen=True, slots=True)
+class BetLimits:
+    min_bet: int = 1
+    max_bet: int = 500
+    max_total_bet: int = 5000
+
+    @classmethod
+    def from_config(cls, limits: Any) -> BetLimits:
+        return cls(limits.min_bet, limits.max_bet, limits.max_total_bet)
+
+
+#: For replaying a record (its wagers were validated against the limits in force then) and for PAR work.
+NO_LIMITS = BetLimits(1, 1 << 62, 1 << 62)
+
+
+def validate_wagers(
+    game: Game,
+    options: Any,
+    wagers: Mapping[int, Mapping[str, int]],
+    limits: BetLimits,
+    credits: int | None = None,
+) -> dict[int, dict[str, int]]:
+    """Check every wager before any card is dealt; return a clean copy (seats ascending).
+
+    Raises :class:`WagerError` with one clear sentence for the first problem found.
+    """
+    if not wagers:
+        raise WagerError("no wager placed")
+    clean: dict[int, dict[str, int]] = {}
+    total = 0
+    for seat in sorted(wagers):
+        if not isinstance(seat, int) or isinstance(seat, bool) or not 1 <= seat <= game.max_seats:
+            raise WagerError(f"seat {seat!r} does not exist; seats are 1 to {game.max_seats}")
+        bets = {}
+        for name, amount in wagers[seat].items():
+            if name not in game.wager_names:
+                raise WagerError(
+                    f"seat {seat}: unknown wager {name!r}; {game.id} wagers are {', '.join(game.wager_names)}"
+                )
+            if not isinstance(amount, int) or isinstance(amount, bool):
+                raise WagerError(f"seat {seat}: {name} must be a whole number of credits, not {amount!r}")
+            if amount < 0:
+                raise WagerError(f"seat {seat}: {name} cannot be negative ({amount})")
+            if amount == 0:
+                continue
+            if amount < limits.min_bet:
+                raise WagerError(f"seat {seat}: {name} {amount} is below the table minimum {limits.min_bet}")
+            if amount > limits.max_bet:
+                raise WagerError(f"seat {seat}: {name} {amount} is above the table maximum {limits.max_bet}")
+            bets[name] = amount
+            total += amount
+        if bets:
+            clean[seat] = bets
+    if not clean:
+        raise WagerError("no wager placed")
+    if total > limits.max_total_bet:
+        raise WagerError(f"total stake {total} is above the round maximum {limits.max_total_bet}")
+    if credits is not None and total > credits:
+        raise WagerError(f"total stake {total} is more than the {credits} credits available")
+    game.validate_wagers(options, clean)
+    return clean
+
+
+def stake(wagers: Mapping[int, Mapping[str, int]]) -> int:
+    return sum(sum(b.values()) for b in wagers.values())

@@ -1,0 +1,236 @@
+"""The round kernel: one ``transitions`` state machine drives every game through the same states.
+
+Each transition is journaled (write-ahead) in the machine's ``before_state_change`` callback, before
+the state it leads to does anything, with the cards and decisions consumed since the previous entry.
+A round is a function of (game, options, wagers, dice, decisions, cards); its record holds all of
+them, and :func:`replay` plays a record again through this same code to an identical record.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from transitions import Machine
+
+from firmware.cards.card import format_cards
+from firmware.cards.source import CardSource
+from firmware.games.base import DecisionRequest, Game, Settlement
+from firmware.games.errors import DecisionError
+from firmware.kernel.errors import KernelError
+from firmware.kernel.journal import JournalEntry, NullJournal, RoundJournal
+from firmware.kernel.limits import NO_LIMITS, BetLimits, validate_wagers
+from firmware.kernel.states import RoundState, transition_table
+
+#: Answers a decision request with an action (``egm round --decision``, a player, a strategy).
+Decider = Callable[[DecisionRequest], str]
+
+
+class RoundKernel:
+    """Plays rounds of one game with fixed options. The machine is built once and reused per round."""
+
+    def __init__(
+        self,
+        game: Game,
+        options: Any,
+        *,
+        limits: BetLimits = NO_LIMITS,
+        journal: RoundJournal | None = None,
+    ) -> None:
+        self.game = game
+        self.options = options
+        self.limits = limits
+        self.journal = journal if journal is not None else NullJournal()
+        self.phase: RoundState = RoundState.BETTING
+        self.machine = Machine(
+            model=self,
+            states=RoundState,
+            transitions=transition_table(),
+            initial=RoundState.BETTING,
+            auto_transitions=False,
+            model_attribute="phase",
+            send_event=True,
+            before_state_change=self._write_ahead,
+        )
+        self._reset()
+
+    def _reset(self) -> None:
+        self.round: Any = None
+        self.round_id = ""
+        self.wagers: dict[int, dict[str, int]] = {}
+        self.dice: tuple[int, ...] | None = None
+        self.settlement: Settlement | None = None
+        self.decisions: list[tuple[int, str]] = []
+        self._source: CardSource | None = None
+        self._seq = 0
+        self._cards_mark = 0
+        self._decisions_mark = 0
+        self._entry_data: dict[str, Any] = {}
+
+    # --- the journal hook ----------------------------------------------------------------------
+    def _write_ahead(self, event: Any) -> None:
+        source = self._source
+        dealt = source.dealt if source is not None else []
+        entry = JournalEntry(
+            round_id=self.round_id,
+            seq=self._seq,
+            trigger=event.event.name,
+            source=event.transition.source,
+            dest=event.transition.dest,
+            cards=tuple(str(c) for c in dealt[self._cards_mark:]),
+            decisions=tuple(self.decisions[self._decisions_mark:]),
+            data=self._entry_data,
+        )
+        self.journal.transition(entry)
+        self._seq += 1
+        self._cards_mark = len(dealt)
+        self._decisions_mark = len(self.decisions)
+        self._entry_data = {}
+
+    # --- stepping API (the terminal) -----------------------------------------------------------
+    def begin(
+        self,
+        wagers: Mapping[int, Mapping[str, int]],
+        source: CardSource,
+        *,
+        credits: int | None = None,
+        dice: tuple[int, ...] | None = None,
+        round_id: str | None = None,
+    ) -> list[DecisionRequest]:
+        """BETTING -> DEALING (-> DECISIONS): validate, deal, and return the decisions awaited.
+
+        With no decision to wait for the round runs on to COMPLETE and an empty list is returned.
+        """
+        if self.phase not in (RoundState.BETTING, RoundState.COMPLETE):
+            raise KernelError(f"a round is in progress ({self.phase.value})")
+        clean = validate_wagers(self.game, self.options, wagers, self.limits, credits)
+        if self.game.dice or dice is not None:
+            self.game.check_dice(tuple(dice or ()))
+        self.machine.set_state(RoundState.BETTING, model=self)
+        self._reset()
+        self.round_id = round_id or uuid.uuid4().hex
+        self.wagers = clean
+        self.dice = tuple(dice) if dice is not None else None
+        self.round = self.game.new_round(self.options, clean, self.dice)
+        source.new_round()
+        self._source = source
+        self._entry_data = {"wagers": {str(s): dict(b) for s, b in clean.items()}}
+        if self.dice is not None:
+            self._entry_data["dice"] = list(self.dice)
+        self.deal()
+        self.game.deal(self.round, source)
+        pending = self.game.pending_decisions(self.round)
+        if pending:
+            self.await_decisions()
+            return pending
+        self._play_out()
+        return []
+
+    def pending(self) -> list[DecisionRequest]:
+        if self.phase is not RoundState.DECISIONS:
+            return []
+        return self.game.pending_decisions(self.round)
+
+    def decide(self, seat: int, action: str) -> list[DecisionRequest]:
+        """Apply one player's decision; when none is left the round runs on to COMPLETE."""
+        if self.phase is not RoundState.DECISIONS:
+            raise KernelError(f"no decision is awaited ({self.phase.value})")
+        if not any(r.seat == seat for r in self.game.pending_decisions(self.round)):
+            raise DecisionError(f"seat {seat} has no decision to make")
+        self.game.decide(self.round, seat, action)
+        self.decisions.append((seat, action))
+        pending = self.game.pending_decisions(self.round)
+        if not pending:
+            self._play_out()
+        return pending
+
+    def _play_out(self) -> None:
+        assert self._source is not None
+        self.showdown()
+        self.game.showdown(self.round, self._source)
+        self.settle()
+        self.settlement = self.game.settle(self.round)
+        self._entry_data = {
+            "net": self.settlement.players_net,
+            "house_net": self.settlement.house_net,
+            "results": {
+                str(seat): {name: r.to_json() for name, r in res.items()}
+                for seat, res in self.settlement.results.items()
+            },
+        }
+        self.complete()
+
+    # --- one call (simulate, egm round, replay) ------------------------------------------------
+    def play(
+        self,
+        wagers: Mapping[int, Mapping[str, int]],
+        source: CardSource,
+        *,
+        credits: int | None = None,
+        dice: tuple[int, ...] | None = None,
+        decider: Decider | None = None,
+        round_id: str | None = None,
+    ) -> Settlement:
+        """Play a whole round; decisions come from ``decider`` or the game's automatic strategy."""
+        pending = self.begin(wagers, source, credits=credits, dice=dice, round_id=round_id)
+        while pending:
+            request = pending[0]
+            if decider is not None:
+                action = decider(request)
+            else:
+                action = self.game.automatic_decision(self.round, request)
+            pending = self.decide(request.seat, action)
+        assert self.settlement is not None
+        return self.settlement
+
+    # --- the record ----------------------------------------------------------------------------
+    def record(self) -> dict[str, Any]:
+        """The round record (CONTRACTS.md ``egm round`` JSON) of the completed round."""
+        if self.phase is not RoundState.COMPLETE or self.settlement is None:
+            raise KernelError(f"the round is not complete ({self.phase.value})")
+        source = self._source
+        assert source is not None
+        doc: dict[str, Any] = {"game": self.game.id, "round_id": self.round_id,
+                               "options": self.options.to_json()}
+        if self.dice is not None:
+            doc["dice"] = list(self.dice)
+        doc.update(self.game.record(self.round))
+        doc["net"] = self.settlement.players_net
+        doc["house_net"] = self.settlement.house_net
+        doc["decisions"] = [{"seat": s, "action": a} for s, a in self.decisions]
+        doc["source"] = source.kind
+        doc["cards_dealt"] = format_cards(source.dealt)
+        return doc
+
+
+def replay(record: Mapping[str, Any]) -> dict[str, Any]:
+    """Play a recorded round again from its own cards, wagers, dice and decisions; return the new record."""
+    from firmware.cards.card import parse_cards
+    from firmware.cards.source import StackedSource
+    from firmware.games.registry import get_game, make_options
+
+    try:
+        game = get_game(record["game"])
+        options = make_options(game.id, record["options"])
+        wagers = {int(s["seat"]): dict(s["wagers"]) for s in record["seats"]}
+        cards = parse_cards(record["cards_dealt"])
+        dice = tuple(record["dice"]) if "dice" in record else None
+        queue: dict[int, list[str]] = {}
+        for d in record.get("decisions", []):
+            queue.setdefault(int(d["seat"]), []).append(str(d["action"]))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise KernelError(f"not a complete round record: {exc!r}") from None
+
+    def decider(request: DecisionRequest) -> str:
+        actions = queue.get(request.seat)
+        if not actions:
+            raise KernelError(f"the record has no decision for seat {request.seat}")
+        return actions.pop(0)
+
+    source = StackedSource(cards, exhaustion_is_misdeal=record.get("source") != "stacked")
+    kernel = RoundKernel(game, options)
+    kernel.play(wagers, source, dice=dice, decider=decider, round_id=str(record.get("round_id", "")))
+    out = kernel.record()
+    out["source"] = record.get("source", out["source"])
+    return out

@@ -1,0 +1,149 @@
+"""Known-answer tests of HMAC_DRBG (SHA-256) from a JSON vector file.
+
+File format (``shared/vectors/hmac_drbg_sha256.json``, taken from the NIST CAVP
+``PredictionResistance = False`` vectors)::
+
+    {"source": "...", "procedure": "...",
+     "vectors": [{"name": "0", "entropy": HEX, "nonce": HEX, "pers": HEX | null,
+                  "add": [HEX | null, HEX | null], "expected": HEX,
+                  "entropy_reseed": HEX, "add_reseed": HEX | null}, ...]}
+
+``null`` (or an empty string) means an empty input. ``entropy_reseed`` and ``add_reseed`` are
+optional (the CAVP vectors "with reseed"). Procedure, for each vector:
+
+1. ``instantiate(entropy, nonce, pers)``;
+2. if ``entropy_reseed`` is present: ``reseed(entropy_reseed, add_reseed)``;
+3. ``generate(len(expected), add[0])`` and discard (128 bytes in the CAVP files);
+4. ``generate(len(expected), add[1])`` must equal ``expected``.
+
+A file that cannot be read, is not JSON, or lacks a key or holds a non-hex value raises
+:class:`~firmware.rng.errors.KatFileError` naming the vector and the key.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from firmware.rng.errors import DrbgError, KatFileError
+from firmware.rng.hmac_drbg import HmacDrbg
+
+
+@dataclass(frozen=True)
+class KatVector:
+    """One HMAC_DRBG known-answer vector, decoded."""
+
+    name: str
+    entropy: bytes
+    nonce: bytes
+    personalization: bytes
+    additional_input: tuple[bytes, bytes]
+    expected: bytes
+    entropy_reseed: bytes | None = None
+    additional_input_reseed: bytes = b""
+
+
+@dataclass(frozen=True)
+class KatResult:
+    """The outcome of one vector: what was expected and what the DRBG returned."""
+
+    name: str
+    expected: bytes
+    returned: bytes
+
+    @property
+    def passed(self) -> bool:
+        return self.returned == self.expected
+
+
+def _hex(entry: dict[str, Any], key: str, name: str) -> bytes:
+    """``entry[key]`` decoded from hex; null and "" are empty; a missing key is an error."""
+    if key not in entry:
+        raise KatFileError(f"vector {name!r}: missing key {key!r}")
+    return _decode(entry[key], key, name)
+
+
+def _decode(value: Any, key: str, name: str) -> bytes:
+    """One hex value of vector ``name``; ``None`` is empty."""
+    if value is None:
+        return b""
+    if not isinstance(value, str):
+        raise KatFileError(f"vector {name!r}: key {key!r} is not a hex string")
+    try:
+        return bytes.fromhex(value)
+    except ValueError:
+        raise KatFileError(f"vector {name!r}: key {key!r} is not valid hex") from None
+
+
+def parse_vectors(document: Any) -> list[KatVector]:
+    """Decode the ``vectors`` of a parsed vector file."""
+    if not isinstance(document, dict) or not isinstance(document.get("vectors"), list):
+        raise KatFileError("the file has no 'vectors' list")
+    if not document["vectors"]:
+        raise KatFileError("the 'vectors' list is empty: nothing to test")
+    vectors = []
+    for index, entry in enumerate(document["vectors"]):
+        if not isinstance(entry, dict):
+            raise KatFileError(f"vector #{index}: not an object")
+        name = str(entry.get("name", f"#{index}"))
+        if "add" not in entry:
+            raise KatFileError(f"vector {name!r}: missing key 'add'")
+        add = entry["add"]
+        if not isinstance(add, list) or len(add) != 2:
+            raise KatFileError(f"vector {name!r}: key 'add' is not a list of two inputs")
+        expected = _hex(entry, "expected", name)
+        if not expected:
+            raise KatFileError(f"vector {name!r}: key 'expected' is empty")
+        vectors.append(
+            KatVector(
+                name=name,
+                entropy=_hex(entry, "entropy", name),
+                nonce=_hex(entry, "nonce", name),
+                personalization=_hex(entry, "pers", name),
+                additional_input=(_decode(add[0], "add", name), _decode(add[1], "add", name)),
+                expected=expected,
+                entropy_reseed=(
+                    _decode(entry["entropy_reseed"], "entropy_reseed", name)
+                    if "entropy_reseed" in entry
+                    else None
+                ),
+                additional_input_reseed=_decode(entry.get("add_reseed"), "add_reseed", name),
+            )
+        )
+    return vectors
+
+
+def load_vectors(path: str | Path) -> list[KatVector]:
+    """Read and decode a vector file."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise KatFileError(f"{path}: cannot read the vector file: {exc}") from None
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise KatFileError(f"{path}: not a JSON document: {exc}") from None
+    try:
+        return parse_vectors(document)
+    except KatFileError as exc:
+        raise KatFileError(f"{path}: {exc}") from None
+
+
+def run_vector(vector: KatVector) -> KatResult:
+    """Run the procedure of the module docstring on one vector."""
+    try:
+        drbg = HmacDrbg(vector.entropy, vector.nonce, vector.personalization)
+        if vector.entropy_reseed is not None:
+            drbg.reseed(vector.entropy_reseed, vector.additional_input_reseed)
+        drbg.generate(len(vector.expected), vector.additional_input[0])
+        returned = drbg.generate(len(vector.expected), vector.additional_input[1])
+    except DrbgError as exc:
+        raise KatFileError(f"vector {vector.name!r}: the DRBG refused its inputs: {exc}") from None
+    return KatResult(vector.name, vector.expected, returned)
+
+
+def run_file(path: str | Path) -> list[KatResult]:
+    """Load a vector file and run every vector in it, in file order."""
+    return [run_vector(vector) for vector in load_vectors(path)]

@@ -1,0 +1,31 @@
+"""Run ``egm round`` in-process and return its JSON record."""
+
+from __future__ import annotations
+
+import json
+
+from firmware.cli import main
+
+
+def egm_round(capsys, game: str, *args: str) -> dict:
+    code = main(["round", game, "--json", *args])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    return json.loads(out)
+
+
+def wagers(*specs: str) -> list[str]:
+    """``wagers("7:bac=10", "7:war=10")`` -> ``["--wager", "7:bac=10", "--wager", "7:war=10"]``."""
+    out: list[str] = []
+    for spec in specs:
+        out += ["--wager", spec]
+    return out
+
+
+def seat(record: dict, number: int) -> dict:
+    return next(s for s in record["seats"] if s["seat"] == number)
+
+
+def outcome(record: dict, number: int, wager: str) -> tuple[str, int]:
+    r = seat(record, number)["results"][wager]
+    return r["outcome"], r["net"]

@@ -1,0 +1,108 @@
+"""The round kernel: one table-driven machine, write-ahead journal entries, wager validation first."""
+
+from __future__ import annotations
+
+import pytest
+from transitions import MachineError
+
+from firmware.cards.card import parse_cards
+from firmware.cards.source import StackedSource
+from firmware.cli import main
+from firmware.games.errors import WagerError
+from firmware.games.registry import get_game, make_options
+from firmware.kernel.journal import MemoryJournal
+from firmware.kernel.limits import BetLimits
+from firmware.kernel.round import RoundKernel
+from firmware.kernel.states import TRANSITIONS, RoundState
+
+FIG8 = parse_cards("Qs 2d 3h Ah Td Ts 6c 9s")
+
+
+def kernel(journal=None, limits=BetLimits()):
+    game = get_game("baccarat-war")
+    return RoundKernel(game, make_options(game.id), limits=limits, journal=journal)
+
+
+def test_journal_gets_every_transition_before_it_takes_effect_with_the_cards_consumed():
+    journal = MemoryJournal()
+    k = kernel(journal)
+    k.play({7: {"bac": 10, "war": 10, "tie": 5}}, StackedSource(FIG8), round_id="r1")
+    steps = [(e.trigger, e.source, e.dest) for e in journal.entries]
+    assert steps == [
+        ("deal", "BETTING", "DEALING"),
+        ("showdown", "DEALING", "SHOWDOWN"),
+        ("settle", "SHOWDOWN", "SETTLEMENT"),
+        ("complete", "SETTLEMENT", "COMPLETE"),
+    ]
+    assert [e.seq for e in journal.entries] == [0, 1, 2, 3]
+    assert all(e.round_id == "r1" for e in journal.entries)
+    # The wagers are journaled before any card is dealt; the initial cards before the wars;
+    # the war cards before settlement; the results before the round completes (and is paid).
+    assert journal.entries[0].data == {"wagers": {"7": {"bac": 10, "war": 10, "tie": 5}}}
+    assert journal.entries[0].cards == ()
+    assert journal.entries[1].cards == ("Qs", "2d", "3h", "Ah")
+    assert journal.entries[2].cards == ("Td", "Ts", "6c", "9s")
+    assert journal.entries[3].data["net"] == 50
+    assert journal.entries[3].data["results"]["7"]["tie"] == {"outcome": "win", "net": 40}
+
+
+def test_a_refused_wager_deals_no_card_and_journals_nothing():
+    journal = MemoryJournal()
+    k = kernel(journal)
+    source = StackedSource(FIG8)
+    with pytest.raises(WagerError):
+        k.play({1: {"bac": 10, "war": 5}}, source)
+    assert source.dealt == [] and journal.entries == []
+    with pytest.raises(WagerError, match="more than the 15 credits"):
+        k.play({1: {"bac": 10, "war": 10}}, source, credits=15)
+    assert source.dealt == [] and journal.entries == []
+
+
+def test_limits_are_checked_per_wager_and_per_round():
+    k = kernel(limits=BetLimits(min_bet=5, max_bet=100, max_total_bet=150))
+    with pytest.raises(WagerError, match="below the table minimum 5"):
+        k.play({1: {"bac": 2, "war": 2}}, StackedSource(FIG8))
+    with pytest.raises(WagerError, match="above the round maximum 150"):
+        k.play({1: {"bac": 100, "war": 100}}, StackedSource(FIG8))
+
+
+def test_no_transition_outside_the_table():
+    k = kernel()
+    assert k.phase is RoundState.BETTING
+    with pytest.raises(MachineError):
+        k.settle()
+    with pytest.raises(AttributeError):
+        k.to_COMPLETE()  # auto_transitions=False: no "jump anywhere" triggers exist
+
+
+def test_the_machine_is_reused_round_after_round():
+    k = kernel()
+    for _ in range(3):
+        k.play({7: {"bac": 10, "war": 10}}, StackedSource(FIG8))
+        assert k.phase is RoundState.COMPLETE
+        assert k.record()["net"] == 10
+
+
+def test_table_has_every_state_reachable_from_betting():
+    reached = {RoundState.BETTING}
+    changed = True
+    while changed:
+        changed = False
+        for _trigger, sources, dest in TRANSITIONS:
+            if dest not in reached and any(s in reached for s in sources):
+                reached.add(dest)
+                changed = True
+    assert reached == set(RoundState)
+
+
+def test_egm_diagram_writes_the_round_machine(capsys, tmp_path):
+    assert main(["diagram", "baccarat-war"]) == 0
+    dot = capsys.readouterr().out
+    assert dot.startswith('digraph "baccarat-war round"')
+    assert 'BETTING -> DEALING [label="deal"]' in dot
+    assert "DECISIONS" not in dot            # war games never wait for players
+    out = tmp_path / "round.mmd"
+    assert main(["diagram", "baccarat-war", "--format", "mermaid", "--out", str(out)]) == 0
+    text = out.read_text()
+    assert "stateDiagram-v2" in text and "SETTLEMENT --> COMPLETE: settle" not in text
+    assert "SETTLEMENT --> COMPLETE: complete" in text
