@@ -48,7 +48,7 @@ def _validate_game_options(config: Config, source: str) -> None:
         try:
             validate_options(game_id, table)
         except ConfigError as exc:
-            raise ConfigError(f"{source}: games.options.{game_id}.{exc}") from None
+            raise ConfigError(f"{source}: {exc}") from None
 
 
 def load_config(path: str | Path | None = None) -> Config:

@@ -18,9 +18,9 @@ def _field_names(model: Any, loc: tuple[Any, ...]) -> list[str] | None:
     return list(fields) if fields else None
 
 
-def describe_error(err: Mapping[str, Any], model: type[BaseModel] | None = None, sep: str = ".") -> str:
+def describe_error(err: Mapping[str, Any], model: type[BaseModel] | None = None, prefix: str = "") -> str:
     loc = tuple(err.get("loc", ()))
-    where = sep.join(str(p) for p in loc) or "(top level)"
+    where = ".".join([prefix] * bool(prefix) + [str(p) for p in loc]) or "(top level)"
     kind = err.get("type", "")
     msg = str(err.get("msg", "invalid"))
     if kind == "extra_forbidden":
@@ -35,5 +35,8 @@ def describe_error(err: Mapping[str, Any], model: type[BaseModel] | None = None,
     return f"{where}: {msg}"
 
 
-def describe_validation_error(exc: ValidationError, model: type[BaseModel] | None = None) -> str:
-    return "; ".join(describe_error(e, model) for e in exc.errors())
+def describe_validation_error(
+    exc: ValidationError, model: type[BaseModel] | None = None, prefix: str = ""
+) -> str:
+    """Every error of ``exc`` as ``key.path: what is wrong (got value)``, joined by ``; ``."""
+    return "; ".join(describe_error(e, model, prefix) for e in exc.errors())

@@ -75,16 +75,18 @@ def parse_assignments(pairs: Iterable[str]) -> dict[str, Any]:
     return tree
 
 
-def build_options(model: type[GameOptions], *sources: Mapping[str, Any], game: str = "") -> GameOptions:
-    """Merge option tables (later ones win, nested tables merged) and validate them with ``model``."""
+def build_options(model: type[GameOptions], *sources: Mapping[str, Any], prefix: str = "") -> GameOptions:
+    """Merge option tables (later ones win, nested tables merged) and validate them with ``model``.
+
+    Errors name each option by its dotted key, after ``prefix`` (e.g. ``games.options.baccarat-war``).
+    """
     merged: dict[str, Any] = {}
     for source in sources:
         _merge(merged, source)
     try:
         return model.model_validate(merged)
     except ValidationError as exc:
-        prefix = f"{game} option " if game else "option "
-        raise OptionError(prefix + describe_validation_error(exc, model)) from None
+        raise OptionError(describe_validation_error(exc, model, prefix)) from None
 
 
 def _merge(into: dict[str, Any], source: Mapping[str, Any]) -> None:

@@ -51,17 +51,27 @@ def get_game(game_id: str) -> Game:
     return game
 
 
-def make_options(game_id: str, *tables: Mapping[str, Any]) -> GameOptions:
+def make_options(game_id: str, *tables: Mapping[str, Any], prefix: str = "") -> GameOptions:
     """Validated options of ``game_id`` from option tables (config first, then command line)."""
     game = get_game(game_id)
-    return build_options(game.options_model, *tables, game=game_id)
+    try:
+        return build_options(game.options_model, *tables, prefix=prefix)
+    except OptionError as exc:
+        raise OptionError(f"{game_id} option {exc}" if not prefix else str(exc)) from None
 
 
-def validate_options(game_id: str, table: Mapping[str, Any]) -> GameOptions:
-    """Used by the configuration loader; raises the config layer's error type."""
+def validate_options(game_id: str, table: Mapping[str, Any]) -> GameOptions | None:
+    """Used by the configuration loader; raises the config layer's error type.
+
+    A game that is not built yet cannot validate its options: they are accepted as given.
+    """
     from firmware.config.errors import ConfigError
 
     try:
-        return make_options(game_id, table)
-    except (OptionError, GameError) as exc:
+        get_game(game_id)
+    except GameError:
+        return None
+    try:
+        return make_options(game_id, table, prefix=f"games.options.{game_id}")
+    except OptionError as exc:
         raise ConfigError(str(exc)) from None
