@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import sys
 from collections.abc import Sequence
 
@@ -66,10 +67,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except BrokenPipeError:
         # `egm rng dump | head -c 10`: the reader went away; that is not an error of ours.
-        try:
-            sys.stdout = None  # type: ignore[assignment]
-        finally:
-            return 0
+        # Point stdout at /dev/null so the interpreter's final flush does not complain again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
     except KeyboardInterrupt:
         print(f"egm {args.command}: interrupted", file=sys.stderr)
         return 130

@@ -8,7 +8,13 @@ import pytest
 from scipy.stats import chisquare
 
 from firmware.cards import (
-    Card, CardError, PhysicalShoeSource, RngShoe, ShoeExhausted, StackedSource, parse_cards,
+    Card,
+    CardError,
+    PhysicalShoeSource,
+    RngShoe,
+    ShoeExhausted,
+    StackedSource,
+    parse_cards,
     standard_shoe,
 )
 from firmware.cards.shoe import double_super_9_shoe

@@ -141,10 +141,7 @@ def parse_card(text: str) -> Card:
 
 def parse_cards(text: str | Iterable[str]) -> list[Card]:
     """Read a space- or comma-separated card list (or an iterable of card strings)."""
-    if isinstance(text, str):
-        parts = [p for p in _SPLIT.split(text.strip()) if p]
-    else:
-        parts = list(text)
+    parts = [p for p in _SPLIT.split(text.strip()) if p] if isinstance(text, str) else list(text)
     return [parse_card(p) for p in parts]
 
 

@@ -71,6 +71,9 @@ class GamesSection(Section):
     enabled: list[Literal[GAME_IDS]] = Field(default_factory=lambda: list(GAME_IDS), min_length=1)  # type: ignore[valid-type]
     default: Literal[GAME_IDS] = "baccarat-war"  # type: ignore[valid-type]
     seats: int = Field(1, ge=1, le=7, description="seats one player covers at the terminal (multi-hand)")
+    decision_timeout_s: int = Field(
+        60, ge=5, le=3600, description="seconds a player has to decide; then the documented default applies"
+    )
     #: Per-game option tables, ``[games.options.baccarat-war]``; validated by each game's options model.
     options: dict[str, dict[str, Any]] = Field(default_factory=dict)
 

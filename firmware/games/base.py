@@ -20,7 +20,7 @@ import enum
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 from pydantic import BaseModel
 
@@ -40,16 +40,14 @@ class Outcome(enum.StrEnum):
     VOID = "void"
 
 
-@dataclass(frozen=True, slots=True)
-class WagerResult:
-    """How one wager ended: its outcome and the signed credit change (a 1:1 win of 10 is +10)."""
+class WagerResult(NamedTuple):
+    """How one wager ended: its outcome and the signed credit change (a 1:1 win of 10 is +10).
+
+    A NamedTuple rather than a dataclass: a round creates several, and simulation creates millions.
+    """
 
     outcome: Outcome
     net: int
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.net, int) or isinstance(self.net, bool):
-            raise TypeError(f"net must be integer credits, not {self.net!r}")
 
     def to_json(self) -> dict[str, Any]:
         return {"outcome": self.outcome.value, "net": self.net}
@@ -98,6 +96,8 @@ class Game(ABC):
     dice_sides: ClassVar[int] = 6
     #: Highest seat number.
     max_seats: ClassVar[int] = 7
+    #: Wagers exempt from the table maximum (a player-banker's wager has no maximum, DS9 [0015]).
+    uncapped_wagers: ClassVar[frozenset[str]] = frozenset()
 
     @abstractmethod
     def shoe(self, options: Any) -> tuple[int, ...]:

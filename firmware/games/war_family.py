@@ -299,8 +299,7 @@ class WarFamilyGame(Game):
                     results["war"] = WagerResult(Outcome.LOSE, -war)
                 else:
                     results["war"] = WagerResult(Outcome.VOID, 0)
-            for name, result in results.items():
-                house -= result.net          # the house banks every wager but the pool
+            house -= sum(r.net for r in results.values())   # the house banks every wager but the pool
             if w.get("war_pool"):
                 results["war_pool"] = self._pool_result(state, seat)
             settlement.results[seat.seat] = {n: results[n] for n in self.wager_names if n in results}

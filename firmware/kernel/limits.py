@@ -57,7 +57,7 @@ def validate_wagers(
                 continue
             if amount < limits.min_bet:
                 raise WagerError(f"seat {seat}: {name} {amount} is below the table minimum {limits.min_bet}")
-            if amount > limits.max_bet:
+            if amount > limits.max_bet and name not in game.uncapped_wagers:
                 raise WagerError(f"seat {seat}: {name} {amount} is above the table maximum {limits.max_bet}")
             bets[name] = amount
             total += amount

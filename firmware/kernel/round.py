@@ -42,6 +42,8 @@ class RoundKernel:
         self.options = options
         self.limits = limits
         self.journal = journal if journal is not None else NullJournal()
+        #: Simulation journals nothing: skip building entries nobody keeps.
+        self._journaling = not isinstance(self.journal, NullJournal)
         self.phase: RoundState = RoundState.BETTING
         self.machine = Machine(
             model=self,
@@ -55,13 +57,23 @@ class RoundKernel:
         )
         self._reset()
 
+    @property
+    def round_id(self) -> str:
+        """The round's id: given by the caller (the ledger numbers rounds), else a random UUID made
+        the first time anyone asks (simulation never does)."""
+        if self._round_id is None:
+            self._round_id = uuid.uuid4().hex
+        return self._round_id
+
     def _reset(self) -> None:
         self.round: Any = None
-        self.round_id = ""
+        self._round_id: str | None = None
         self.wagers: dict[int, dict[str, int]] = {}
         self.dice: tuple[int, ...] | None = None
         self.settlement: Settlement | None = None
         self.decisions: list[tuple[int, str]] = []
+        #: Indexes into ``decisions`` of those taken by default on time-out.
+        self.timed_out: list[int] = []
         self._source: CardSource | None = None
         self._seq = 0
         self._cards_mark = 0
@@ -70,6 +82,8 @@ class RoundKernel:
 
     # --- the journal hook ----------------------------------------------------------------------
     def _write_ahead(self, event: Any) -> None:
+        if not self._journaling:
+            return
         source = self._source
         dealt = source.dealt if source is not None else []
         entry = JournalEntry(
@@ -109,15 +123,16 @@ class RoundKernel:
             self.game.check_dice(tuple(dice or ()))
         self.machine.set_state(RoundState.BETTING, model=self)
         self._reset()
-        self.round_id = round_id or uuid.uuid4().hex
+        self._round_id = round_id or None
         self.wagers = clean
         self.dice = tuple(dice) if dice is not None else None
         self.round = self.game.new_round(self.options, clean, self.dice)
         source.new_round()
         self._source = source
-        self._entry_data = {"wagers": {str(s): dict(b) for s, b in clean.items()}}
-        if self.dice is not None:
-            self._entry_data["dice"] = list(self.dice)
+        if self._journaling:
+            self._entry_data = {"wagers": {str(s): dict(b) for s, b in clean.items()}}
+            if self.dice is not None:
+                self._entry_data["dice"] = list(self.dice)
         self.deal()
         self.game.deal(self.round, source)
         pending = self.game.pending_decisions(self.round)
@@ -145,20 +160,35 @@ class RoundKernel:
             self._play_out()
         return pending
 
+    def time_out(self) -> list[tuple[int, str]]:
+        """The decision time limit ran out: every open request takes its documented default.
+
+        Returns the ``(seat, action)`` pairs applied; the record lists them among the decisions and
+        in ``timed_out``, and a replay applies them like any other decision.
+        """
+        applied: list[tuple[int, str]] = []
+        while self.phase is RoundState.DECISIONS:
+            request = self.game.pending_decisions(self.round)[0]
+            self.timed_out.append(len(self.decisions))
+            applied.append((request.seat, request.default))
+            self.decide(request.seat, request.default)
+        return applied
+
     def _play_out(self) -> None:
         assert self._source is not None
         self.showdown()
         self.game.showdown(self.round, self._source)
         self.settle()
         self.settlement = self.game.settle(self.round)
-        self._entry_data = {
-            "net": self.settlement.players_net,
-            "house_net": self.settlement.house_net,
-            "results": {
-                str(seat): {name: r.to_json() for name, r in res.items()}
-                for seat, res in self.settlement.results.items()
-            },
-        }
+        if self._journaling:
+            self._entry_data = {
+                "net": self.settlement.players_net,
+                "house_net": self.settlement.house_net,
+                "results": {
+                    str(seat): {name: r.to_json() for name, r in res.items()}
+                    for seat, res in self.settlement.results.items()
+                },
+            }
         self.complete()
 
     # --- one call (simulate, egm round, replay) ------------------------------------------------
@@ -198,7 +228,10 @@ class RoundKernel:
         doc.update(self.game.record(self.round))
         doc["net"] = self.settlement.players_net
         doc["house_net"] = self.settlement.house_net
-        doc["decisions"] = [{"seat": s, "action": a} for s, a in self.decisions]
+        doc["decisions"] = [
+            {"seat": s, "action": a, **({"timed_out": True} if i in self.timed_out else {})}
+            for i, (s, a) in enumerate(self.decisions)
+        ]
         doc["source"] = source.kind
         doc["cards_dealt"] = format_cards(source.dealt)
         return doc
@@ -231,6 +264,7 @@ def replay(record: Mapping[str, Any]) -> dict[str, Any]:
     source = StackedSource(cards, exhaustion_is_misdeal=record.get("source") != "stacked")
     kernel = RoundKernel(game, options)
     kernel.play(wagers, source, dice=dice, decider=decider, round_id=str(record.get("round_id", "")))
+    kernel.timed_out = [i for i, d in enumerate(record.get("decisions", [])) if d.get("timed_out")]
     out = kernel.record()
     out["source"] = record.get("source", out["source"])
     return out

@@ -18,7 +18,10 @@ from firmware.kernel.states import TRANSITIONS, RoundState
 FIG8 = parse_cards("Qs 2d 3h Ah Td Ts 6c 9s")
 
 
-def kernel(journal=None, limits=BetLimits()):
+DEFAULT_LIMITS = BetLimits()
+
+
+def kernel(journal=None, limits=DEFAULT_LIMITS):
     game = get_game("baccarat-war")
     return RoundKernel(game, make_options(game.id), limits=limits, journal=journal)
 
