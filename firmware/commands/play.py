@@ -43,6 +43,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--seats", type=positive_int, default=1, help="seats played (default 1)")
     s.add_argument("--unit", type=positive_int, default=DEFAULT_UNIT,
                    help=f"credits on each automatic wager (default {DEFAULT_UNIT})")
+    s.add_argument("--wager", action="append", default=[], metavar="SEAT:NAME=AMOUNT",
+                   help="play these wagers every round instead of the automatic ones (repeatable)")
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=_simulate)
 
@@ -104,6 +106,19 @@ def parse_dice(text: str | None) -> tuple[int, ...] | None:
         raise UsageError(f"bad --dice {text!r}: expected N or N,N,N") from None
 
 
+def _wagers(texts: list[str], seats: int | None) -> dict[int, dict[str, int]]:
+    wagers: dict[int, dict[str, int]] = {}
+    for text in texts:
+        seat, name, amount = parse_wager(text)
+        if seats and seat > seats:
+            raise UsageError(f"--wager {text!r} names seat {seat} but --seats is {seats}")
+        bets = wagers.setdefault(seat, {})
+        if name in bets:
+            raise UsageError(f"seat {seat}: {name} is given twice")
+        bets[name] = amount
+    return wagers
+
+
 def _make_rng(seed: str | None) -> Any:
     from firmware.rng.service import RngService
 
@@ -116,15 +131,7 @@ def _round(args: argparse.Namespace) -> int:
     from firmware.kernel.round import RoundKernel
 
     game, options, limits = _load(args)
-    wagers: dict[int, dict[str, int]] = {}
-    for text in args.wager:
-        seat, name, amount = parse_wager(text)
-        if args.seats and seat > args.seats:
-            raise UsageError(f"--wager {text!r} names seat {seat} but --seats is {args.seats}")
-        bets = wagers.setdefault(seat, {})
-        if name in bets:
-            raise UsageError(f"seat {seat}: {name} is given twice")
-        bets[name] = amount
+    wagers = _wagers(args.wager, args.seats)
     if not wagers:
         unit = max(limits.min_bet, min(DEFAULT_UNIT, limits.max_bet))
         wagers = game.automatic_wagers(options, args.seats or 1, unit)
@@ -185,12 +192,17 @@ def _print_round(record: dict[str, Any]) -> None:
 def _simulate(args: argparse.Namespace) -> int:
     from firmware.kernel.simulate import simulate
 
+    from firmware.kernel.limits import NO_LIMITS, validate_wagers
+
     game, options, _limits = _load(args)
+    wagers = _wagers(args.wager, None) or None
+    if wagers is not None:
+        wagers = validate_wagers(game, options, wagers, NO_LIMITS)
     rng = _make_rng(args.seed)
     progress_cm = _progress(args.rounds, f"simulate {game.id}")
     with progress_cm as advance:
         result = simulate(game, options, args.rounds, rng=rng, seed=args.seed, seats=args.seats,
-                          unit=args.unit, progress=advance)
+                          unit=args.unit, wagers=wagers, progress=advance)
     doc = result.to_json()
     if args.json:
         emit_json(doc)

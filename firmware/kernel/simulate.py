@@ -82,13 +82,20 @@ def simulate(
     seed: str | None = None,
     seats: int = 1,
     unit: int = 10,
+    wagers: dict[int, dict[str, int]] | None = None,
     progress: Callable[[int], None] | None = None,
     progress_every: int = 10_000,
 ) -> SimulationResult:
-    """Play ``rounds`` rounds with the automatic strategy and accumulate each wager's return."""
+    """Play ``rounds`` rounds with the automatic strategy and accumulate each wager's return.
+
+    ``wagers`` replaces the automatic wagers (seats and units) when given.
+    """
     kernel = RoundKernel(game, options, limits=NO_LIMITS)
     source = RngShoe(rng, game.shoe(options))
-    wagers = game.automatic_wagers(options, seats, unit)
+    if wagers is None:
+        wagers = game.automatic_wagers(options, seats, unit)
+    else:
+        seats = len(wagers)
     names = list(game.wager_names)   # PLAY-like wagers appear only through decisions
     stats = {n: WagerStats() for n in names}
     result = SimulationResult(game.id, options.to_json(), rounds, seats, unit, seed, stats)
