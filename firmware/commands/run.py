@@ -1,9 +1,12 @@
 """``egm run``: start the terminal.
 
-What exists so far runs: the configuration is loaded and validated, and the power-up self-test of
-the certified RNG (known-answer test against the NIST vectors built into the firmware, SP 800-90B
-health tests on fresh entropy) is performed. The parts of the terminal that are not built yet are
-listed plainly instead of being pretended.
+What exists so far runs: the configuration is loaded and validated; the power-up self-test of the
+certified RNG (known-answer test against a NIST vector built into the firmware, SP 800-90B health
+tests on fresh entropy) is performed; the enabled games that are built are listed, and
+``--autoplay ROUNDS`` plays rounds through the real round kernel with the production RNG and the
+documented automatic wagers. The parts of the terminal that are not built yet are listed plainly
+instead of being pretended: without critical memory there are no credits, meters or recall, so
+autoplay rounds move no money.
 """
 
 from __future__ import annotations
@@ -12,11 +15,10 @@ import argparse
 import sys
 
 NOT_YET = (
-    ("round kernel and war games", "the war-kernel issue"),
-    ("critical memory (meters, journal, recall)", "the critical-memory issue"),
-    ("devices and simulated hardware", "the devices issue"),
-    ("cabinet state machine, money flow, tilts", "the terminal issue"),
-    ("host link and embedded host", "the host-link issue"),
+    ("critical memory (credits, meters, journal, recall, power-fail safety)", "the critical-memory issue"),
+    ("devices and their simulated twins (validator, printer, touch, shoe, I/O)", "the devices issue"),
+    ("cabinet state machine, money flow, tilts, service functions", "the terminal issue"),
+    ("host link and the embedded reference host", "the host-link issue"),
     ("player and service screens", "the screens issue"),
 )
 
@@ -35,21 +37,67 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _run(args: argparse.Namespace) -> int:
     from firmware.config import load_config
     from firmware.errors import UsageError
+    from firmware.games.registry import available
 
     cfg = load_config(args.config)
     if args.game and args.game not in cfg.games.enabled:
         raise UsageError(f"game {args.game!r} is not enabled; enabled: {', '.join(cfg.games.enabled)}")
+    if args.autoplay is not None and args.autoplay < 0:
+        raise UsageError("--autoplay takes a number of rounds >= 0")
+    built = set(available())
+    playable = [g for g in cfg.games.enabled if g in built]
+    game_id = args.game or (cfg.games.default if cfg.games.default in built else None)
+    if game_id is None and playable:
+        game_id = playable[0]
+    if game_id is not None and game_id not in built:
+        raise UsageError(f"game {game_id!r} is not built yet; playable: {', '.join(playable) or 'none'}")
+
     out = sys.stdout
     out.write(f"egm terminal {cfg.terminal.id} at {cfg.terminal.venue}\n")
     out.write("power-up self-test:\n")
-    out.write(f"  configuration .......... ok ({len(cfg.games.enabled)} games enabled)\n")
+    out.write(f"  {'configuration':<24s} ok\n")
     for name, verdict in _rng_power_up_test(cfg):
         out.write(f"  {name:<24s} {verdict}\n")
-    out.write("not built yet (the terminal cannot take money or play until these land):\n")
+    out.write(f"games: {', '.join(playable) or 'none'} playable")
+    missing = [g for g in cfg.games.enabled if g not in built]
+    out.write(f"; not built yet: {', '.join(missing)}\n" if missing else "\n")
+    if args.autoplay and game_id:
+        _autoplay(cfg, game_id, args.autoplay, out)
+    out.write("not built yet (the terminal cannot take money until these land):\n")
     for what, where in NOT_YET:
         out.write(f"  - {what}: {where}\n")
+    if not args.autoplay:
+        out.write("play rounds now with `egm round GAME` or `egm run --sim --autoplay N`.\n")
     out.flush()
     return 0
+
+
+def _autoplay(cfg, game_id: str, rounds: int, out) -> None:
+    """Rounds through the real kernel with the production RNG; no money moves yet."""
+    from firmware.cards.source import RngShoe
+    from firmware.games.registry import get_game, make_options
+    from firmware.kernel.limits import BetLimits
+    from firmware.kernel.round import RoundKernel
+    from firmware.rng.service import RngService
+
+    game = get_game(game_id)
+    options = make_options(game_id, cfg.games.options.get(game_id, {}))
+    limits = BetLimits.from_config(cfg.limits)
+    unit = max(limits.min_bet, min(10, limits.max_bet))
+    wagers = game.automatic_wagers(options, cfg.games.seats, unit)
+    rng = RngService.production((cfg.rng.personalization + ":" + cfg.terminal.id).encode("utf-8"),
+                                reseed_interval=cfg.rng.reseed_interval)
+    source = RngShoe(rng, game.shoe(options))
+    kernel = RoundKernel(game, options, limits=limits)
+    net = 0
+    for i in range(1, rounds + 1):
+        dice = game.roll_dice(rng) if game.dice else None
+        settlement = kernel.play(wagers, source, dice=dice)
+        net += settlement.players_net
+        record = kernel.record()
+        cards = " ".join(record["cards_dealt"][:12])
+        out.write(f"  round {i:>4d} {game_id}: net {settlement.players_net:+d}  cards {cards}\n")
+    out.write(f"autoplay: {rounds} round(s) of {game_id}, players' net {net:+d} credits (not banked: no critical memory yet)\n")
 
 
 def _rng_power_up_test(cfg) -> list[tuple[str, str]]:
