@@ -23,6 +23,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "firmware.commands.run",
     "firmware.commands.play",
     "firmware.commands.diagram",
+    "firmware.commands.ledger",
     "firmware.commands.rng",
     "firmware.commands.config",
 )

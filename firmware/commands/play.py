@@ -190,9 +190,8 @@ def _print_round(record: dict[str, Any]) -> None:
 
 
 def _simulate(args: argparse.Namespace) -> int:
-    from firmware.kernel.simulate import simulate
-
     from firmware.kernel.limits import NO_LIMITS, validate_wagers
+    from firmware.kernel.simulate import simulate
 
     game, options, _limits = _load(args)
     wagers = _wagers(args.wager, None) or None

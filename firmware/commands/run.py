@@ -3,10 +3,10 @@
 What exists so far runs: the configuration is loaded and validated; the power-up self-test of the
 certified RNG (known-answer test against a NIST vector built into the firmware, SP 800-90B health
 tests on fresh entropy) is performed; the enabled games that are built are listed, and
-``--autoplay ROUNDS`` plays rounds through the real round kernel with the production RNG and the
-documented automatic wagers. The parts of the terminal that are not built yet are listed plainly
-instead of being pretended: without critical memory there are no credits, meters or recall, so
-autoplay rounds move no money.
+``--autoplay ROUNDS`` plays rounds through the real round kernel and critical memory in
+``--state-dir`` (simulated notes in, tickets out now and then; see ``firmware.ledger.driver``),
+resuming a round a power cut interrupted. The parts of the terminal that are not built yet are
+listed plainly instead of being pretended.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ import argparse
 import sys
 
 NOT_YET = (
-    ("critical memory (credits, meters, journal, recall, power-fail safety)", "the critical-memory issue"),
     ("devices and their simulated twins (validator, printer, touch, shoe, I/O)", "the devices issue"),
     ("cabinet state machine, money flow, tilts, service functions", "the terminal issue"),
     ("host link and the embedded reference host", "the host-link issue"),
@@ -61,43 +60,47 @@ def _run(args: argparse.Namespace) -> int:
     out.write(f"games: {', '.join(playable) or 'none'} playable")
     missing = [g for g in cfg.games.enabled if g not in built]
     out.write(f"; not built yet: {', '.join(missing)}\n" if missing else "\n")
-    if args.autoplay and game_id:
-        _autoplay(cfg, game_id, args.autoplay, out)
+    if args.autoplay is not None and game_id:
+        _autoplay(cfg, game_id, args.autoplay, out, args.state_dir)
     out.write("not built yet (the terminal cannot take money until these land):\n")
     for what, where in NOT_YET:
         out.write(f"  - {what}: {where}\n")
     if not args.autoplay:
-        out.write("play rounds now with `egm round GAME` or `egm run --sim --autoplay N`.\n")
+        out.write("play rounds now with `egm round GAME` or `egm run --sim --autoplay N [--state-dir DIR]`.\n")
     out.flush()
     return 0
 
 
-def _autoplay(cfg, game_id: str, rounds: int, out) -> None:
-    """Rounds through the real kernel with the production RNG; no money moves yet."""
-    from firmware.cards.source import RngShoe
-    from firmware.games.registry import get_game, make_options
+def _autoplay(cfg, game_id: str, rounds: int, out, state_dir: str | None) -> None:
+    """Rounds through the real kernel and critical memory, with the production RNG."""
+    from pathlib import Path
+
+    import platformdirs
+
     from firmware.kernel.limits import BetLimits
-    from firmware.kernel.round import RoundKernel
+    from firmware.ledger.driver import autoplay
+    from firmware.ledger.ledger import Ledger
     from firmware.rng.service import RngService
 
-    game = get_game(game_id)
-    options = make_options(game_id, cfg.games.options.get(game_id, {}))
-    limits = BetLimits.from_config(cfg.limits)
-    unit = max(limits.min_bet, min(10, limits.max_bet))
-    wagers = game.automatic_wagers(options, cfg.games.seats, unit)
+    path = Path(state_dir) if state_dir else Path(platformdirs.user_data_dir("egm")) / cfg.terminal.id
     rng = RngService.production((cfg.rng.personalization + ":" + cfg.terminal.id).encode("utf-8"),
                                 reseed_interval=cfg.rng.reseed_interval)
-    source = RngShoe(rng, game.shoe(options))
-    kernel = RoundKernel(game, options, limits=limits)
-    net = 0
-    for i in range(1, rounds + 1):
-        dice = game.roll_dice(rng) if game.dice else None
-        settlement = kernel.play(wagers, source, dice=dice)
-        net += settlement.players_net
-        record = kernel.record()
-        cards = " ".join(record["cards_dealt"][:12])
-        out.write(f"  round {i:>4d} {game_id}: net {settlement.players_net:+d}  cards {cards}\n")
-    out.write(f"autoplay: {rounds} round(s) of {game_id}, players' net {net:+d} credits (not banked: no critical memory yet)\n")
+    with Ledger.open(path, denomination=cfg.terminal.denomination) as ledger:
+        for problem in ledger.repairs:
+            out.write(f"critical memory repaired: {problem}\n")
+        ledger.event("power_up")
+
+        def show(record) -> None:
+            out.write(f"  round {record['round_id'][:12]} {record['game']}: net {record['net']:+d}\n")
+
+        result = autoplay(ledger, game_id=game_id, options_table=cfg.games.options.get(game_id, {}),
+                          limits=BetLimits.from_config(cfg.limits), seats=cfg.games.seats, rng=rng,
+                          rounds=rounds, on_round=show)
+        ledger.event("power_down")
+        if result.resumed:
+            out.write(f"resumed round {result.resumed} from its journal\n")
+        out.write(f"autoplay: {rounds} round(s) of {game_id}; credits {result.credits_cents} cents; "
+                  f"critical memory in {path}\n")
 
 
 def _rng_power_up_test(cfg) -> list[tuple[str, str]]:

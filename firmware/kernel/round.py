@@ -130,7 +130,12 @@ class RoundKernel:
         source.new_round()
         self._source = source
         if self._journaling:
-            self._entry_data = {"wagers": {str(s): dict(b) for s, b in clean.items()}}
+            self._entry_data = {
+                "game": self.game.id,
+                "options": self.options.to_json(),
+                "wagers": {str(s): dict(b) for s, b in clean.items()},
+                "source": source.kind,
+            }
             if self.dice is not None:
                 self._entry_data["dice"] = list(self.dice)
         self.deal()
@@ -184,6 +189,7 @@ class RoundKernel:
             self._entry_data = {
                 "net": self.settlement.players_net,
                 "house_net": self.settlement.house_net,
+                "stakes": {str(seat): dict(b) for seat, b in self.settlement.stakes.items()},
                 "results": {
                     str(seat): {name: r.to_json() for name, r in res.items()}
                     for seat, res in self.settlement.results.items()

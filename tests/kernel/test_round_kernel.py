@@ -41,7 +41,9 @@ def test_journal_gets_every_transition_before_it_takes_effect_with_the_cards_con
     assert all(e.round_id == "r1" for e in journal.entries)
     # The wagers are journaled before any card is dealt; the initial cards before the wars;
     # the war cards before settlement; the results before the round completes (and is paid).
-    assert journal.entries[0].data == {"wagers": {"7": {"bac": 10, "war": 10, "tie": 5}}}
+    assert journal.entries[0].data["wagers"] == {"7": {"bac": 10, "war": 10, "tie": 5}}
+    assert journal.entries[0].data["game"] == "baccarat-war"
+    assert journal.entries[0].data["options"]["decks"] == 8
     assert journal.entries[0].cards == ()
     assert journal.entries[1].cards == ("Qs", "2d", "3h", "Ah")
     assert journal.entries[2].cards == ("Td", "Ts", "6c", "9s")

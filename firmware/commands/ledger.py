@@ -1,0 +1,124 @@
+"""``egm meters``, ``egm recall``, ``egm events`` and ``egm ledger verify|clear``: critical memory.
+
+Reading commands open critical memory read-only (a running terminal is the one writer): they verify
+both copies and report, but repair nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from firmware.commands._common import emit_json, non_negative_int
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    m = sub.add_parser("meters", help="every meter and the credit balance, from critical memory")
+    _state(m)
+    m.set_defaults(func=_meters)
+
+    r = sub.add_parser("recall", help="the last rounds, newest first (game recall)")
+    _state(r)
+    r.add_argument("--last", type=non_negative_int, default=10, help="how many rounds (default 10)")
+    r.set_defaults(func=_recall)
+
+    e = sub.add_parser("events", help="the event log, newest first")
+    _state(e)
+    e.add_argument("--last", type=non_negative_int, default=50, help="how many events (default 50)")
+    e.set_defaults(func=_events)
+
+    led = sub.add_parser("ledger", help="verify or clear critical memory")
+    lsub = led.add_subparsers(dest="ledger_command", metavar="ACTION")
+    lsub.required = True
+    v = lsub.add_parser("verify", help="verify both copies; repair one from the other with --repair")
+    _state(v)
+    v.add_argument("--repair", action="store_true", help="repair a bad copy (the terminal must be stopped)")
+    v.set_defaults(func=_verify)
+    c = lsub.add_parser("clear", help="RAM clear: erase critical memory, keeping the record of the clear")
+    c.add_argument("--state-dir", required=True)
+    c.add_argument("--role", required=True, help="who clears (technician)")
+    c.add_argument("--reason", required=True)
+    c.add_argument("--yes", action="store_true", help="confirm: every meter and all history are erased")
+    c.add_argument("--denomination", type=int, default=1, help="cents per credit of the new memory")
+    c.set_defaults(func=_clear)
+
+
+def _state(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--state-dir", required=True, help="the terminal's state directory")
+    p.add_argument("--json", action="store_true")
+
+
+def _open(args: argparse.Namespace, *, read_only: bool = True):
+    from firmware.ledger.ledger import Ledger
+
+    return Ledger.open(args.state_dir, read_only=read_only)
+
+
+def _meters(args: argparse.Namespace) -> int:
+    with _open(args) as ledger:
+        doc = ledger.meters_report()
+    if args.json:
+        emit_json(doc)
+    else:
+        for name, value in doc["meters"].items():
+            if not isinstance(value, dict):
+                sys.stdout.write(f"{name:<28s} {value:>14,d}\n")
+        sys.stdout.write(f"{'credits (cents)':<28s} {doc['credits']:>14,d}\n")
+    return 0
+
+
+def _recall(args: argparse.Namespace) -> int:
+    with _open(args) as ledger:
+        rounds = ledger.recall(args.last)
+    if args.json:
+        emit_json(rounds)
+    else:
+        for r in rounds:
+            if r["status"] == "in_progress":
+                sys.stdout.write(f"{r['round_id'][:12]}  {r['game']:<16s} in progress\n")
+            else:
+                sys.stdout.write(f"{r['round_id'][:12]}  {r['game']:<16s} {r['time']}  net {r['net']:+d}  "
+                                 f"credits {r['credits_before']} -> {r['credits_after']}\n")
+    return 0
+
+
+def _events(args: argparse.Namespace) -> int:
+    with _open(args) as ledger:
+        events = ledger.events(args.last)
+    if args.json:
+        emit_json(events)
+    else:
+        for e in events:
+            extra = {k: v for k, v in e.items() if k not in ("seq", "time", "event")}
+            sys.stdout.write(f"{e['seq']:>8d}  {e['time']}  {e['event']}  {extra if extra else ''}\n")
+    return 0
+
+
+def _verify(args: argparse.Namespace) -> int:
+    from firmware.ledger.ledger import accounting_difference
+
+    with _open(args, read_only=not args.repair) as ledger:
+        doc = {"ok": not ledger.repairs or args.repair, "records": ledger.rows, "problems": ledger.repairs,
+               "repaired": bool(args.repair and ledger.repairs),
+               "accounting_difference_cents": accounting_difference(ledger.meters),
+               "round_in_progress": ledger.open_round.round_id if ledger.open_round else None}
+    if args.json:
+        emit_json(doc)
+    else:
+        sys.stdout.write(f"{doc['records']} records verified in both copies\n")
+        for p in doc["problems"]:
+            sys.stdout.write(f"  {'repaired' if args.repair else 'needs repair'}: {p}\n")
+        sys.stdout.write(f"accounting difference: {doc['accounting_difference_cents']} cents\n")
+    return 0 if doc["ok"] and doc["accounting_difference_cents"] == 0 else 1
+
+
+def _clear(args: argparse.Namespace) -> int:
+    from firmware.errors import UsageError
+    from firmware.ledger.ledger import Ledger
+
+    if not args.yes:
+        raise UsageError("a RAM clear erases every meter and all history: add --yes to confirm")
+    with Ledger.ram_clear(args.state_dir, role=args.role, reason=args.reason,
+                          denomination=args.denomination) as ledger:
+        sys.stdout.write(f"critical memory cleared; event {ledger.rows} records the clear\n")
+    return 0

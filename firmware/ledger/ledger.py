@@ -1,0 +1,340 @@
+"""The ledger: the terminal's critical memory, as the rest of the firmware uses it.
+
+Every operation that moves money or matters to an audit is one log record, committed to both copies
+(with its meter changes in the same transaction) *before* the caller may show or pay anything:
+
+* money: :meth:`Ledger.bill_in`, :meth:`ticket_in`, :meth:`ticket_out`, :meth:`handpay`,
+  :meth:`transfer_in`, :meth:`transfer_out`;
+* rounds: the kernel's write-ahead journal (:meth:`transition`, the ``RoundJournal`` hook): the
+  stake leaves the credit meter with the ``deal`` entry, the returns come back with ``complete``;
+* events: :meth:`event` (power up/down, doors, tilts, RAM clear, configuration, service entries).
+
+Recall is rebuilt from the journal: a completed round's record is its journal entries replayed
+through the same kernel, so the recall of a round can never disagree with the round that was played.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from firmware.kernel.journal import JournalEntry
+from firmware.ledger import meters as M
+from firmware.ledger.errors import CriticalMemoryError, LedgerError, LedgerStateError
+from firmware.ledger.store import FORMAT, MIRROR_FILE, PRIMARY_FILE, DualStore, load_or_create_key
+
+ROLES = ("attendant", "technician", "auditor", "operator")
+
+
+def utc_now() -> str:
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass(slots=True)
+class OpenRound:
+    """The round in progress, as its journal holds it."""
+
+    round_id: str
+    game: str
+    initial_stakes: dict[str, dict[str, int]]
+    credits_before: int
+    entries: list[dict[str, Any]] = field(default_factory=list)
+
+    def resume_data(self) -> dict[str, Any]:
+        first = self.entries[0]["data"]
+        return {
+            "round_id": self.round_id,
+            "game": self.game,
+            "options": first["options"],
+            "wagers": first["wagers"],
+            "dice": first.get("dice"),
+            "source": first.get("source", "rng"),
+            "cards": [c for e in self.entries for c in e["cards"]],
+            "decisions": [d for e in self.entries for d in e["decisions"]],
+            "entries": list(self.entries),
+        }
+
+
+class Ledger:
+    """Critical memory of one terminal. Open it with :meth:`open`; one writer at a time."""
+
+    def __init__(self, store: DualStore, state_dir: Path, denom_cents: int, clock: Callable[[], str]) -> None:
+        self._store = store
+        self.state_dir = state_dir
+        self.denom_cents = denom_cents
+        self._clock = clock
+        self.meters: dict[str, int] = {}
+        self._meter_seq: dict[str, int] = {}
+        self.open_round: OpenRound | None = None
+        self.repairs: list[str] = []
+        self.rows = 0
+
+    # --- opening -------------------------------------------------------------------------------
+    @classmethod
+    def open(cls, state_dir: str | Path, *, denomination: int = 1, clock: Callable[[], str] = utc_now,
+             read_only: bool = False) -> Ledger:
+        """Open (or, the first time, create) critical memory in ``state_dir``, verifying both copies.
+
+        Raises :class:`CriticalMemoryError` when the data cannot be trusted. A copy that can be
+        repaired from the other is repaired (not in ``read_only`` mode) and the repair is logged.
+        """
+        path = Path(state_dir)
+        has_db = (path / PRIMARY_FILE).exists() or (path / MIRROR_FILE).exists()
+        if read_only and not has_db:
+            raise LedgerError(f"no critical memory in {path}")
+        if not read_only:
+            path.mkdir(parents=True, exist_ok=True)
+        # The key is made (and synced) before the first database file, so a database without its
+        # key means the key was lost: nothing in critical memory can be authenticated any more.
+        key = load_or_create_key(path, create=not has_db)
+        store = DualStore(path, key, read_only=read_only)
+        verified = store.verify(repair=not read_only)
+        exists = bool(verified.meta or verified.rows)
+        if not exists:
+            # First start, or a first start the power cut short before anything was committed.
+            if read_only:
+                raise LedgerError(f"critical memory in {path} was never initialised")
+            store.init_meta({"format": FORMAT, "denom_cents": str(denomination), "created": clock()})
+            verified = store.verify(repair=True)
+        if verified.meta.get("format") != FORMAT:
+            raise CriticalMemoryError(f"critical memory in {path} has an unknown format {verified.meta.get('format')!r}")
+        denom = int(verified.meta["denom_cents"])
+        ledger = cls(store, path, denom, clock)
+        for row in verified.rows:
+            ledger._absorb(row.seq, row.kind, row.data())
+        ledger.rows = len(verified.rows)
+        notes = store.check_meters(verified, ledger.meters, ledger._meter_seq, repair=not read_only)
+        ledger.repairs = verified.repairs + notes
+        if not read_only:
+            if ledger.repairs:
+                ledger.event("critical_memory_repaired", details=ledger.repairs)
+            if not exists:
+                ledger.event("ledger_created", denom_cents=denom)
+            if denom != denomination:
+                raise LedgerStateError(
+                    f"critical memory holds denomination {denom} cents per credit, the configuration "
+                    f"asks for {denomination}: a RAM clear is needed to change it"
+                )
+        return ledger
+
+    def _absorb(self, seq: int, kind: str, body: Mapping[str, Any]) -> None:
+        """Update the in-memory state with one authentic record (at open and after each commit)."""
+        for name in M.apply(self.meters, M.deltas(kind, body)):
+            self._meter_seq[name] = seq
+        if kind.startswith("round."):
+            entry = body["entry"]
+            if entry["trigger"] == "deal":
+                self.open_round = OpenRound(body["round_id"], body["game"], entry["data"]["wagers"],
+                                            body["credits_before"], [entry])
+            elif self.open_round is not None:
+                self.open_round.entries.append(entry)
+                if entry["trigger"] == "complete":
+                    self.open_round = None
+
+    def close(self) -> None:
+        self._store.close()
+
+    def __enter__(self) -> Ledger:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- committing ----------------------------------------------------------------------------
+    def _commit(self, kind: str, ref: str | None, body: dict[str, Any]) -> None:
+        changes = M.deltas(kind, body)
+        trial = dict(self.meters)
+        changed = M.apply(trial, changes)
+        if trial.get("credits", 0) < 0:
+            raise LedgerStateError(f"not enough credits for {kind}")
+        seq = self._store.last_seq + 1
+        self._store.append([(kind, ref, self._clock(), body)], {n: (trial[n], seq) for n in changed})
+        self._absorb(seq, kind, body)
+        self.rows += 1
+
+    @property
+    def credits_cents(self) -> int:
+        return self.meters.get("credits", 0)
+
+    @property
+    def credits(self) -> int:
+        """The credit meter in credits."""
+        return self.credits_cents // self.denom_cents
+
+    # --- events --------------------------------------------------------------------------------
+    def event(self, name: str, **data: Any) -> None:
+        """Log an event (power up/down, door, tilt, RAM clear, configuration, service entry)."""
+        if name == "door_open" and data.get("door") not in M.DOORS:
+            raise LedgerError(f"unknown door {data.get('door')!r}; doors are {', '.join(M.DOORS)}")
+        if name == "service_entry" and data.get("role") not in ROLES:
+            raise LedgerError(f"unknown role {data.get('role')!r}; roles are {', '.join(ROLES)}")
+        self._commit("event", None, {"event": name, **data})
+
+    # --- money ---------------------------------------------------------------------------------
+    def _money(self, kind: str, cents: int, body: dict[str, Any]) -> None:
+        if not isinstance(cents, int) or isinstance(cents, bool) or cents <= 0:
+            raise LedgerError(f"{kind}: amount must be a positive whole number of cents, not {cents!r}")
+        if cents % self.denom_cents:
+            raise LedgerError(f"{kind}: {cents} cents is not a whole number of {self.denom_cents}-cent credits")
+        if self.open_round is not None and kind in ("ticket_out", "handpay", "transfer_out"):
+            raise LedgerStateError(f"{kind} is not allowed while a round is in progress")
+        self._commit(kind, body.get("validation"), {"cents": cents, **body})
+
+    def bill_in(self, cents: int, *, denom_cents: int | None = None) -> None:
+        """A note stacked by the validator (counted only once stacked)."""
+        self._money("bill", cents, {"denom_cents": denom_cents or cents})
+
+    def ticket_in(self, cents: int, validation: str, *, cashable: bool = True) -> None:
+        self._money("ticket_in", cents, {"validation": validation, "cashable": cashable})
+
+    def ticket_out(self, cents: int, validation: str, *, cashable: bool = True) -> None:
+        """A voucher the printer confirmed printed: the credits leave the meter."""
+        self._money("ticket_out", cents, {"validation": validation, "cashable": cashable})
+
+    def handpay(self, cents: int, *, attendant: str = "") -> None:
+        """Cancelled credits paid by an attendant."""
+        self._money("handpay", cents, {"attendant": attendant})
+
+    def transfer_in(self, cents: int, reference: str) -> None:
+        self._money("transfer_in", cents, {"reference": reference})
+
+    def transfer_out(self, cents: int, reference: str) -> None:
+        self._money("transfer_out", cents, {"reference": reference})
+
+    # --- the round journal (kernel hook) -------------------------------------------------------
+    def transition(self, entry: JournalEntry) -> None:
+        """Write one round transition ahead of its effects (the kernel's ``RoundJournal``)."""
+        record = {
+            "seq": entry.seq, "trigger": entry.trigger, "source": entry.source, "dest": entry.dest,
+            "cards": list(entry.cards), "decisions": [list(d) for d in entry.decisions],
+            "data": entry.data,
+        }
+        body: dict[str, Any] = {"round_id": entry.round_id, "denom_cents": self.denom_cents, "entry": record}
+        current = self.open_round
+        if entry.trigger == "deal":
+            if current is not None:
+                raise LedgerStateError(f"round {current.round_id} is still open")
+            body["game"] = entry.data["game"]
+            body["credits_before"] = self.credits_cents
+        else:
+            if current is None or current.round_id != entry.round_id:
+                raise LedgerStateError(f"round {entry.round_id} is not the open round")
+            if entry.seq != len(current.entries):
+                raise LedgerStateError(f"round {entry.round_id}: journal step {entry.seq} out of order")
+            body["game"] = current.game
+            if entry.trigger == "complete":
+                body["initial_stakes"] = current.initial_stakes
+                body["credits_before"] = current.credits_before
+        self._commit(f"round.{entry.trigger}", entry.round_id, body)
+
+    # --- recall --------------------------------------------------------------------------------
+    def round_entries(self, round_id: str) -> list[dict[str, Any]]:
+        rows = self._store.query("SELECT body FROM log WHERE ref = ? AND kind LIKE 'round.%' ORDER BY seq",
+                                 (round_id,))
+        import json
+
+        return [json.loads(r[0])["entry"] for r in rows]
+
+    def recall(self, last: int = 100) -> list[dict[str, Any]]:
+        """The last ``last`` rounds, newest first, each in the ``egm round`` format plus ``round_id``,
+        ``time``, ``credits_before`` and ``credits_after``; an unfinished round comes first with
+        ``"status": "in_progress"``."""
+        import json
+
+        from firmware.ledger.resume import rebuild_record
+
+        out: list[dict[str, Any]] = []
+        if self.open_round is not None:
+            data = self.open_round.resume_data()
+            out.append({"round_id": data["round_id"], "game": data["game"], "status": "in_progress",
+                        "wagers": data["wagers"], "cards_dealt": data["cards"],
+                        "decisions": data["decisions"], "steps": len(data["entries"])})
+        rows = self._store.query(
+            "SELECT ref, time, body FROM log WHERE kind = 'round.complete' ORDER BY seq DESC LIMIT ?",
+            (max(0, last - len(out)),))
+        for ref, time, body in rows:
+            complete = json.loads(body)
+            record = rebuild_record(self.round_entries(ref))
+            record["round_id"] = ref
+            record["time"] = time
+            record["status"] = "complete"
+            record["credits_before"] = complete["credits_before"] // self.denom_cents
+            data = complete["entry"]["data"]
+            back = sum(b[n] + data["results"][s][n]["net"] for s, b in data["stakes"].items() for n in b)
+            extra = sum(sum(b.values()) for b in data["stakes"].values()) - sum(
+                sum(b.values()) for b in complete["initial_stakes"].values())
+            staked = sum(sum(b.values()) for b in complete["initial_stakes"].values())
+            record["credits_after"] = record["credits_before"] - staked - extra + back
+            out.append(record)
+        return out
+
+    def events(self, last: int = 100) -> list[dict[str, Any]]:
+        """The event log, newest first, with sequence numbers (the log's, gap-free over all records)."""
+        import json
+
+        rows = self._store.query(
+            "SELECT seq, time, body FROM log WHERE kind = 'event' ORDER BY seq DESC LIMIT ?", (last,))
+        return [{"seq": seq, "time": time, **json.loads(body)} for seq, time, body in rows]
+
+    def transactions(self, kinds: tuple[str, ...], last: int) -> list[dict[str, Any]]:
+        import json
+
+        marks = ",".join("?" * len(kinds))
+        rows = self._store.query(
+            f"SELECT seq, kind, time, body FROM log WHERE kind IN ({marks}) ORDER BY seq DESC LIMIT ?",
+            (*kinds, last))
+        return [{"seq": seq, "kind": kind, "time": time, **json.loads(body)} for seq, kind, time, body in rows]
+
+    def cashless(self, last: int = 50) -> list[dict[str, Any]]:
+        """Tickets in and out and handpays, newest first."""
+        return self.transactions(("ticket_in", "ticket_out", "handpay"), last)
+
+    def notes(self, last: int = 10) -> list[dict[str, Any]]:
+        """Notes accepted, newest first."""
+        return self.transactions(("bill",), last)
+
+    def meters_report(self) -> dict[str, Any]:
+        """The ``egm meters`` document (CONTRACTS.md): every meter and the credit balance in cents."""
+        return {"meters": M.report(self.meters), "credits": self.credits_cents,
+                "credit_count": self.credits, "denomination": self.denom_cents}
+
+    # --- RAM clear -----------------------------------------------------------------------------
+    @classmethod
+    def ram_clear(cls, state_dir: str | Path, *, role: str, reason: str, denomination: int = 1,
+                  clock: Callable[[], str] = utc_now) -> Ledger:
+        """Erase critical memory (both copies and the key) and start afresh with the clear logged.
+
+        Only a technician may clear; the first record of the new memory says who, why, and the
+        meters as they stood (or that the old memory was unreadable).
+        """
+        if role != "technician":
+            raise LedgerStateError(f"a RAM clear needs the technician role, not {role!r}")
+        if not reason.strip():
+            raise LedgerStateError("a RAM clear needs a reason")
+        path = Path(state_dir)
+        previous: dict[str, Any]
+        try:
+            with cls.open(path, read_only=True) as old:
+                previous = {"meters": old.meters_report()["meters"], "credits": old.credits_cents,
+                            "records": old.rows}
+        except LedgerError as exc:
+            previous = {"unreadable": str(exc)}
+        for name in (PRIMARY_FILE, MIRROR_FILE):
+            for suffix in ("", "-wal", "-shm"):
+                (path / (name + suffix)).unlink(missing_ok=True)
+        (path / "ledger.key").unlink(missing_ok=True)
+        ledger = cls.open(path, denomination=denomination, clock=clock)
+        ledger.event("ram_clear", role=role, reason=reason, previous=previous)
+        return ledger
+
+
+def accounting_difference(meters: Mapping[str, int]) -> int:
+    """CONTRACTS.md accounting identity, in cents: 0 when the credit meter is exactly explained."""
+    g = meters.get
+    expected = (g("bills_in", 0) + g("ticket_in", 0) + g("transfers_in", 0) - g("ticket_out", 0)
+                - g("handpay_cancelled_credits", 0) - g("transfers_out", 0) - g("coin_in", 0)
+                + g("coin_out", 0))
+    return g("credits", 0) - expected

@@ -1,0 +1,181 @@
+"""Meters: how each log record moves them. One pure function serves both the live update and the
+start-up verification, which recomputes every meter from the log and compares.
+
+All meters are integer cents (the credit meter included; ``credits`` in `egm meters` is cents, as
+CONTRACTS.md says). Stored values are exact; reports roll them over like 10-digit counters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+ROLLOVER = 10**10
+
+#: The meters every report lists, with the contract's names.
+CONTRACT_METERS: tuple[str, ...] = (
+    "coin_in", "coin_out", "jackpot", "handpay_cancelled_credits", "bills_in", "ticket_in",
+    "ticket_out", "transfers_in", "transfers_out", "games_played", "games_won", "games_lost",
+    "door_open", "power_reset",
+)
+
+#: Further meters kept (GLI-11 lists): split ticket meters, per-door opens, games since events.
+EXTRA_METERS: tuple[str, ...] = (
+    "ticket_in_cashable", "ticket_in_noncashable", "ticket_out_cashable", "ticket_out_noncashable",
+    "door_open.main", "door_open.cash_box", "door_open.logic", "games_since_power_up",
+    "games_since_door_close", "credits",
+)
+
+#: Meters that reset on an event by definition (they count "since" something).
+RESETTABLE = frozenset({"games_since_power_up", "games_since_door_close"})
+
+DOORS = ("main", "cash_box", "logic")
+
+
+def deltas(kind: str, body: Mapping[str, Any]) -> dict[str, int]:
+    """The meter changes one log record makes (cents; counts for games and doors).
+
+    A resettable meter is reset by the value ``-current`` — see :func:`apply` — so this function
+    marks it with ``None`` semantics through the special key prefix ``reset:``.
+    """
+    d: dict[str, int] = {}
+    if kind == "bill":
+        cents = body["cents"]
+        d["bills_in"] = cents
+        d[f"bills_in_by_denom.{body['denom_cents']}"] = 1
+        d["credits"] = cents
+    elif kind == "ticket_in":
+        cents = body["cents"]
+        d["ticket_in"] = cents
+        d["ticket_in_cashable" if body.get("cashable", True) else "ticket_in_noncashable"] = cents
+        d["credits"] = cents
+    elif kind == "ticket_out":
+        cents = body["cents"]
+        d["ticket_out"] = cents
+        d["ticket_out_cashable" if body.get("cashable", True) else "ticket_out_noncashable"] = cents
+        d["credits"] = -cents
+    elif kind == "handpay":
+        cents = body["cents"]
+        d["handpay_cancelled_credits"] = cents
+        d["credits"] = -cents
+    elif kind == "transfer_in":
+        d["transfers_in"] = body["cents"]
+        d["credits"] = body["cents"]
+    elif kind == "transfer_out":
+        d["transfers_out"] = body["cents"]
+        d["credits"] = -body["cents"]
+    elif kind.startswith("round."):
+        d.update(_round_deltas(body))
+    elif kind == "event":
+        event = body["event"]
+        if event == "power_up":
+            d["power_reset"] = 1
+            d["reset:games_since_power_up"] = 0
+        elif event == "door_open":
+            d["door_open"] = 1
+            d[f"door_open.{body['door']}"] = 1
+        elif event == "door_close":
+            d["reset:games_since_door_close"] = 0
+    return d
+
+
+def _round_deltas(body: Mapping[str, Any]) -> dict[str, int]:
+    """A round transition: stakes leave the credit meter on ``deal``; returns come back on
+    ``complete`` (with any stake placed by a decision, such as PLAY, taken at the same time)."""
+    d: dict[str, int] = {}
+    entry = body["entry"]
+    denom = body["denom_cents"]
+    game = body["game"]
+    if entry["trigger"] == "deal":
+        stake = 0
+        for bets in entry["data"]["wagers"].values():
+            for name, amount in bets.items():
+                stake += amount
+                _add(d, f"coin_in.{game}.{name}", amount * denom)
+        d["coin_in"] = stake * denom
+        _add(d, f"coin_in.{game}", stake * denom)
+        d["credits"] = -stake * denom
+    elif entry["trigger"] == "complete":
+        data = entry["data"]
+        initial = body["initial_stakes"]
+        extra = 0
+        returned = 0
+        for seat, bets in data["stakes"].items():
+            for name, amount in bets.items():
+                added = amount - initial.get(seat, {}).get(name, 0)
+                if added:
+                    extra += added
+                    _add(d, f"coin_in.{game}.{name}", added * denom)
+                back = amount + data["results"][seat][name]["net"]
+                returned += back
+                if back:
+                    _add(d, f"coin_out.{game}.{name}", back * denom)
+        if extra:
+            d["coin_in"] = extra * denom
+            _add(d, f"coin_in.{game}", extra * denom)
+        d["coin_out"] = returned * denom
+        _add(d, f"coin_out.{game}", returned * denom)
+        d["credits"] = (returned - extra) * denom
+        d["games_played"] = 1
+        total_stake = sum(sum(b.values()) for b in data["stakes"].values())
+        if returned > total_stake:
+            d["games_won"] = 1
+        elif returned < total_stake:
+            d["games_lost"] = 1
+        d["games_since_power_up"] = 1
+        d["games_since_door_close"] = 1
+    return d
+
+
+def _add(d: dict[str, int], key: str, value: int) -> None:
+    d[key] = d.get(key, 0) + value
+
+
+def apply(meters: dict[str, int], changes: Mapping[str, int]) -> list[str]:
+    """Apply :func:`deltas` output to ``meters`` in place; return the names that changed."""
+    changed = []
+    for key, value in changes.items():
+        if key.startswith("reset:"):
+            name = key[6:]
+            if meters.get(name, 0) != 0:
+                meters[name] = 0
+                changed.append(name)
+            continue
+        if value:
+            meters[key] = meters.get(key, 0) + value
+            changed.append(key)
+    return changed
+
+
+def replay(records: Iterable[tuple[str, Mapping[str, Any]]]) -> dict[str, int]:
+    meters: dict[str, int] = {}
+    for kind, body in records:
+        apply(meters, deltas(kind, body))
+    return meters
+
+
+def rolled(value: int) -> int:
+    """A meter as a 10-digit counter shows it."""
+    return value % ROLLOVER
+
+
+def report(meters: Mapping[str, int]) -> dict[str, Any]:
+    """The ``egm meters`` document's ``meters`` object (CONTRACTS.md), rolled over for display."""
+    out: dict[str, Any] = {name: rolled(meters.get(name, 0)) for name in CONTRACT_METERS}
+    out["bills_in_by_denom"] = {
+        k.split(".", 1)[1]: v for k, v in sorted(meters.items()) if k.startswith("bills_in_by_denom.")
+    }
+    for name in EXTRA_METERS:
+        if name != "credits":
+            out[name] = rolled(meters.get(name, 0))
+    per_game: dict[str, dict[str, Any]] = {}
+    for key, value in sorted(meters.items()):
+        parts = key.split(".")
+        if parts[0] in ("coin_in", "coin_out") and len(parts) >= 2:
+            game = per_game.setdefault(parts[1], {"coin_in": 0, "coin_out": 0, "wagers": {}})
+            if len(parts) == 2:
+                game[parts[0]] = rolled(value)
+            else:
+                game["wagers"].setdefault(parts[2], {"coin_in": 0, "coin_out": 0})[parts[0]] = rolled(value)
+    out["games"] = per_game
+    return out

@@ -1,0 +1,357 @@
+"""Critical memory on disk: one append-only log in two SQLite files, every row authenticated.
+
+Layout (each of ``ledger.db`` and its mirror ``ledger-mirror.db``, WAL, ``synchronous=FULL``):
+
+* ``log(seq, kind, ref, time, body, mac)``: every state change that matters, in order, never
+  updated or deleted. ``mac`` is HMAC-SHA256 under the per-machine key over the row *and the
+  previous row's mac*, so a changed, missing, reordered or inserted row breaks the chain.
+* ``meters(name, value, seq, mac)``: the meters as of log row ``seq``, written in the same
+  transaction as that row. They are derived data: start-up recomputes them from the log.
+* ``meta(key, value, mac)``: format version, denomination, creation time.
+
+Writes go to the primary, then to the mirror, each its own transaction; a power cut between the
+two leaves the mirror one write behind, which start-up rolls forward. Start-up verification
+(:meth:`DualStore.open`) walks both logs row by row: a row bad or missing in one copy is repaired
+from the other; a row bad in both, or two authentic rows that differ, is a
+:class:`~firmware.ledger.errors.CriticalMemoryError`. A copy SQLite cannot read at all is rebuilt
+from the other.
+
+The per-machine key (32 random bytes, ``ledger.key``, mode 0600) is made at first start. On a
+production cabinet it belongs in the logic board's secure element; the file is this product's
+stand-in, documented in docs/critical-memory.md.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import hmac
+import json
+import os
+import sqlite3
+import stat
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from firmware.ledger.errors import CriticalMemoryError
+
+FORMAT = "egm-ledger-1"
+KEY_FILE = "ledger.key"
+PRIMARY_FILE = "ledger.db"
+MIRROR_FILE = "ledger-mirror.db"
+GENESIS = b"\x00" * 32
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL, mac BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS log (
+    seq INTEGER PRIMARY KEY, kind TEXT NOT NULL, ref TEXT, time TEXT NOT NULL,
+    body TEXT NOT NULL, mac BLOB NOT NULL);
+CREATE INDEX IF NOT EXISTS log_kind ON log(kind, seq);
+CREATE INDEX IF NOT EXISTS log_ref ON log(ref, seq);
+CREATE TABLE IF NOT EXISTS meters (
+    name TEXT PRIMARY KEY, value INTEGER NOT NULL, seq INTEGER NOT NULL, mac BLOB NOT NULL);
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class LogRow:
+    seq: int
+    kind: str
+    ref: str | None
+    time: str
+    body: str
+    mac: bytes
+
+    def data(self) -> dict[str, Any]:
+        return json.loads(self.body)
+
+
+def _h(key: bytes, *parts: bytes) -> bytes:
+    return hmac.digest(key, b"\x1f".join(parts), "sha256")
+
+
+def log_mac(key: bytes, seq: int, kind: str, ref: str | None, time: str, body: str, prev: bytes) -> bytes:
+    return _h(key, b"log", str(seq).encode(), kind.encode(), (ref or "").encode(), time.encode(),
+              body.encode(), prev)
+
+
+def meter_mac(key: bytes, name: str, value: int, seq: int) -> bytes:
+    return _h(key, b"meter", name.encode(), str(value).encode(), str(seq).encode())
+
+
+def meta_mac(key: bytes, name: str, value: str) -> bytes:
+    return _h(key, b"meta", name.encode(), value.encode())
+
+
+def load_or_create_key(state_dir: Path, *, create: bool) -> bytes:
+    path = state_dir / KEY_FILE
+    try:
+        key = path.read_bytes()
+    except FileNotFoundError:
+        if not create:
+            raise CriticalMemoryError(f"the per-machine ledger key {path} is missing") from None
+        key = os.urandom(32)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, stat.S_IRUSR | stat.S_IWUSR)
+        with os.fdopen(fd, "wb") as f:
+            f.write(key)
+            f.flush()
+            os.fsync(f.fileno())
+        _fsync_dir(state_dir)
+    if len(key) != 32:
+        raise CriticalMemoryError(f"the per-machine ledger key {path} is damaged")
+    return key
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class Copy:
+    """One SQLite file of critical memory."""
+
+    def __init__(self, path: Path, *, read_only: bool = False) -> None:
+        self.path = path
+        self.name = path.name
+        self.read_only = read_only
+        self.conn: sqlite3.Connection | None = None
+
+    # A seam for the power-fail tests: called between the steps of every write. It does nothing in
+    # the product; the crash-point test driver replaces it to kill the process at a chosen step.
+    def checkpoint(self, label: str) -> None:
+        return None
+
+    def connect(self) -> sqlite3.Connection:
+        if self.conn is None:
+            if self.read_only:
+                uri = f"file:{self.path}?mode=ro"
+                self.conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+            else:
+                self.conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+                self.conn.execute("PRAGMA journal_mode=WAL")
+                self.conn.execute("PRAGMA synchronous=FULL")
+                self.conn.executescript(SCHEMA)
+        return self.conn
+
+    def close(self) -> None:
+        if self.conn is not None:
+            try:
+                self.conn.close()
+            finally:
+                self.conn = None
+
+    def load(self) -> tuple[dict[int, LogRow], dict[str, tuple[int, int, bytes]], dict[str, tuple[str, bytes]]] | None:
+        """Everything in the file, or None when SQLite cannot read it (a damaged file)."""
+        try:
+            conn = self.connect()
+            rows = {
+                r[0]: LogRow(r[0], r[1], r[2], r[3], r[4], bytes(r[5]))
+                for r in conn.execute("SELECT seq, kind, ref, time, body, mac FROM log ORDER BY seq")
+            }
+            meters = {r[0]: (r[1], r[2], bytes(r[3])) for r in conn.execute("SELECT name, value, seq, mac FROM meters")}
+            meta = {r[0]: (r[1], bytes(r[2])) for r in conn.execute("SELECT key, value, mac FROM meta")}
+            return rows, meters, meta
+        except (sqlite3.DatabaseError, UnicodeDecodeError, TypeError):
+            self.close()
+            return None
+
+    def write(self, rows: Iterable[LogRow], meters: Iterable[tuple[str, int, int, bytes]],
+              meta: Iterable[tuple[str, str, bytes]] = ()) -> None:
+        conn = self.connect()
+        self.checkpoint("begin")
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for row in rows:
+                conn.execute("INSERT OR REPLACE INTO log (seq, kind, ref, time, body, mac) VALUES (?,?,?,?,?,?)",
+                             (row.seq, row.kind, row.ref, row.time, row.body, row.mac))
+            self.checkpoint("log")
+            conn.executemany("INSERT OR REPLACE INTO meters (name, value, seq, mac) VALUES (?,?,?,?)", meters)
+            conn.executemany("INSERT OR REPLACE INTO meta (key, value, mac) VALUES (?,?,?)", meta)
+            self.checkpoint("meters")
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        self.checkpoint("commit")
+
+    def replace_meters(self, meters: Iterable[tuple[str, int, int, bytes]]) -> None:
+        conn = self.connect()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.execute("DELETE FROM meters")
+            conn.executemany("INSERT INTO meters (name, value, seq, mac) VALUES (?,?,?,?)", meters)
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+
+    def destroy(self) -> None:
+        self.close()
+        for suffix in ("", "-wal", "-shm"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(str(self.path) + suffix)
+
+
+@dataclass(slots=True)
+class Verified:
+    """The result of start-up verification: the authentic log, and what was repaired."""
+
+    rows: list[LogRow]
+    meta: dict[str, str]
+    repairs: list[str]
+    meter_tables: list[dict[str, tuple[int, int, bytes]] | None]
+
+
+class DualStore:
+    """The primary and mirror copies, written in step and verified against each other."""
+
+    def __init__(self, state_dir: Path, key: bytes, *, read_only: bool = False) -> None:
+        self.state_dir = state_dir
+        self.key = key
+        self.read_only = read_only
+        self.copies = [Copy(state_dir / PRIMARY_FILE, read_only=read_only),
+                       Copy(state_dir / MIRROR_FILE, read_only=read_only)]
+        self.last_seq = 0
+        self.last_mac = GENESIS
+        self.readable = 0
+
+    # --- start-up ------------------------------------------------------------------------------
+    def verify(self, *, repair: bool) -> Verified:
+        """Check both copies row by row; repair one from the other where ``repair`` allows."""
+        key = self.key
+        loaded = [c.load() for c in self.copies]
+        repairs: list[str] = []
+        if all(x is None for x in loaded):
+            raise CriticalMemoryError("neither copy of critical memory can be read")
+        for i, x in enumerate(loaded):
+            if x is None:
+                repairs.append(f"{self.copies[i].name}: unreadable, rebuilt from the other copy")
+        self.readable = 0 if loaded[0] is not None else 1
+        logs = [x[0] if x else {} for x in loaded]
+        metas = [x[2] if x else {} for x in loaded]
+
+        # meta: each key authentic in at least one copy
+        meta: dict[str, str] = {}
+        for name in sorted(set(metas[0]) | set(metas[1])):
+            good = [m[name][0] for m in metas if name in m and hmac.compare_digest(m[name][1], meta_mac(key, name, m[name][0]))]
+            if not good:
+                raise CriticalMemoryError(f"critical memory: meta '{name}' is bad in both copies")
+            if len(set(good)) > 1:
+                raise CriticalMemoryError(f"critical memory: meta '{name}' differs between the copies")
+            meta[name] = good[0]
+            for i, m in enumerate(metas):
+                if loaded[i] is not None and (name not in m or m[name][0] != good[0]
+                                              or not hmac.compare_digest(m[name][1], meta_mac(key, name, good[0]))):
+                    repairs.append(f"{self.copies[i].name}: meta '{name}' repaired")
+
+        rows: list[LogRow] = []
+        fix: list[list[LogRow]] = [[], []]
+        prev = GENESIS
+        last = max([max(log, default=0) for log in logs])
+        for seq in range(1, last + 1):
+            valid = []
+            for log in logs:
+                row = log.get(seq)
+                ok = row is not None and hmac.compare_digest(
+                    row.mac, log_mac(key, row.seq, row.kind, row.ref, row.time, row.body, prev))
+                valid.append(row if ok else None)
+            good = [r for r in valid if r is not None]
+            if not good:
+                raise CriticalMemoryError(f"critical memory: log record {seq} is bad in both copies")
+            if len(good) == 2 and good[0] != good[1]:
+                raise CriticalMemoryError(f"critical memory: log record {seq} differs between the copies")
+            row = good[0]
+            for i in (0, 1):
+                if valid[i] is None and loaded[i] is not None:
+                    fix[i].append(row)
+            rows.append(row)
+            prev = row.mac
+        for i in (0, 1):
+            if fix[i] and loaded[i] is not None:
+                tail = all(r.seq > max(logs[i], default=0) for r in fix[i])
+                what = "behind by" if tail else "bad or missing"
+                repairs.append(f"{self.copies[i].name}: {len(fix[i])} log record(s) {what}, restored from the other copy")
+        self.last_seq = rows[-1].seq if rows else 0
+        self.last_mac = rows[-1].mac if rows else GENESIS
+
+        if repair and not self.read_only:
+            for i, copy in enumerate(self.copies):
+                if loaded[i] is None:
+                    copy.destroy()
+                    copy.write(rows, [], [(k, v, meta_mac(key, k, v)) for k, v in meta.items()])
+                elif fix[i] or any(f"{copy.name}: meta" in r for r in repairs):
+                    copy.write(fix[i], [], [(k, v, meta_mac(key, k, v)) for k, v in meta.items()])
+        meter_tables = [x[1] if x else None for x in loaded]
+        return Verified(rows=rows, meta=meta, repairs=repairs, meter_tables=meter_tables)
+
+    def check_meters(self, verified: Verified, meters: Mapping[str, int], meter_seq: Mapping[str, int],
+                     *, repair: bool) -> list[str]:
+        """Compare each copy's meters table with the meters recomputed from the log."""
+        key = self.key
+        expected = {name: (value, meter_seq[name]) for name, value in meters.items()}
+        notes: list[str] = []
+        for i, table in enumerate(verified.meter_tables):
+            if table is None:
+                bad = True
+            else:
+                bad = set(table) != set(expected) or any(
+                    table[n][0] != v or table[n][1] != s or not hmac.compare_digest(table[n][2], meter_mac(key, n, v, s))
+                    for n, (v, s) in expected.items()
+                )
+            if bad and table is not None:
+                notes.append(f"{self.copies[i].name}: meters did not match the log, rewritten from it")
+            if bad and repair and not self.read_only:
+                self.copies[i].replace_meters(
+                    [(n, v, s, meter_mac(key, n, v, s)) for n, (v, s) in expected.items()])
+        return notes
+
+    # --- writing -------------------------------------------------------------------------------
+    def append(self, records: list[tuple[str, str | None, str, Mapping[str, Any]]],
+               meters: Mapping[str, tuple[int, int]]) -> list[LogRow]:
+        """Append ``(kind, ref, time, body)`` records and the changed meters, to both copies."""
+        if self.read_only:
+            raise CriticalMemoryError("critical memory is open read-only")
+        key = self.key
+        rows = []
+        seq, prev = self.last_seq, self.last_mac
+        for kind, ref, time, body in records:
+            seq += 1
+            text = json.dumps(body, separators=(",", ":"), sort_keys=True)
+            mac = log_mac(key, seq, kind, ref, time, text, prev)
+            rows.append(LogRow(seq, kind, ref, time, text, mac))
+            prev = mac
+        meter_rows = [(n, v, s, meter_mac(key, n, v, s)) for n, (v, s) in meters.items()]
+        for copy in self.copies:
+            try:
+                copy.write(rows, meter_rows)
+            except sqlite3.Error as exc:
+                raise CriticalMemoryError(f"critical memory write failed in {copy.name}: {exc}") from exc
+        self.last_seq, self.last_mac = seq, prev
+        return rows
+
+    def init_meta(self, values: Mapping[str, str]) -> None:
+        meta = [(k, v, meta_mac(self.key, k, v)) for k, v in values.items()]
+        for copy in self.copies:
+            copy.write([], [], meta)
+
+    def query(self, sql: str, params: tuple = ()) -> list[tuple]:
+        """Read from the first readable copy (recall, events): both were verified at open."""
+        return list(self.copies[self.readable].connect().execute(sql, params))
+
+    def close(self) -> None:
+        for copy in self.copies:
+            copy.close()
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+Clock = Callable[[], str]
