@@ -149,6 +149,10 @@ class Copy:
         """Everything in the file, or None when SQLite cannot read it (a damaged file)."""
         try:
             conn = self.connect()
+            # Structure first (pages, b-trees, indexes): a damaged index would mislead the queries.
+            if conn.execute("PRAGMA quick_check").fetchone()[0] != "ok":
+                self.close()
+                return None
             rows = {
                 r[0]: LogRow(r[0], r[1], r[2], r[3], r[4], bytes(r[5]))
                 for r in conn.execute("SELECT seq, kind, ref, time, body, mac FROM log ORDER BY seq")
@@ -281,15 +285,26 @@ class DualStore:
         self.last_seq = rows[-1].seq if rows else 0
         self.last_mac = rows[-1].mac if rows else GENESIS
 
+        meter_tables = [x[1] if x else None for x in loaded]
         if repair and not self.read_only:
+            meta_rows = [(k, v, meta_mac(key, k, v)) for k, v in meta.items()]
             for i, copy in enumerate(self.copies):
                 if loaded[i] is None:
-                    copy.destroy()
-                    copy.write(rows, [], [(k, v, meta_mac(key, k, v)) for k, v in meta.items()])
+                    self._rebuild(copy, rows, meta_rows)
                 elif fix[i] or any(f"{copy.name}: meta" in r for r in repairs):
-                    copy.write(fix[i], [], [(k, v, meta_mac(key, k, v)) for k, v in meta.items()])
-        meter_tables = [x[1] if x else None for x in loaded]
+                    try:
+                        copy.write(fix[i], [], meta_rows)
+                    except sqlite3.DatabaseError:
+                        repairs.append(f"{copy.name}: could not be repaired in place, rebuilt from the other copy")
+                        self._rebuild(copy, rows, meta_rows)
+                        meter_tables[i] = None
         return Verified(rows=rows, meta=meta, repairs=repairs, meter_tables=meter_tables)
+
+    @staticmethod
+    def _rebuild(copy: Copy, rows: list[LogRow], meta_rows: list[tuple[str, str, bytes]]) -> None:
+        """Recreate a damaged copy from the verified log (its meters are rewritten afterwards)."""
+        copy.destroy()
+        copy.write(rows, [], meta_rows)
 
     def check_meters(self, verified: Verified, meters: Mapping[str, int], meter_seq: Mapping[str, int],
                      *, repair: bool) -> list[str]:

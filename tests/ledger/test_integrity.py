@@ -1,0 +1,150 @@
+"""Integrity: a flipped byte in either copy is found at start-up and repaired from the other copy
+(and logged); in both copies it locks the machine with the critical-memory error."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from firmware.cli import main
+from firmware.ledger.errors import CriticalMemoryError
+from firmware.ledger.ledger import Ledger, accounting_difference
+from firmware.ledger.store import MIRROR_FILE, PRIMARY_FILE
+
+MARK = "MARKER-VALIDATION-0000000001"
+
+
+def make_ledger(path: Path) -> dict:
+    with Ledger.open(path) as ledger:
+        ledger.event("power_up")
+        ledger.bill_in(5000)
+        ledger.ticket_out(1200, MARK)
+        ledger.bill_in(1000)
+        return dict(ledger.meters)
+
+
+def flip(file: Path, needle: bytes, offset: int = 3, last: bool = False) -> None:
+    """Flip one bit of the first (or last) place ``needle`` is stored: the marker lives both in the
+    log row and in the index on ``ref``, so the two cases hit the table and the index."""
+    data = bytearray(file.read_bytes())
+    at = data.rfind(needle) if last else data.find(needle)
+    assert at >= 0, f"{needle!r} not found in {file.name}"
+    data[at + offset] ^= 0x01
+    file.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("last", [False, True], ids=["first-copy-of-bytes", "last-copy-of-bytes"])
+@pytest.mark.parametrize("bad", [PRIMARY_FILE, MIRROR_FILE])
+def test_one_flipped_byte_in_one_copy_is_repaired_and_logged(tmp_path, bad, last):
+    meters = make_ledger(tmp_path)
+    flip(tmp_path / bad, MARK.encode(), last=last)
+    with Ledger.open(tmp_path, read_only=True) as ledger:      # detected, even read-only
+        assert any(bad in r for r in ledger.repairs), ledger.repairs
+    with Ledger.open(tmp_path) as ledger:                    # the terminal's start-up repairs it
+        assert ledger.meters == meters | {"credits": meters["credits"]}
+        assert ledger.events(1)[0]["event"] == "critical_memory_repaired"
+        assert bad in " ".join(ledger.events(1)[0]["details"])
+    with Ledger.open(tmp_path, read_only=True) as ledger:    # and it stays repaired
+        assert ledger.repairs == []
+        assert accounting_difference(ledger.meters) == 0
+
+
+def test_the_same_record_flipped_in_both_copies_locks_the_machine(tmp_path):
+    make_ledger(tmp_path)
+    flip(tmp_path / PRIMARY_FILE, MARK.encode())
+    flip(tmp_path / MIRROR_FILE, MARK.encode(), offset=5)
+    with pytest.raises(CriticalMemoryError, match="bad in both copies"):
+        Ledger.open(tmp_path)
+
+
+def test_egm_ledger_verify_reports_and_locks(tmp_path, capsys):
+    make_ledger(tmp_path)
+    assert main(["ledger", "verify", "--state-dir", str(tmp_path)]) == 0
+    flip(tmp_path / MIRROR_FILE, MARK.encode())
+    assert main(["ledger", "verify", "--state-dir", str(tmp_path)]) == 1
+    assert "needs repair" in capsys.readouterr().out
+    assert main(["ledger", "verify", "--state-dir", str(tmp_path), "--repair"]) == 0
+    assert main(["ledger", "verify", "--state-dir", str(tmp_path)]) == 0
+    flip(tmp_path / PRIMARY_FILE, MARK.encode())
+    flip(tmp_path / MIRROR_FILE, MARK.encode())
+    capsys.readouterr()
+    assert main(["ledger", "verify", "--state-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "critical memory" in err and err.count("\n") == 1
+
+
+def test_a_copy_sqlite_cannot_read_is_rebuilt_from_the_other(tmp_path):
+    meters = make_ledger(tmp_path)
+    data = bytearray((tmp_path / PRIMARY_FILE).read_bytes())
+    data[0:16] = b"not a database!!"                # the file header
+    (tmp_path / PRIMARY_FILE).write_bytes(bytes(data))
+    with Ledger.open(tmp_path) as ledger:
+        assert any("unreadable" in r for r in ledger.repairs)
+        assert ledger.meters == meters
+    with Ledger.open(tmp_path, read_only=True) as ledger:
+        assert ledger.repairs == []
+
+
+def test_tampered_meter_is_rewritten_from_the_log(tmp_path):
+    meters = make_ledger(tmp_path)
+    conn = sqlite3.connect(tmp_path / PRIMARY_FILE)
+    conn.execute("UPDATE meters SET value = value + 100000 WHERE name = 'credits'")
+    conn.commit()
+    conn.close()
+    with Ledger.open(tmp_path) as ledger:
+        assert ledger.meters == meters
+        assert any("meters did not match" in r for r in ledger.repairs)
+
+
+def test_a_deleted_record_is_detected_and_restored(tmp_path):
+    make_ledger(tmp_path)
+    conn = sqlite3.connect(tmp_path / MIRROR_FILE)
+    conn.execute("DELETE FROM log WHERE seq = 3")
+    conn.commit()
+    conn.close()
+    with Ledger.open(tmp_path) as ledger:
+        assert any(MIRROR_FILE in r for r in ledger.repairs)
+    with Ledger.open(tmp_path, read_only=True) as ledger:
+        assert ledger.repairs == []
+
+
+def test_missing_key_locks_the_machine(tmp_path):
+    make_ledger(tmp_path)
+    (tmp_path / "ledger.key").unlink()
+    with pytest.raises(CriticalMemoryError, match="key"):
+        Ledger.open(tmp_path)
+
+
+def test_a_failing_disk_write_raises_the_critical_memory_error_and_changes_nothing(tmp_path):
+    with Ledger.open(tmp_path) as ledger:
+        ledger.bill_in(1000)
+        before = dict(ledger.meters)
+        # A full disk: SQLite may not grow the mirror by another page.
+        mirror = ledger._store.copies[1].connect()
+        pages = mirror.execute("PRAGMA page_count").fetchone()[0]
+        mirror.execute(f"PRAGMA max_page_count = {pages}")
+        with pytest.raises(CriticalMemoryError, match="write failed"):
+            for i in range(200):
+                ledger.event("door_open", door="main", note="x" * 2000 + str(i))
+        assert ledger.meters["credits"] == before["credits"]
+    with Ledger.open(tmp_path) as ledger:        # the next start rolls the mirror forward
+        assert accounting_difference(ledger.meters) == 0
+
+
+def test_an_io_error_stops_autoplay_instead_of_continuing(tmp_path, monkeypatch):
+    from firmware.ledger import store
+
+    calls = {"n": 0}
+    real = store.Copy.write
+
+    def failing(self, *args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] > 12:
+            raise sqlite3.OperationalError("disk I/O error")
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(store.Copy, "write", failing)
+    code = main(["run", "--sim", "--headless", "--autoplay", "50", "--state-dir", str(tmp_path)])
+    assert code == 2          # the cabinet will turn this error into a locked tilt
