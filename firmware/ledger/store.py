@@ -149,8 +149,9 @@ class Copy:
         """Everything in the file, or None when SQLite cannot read it (a damaged file)."""
         try:
             conn = self.connect()
-            # Structure first (pages, b-trees, indexes): a damaged index would mislead the queries.
-            if conn.execute("PRAGMA quick_check").fetchone()[0] != "ok":
+            # Structure first: pages, b-trees, and that every index agrees with its table
+            # (integrity_check, not quick_check: a damaged index would mislead recall's queries).
+            if conn.execute("PRAGMA integrity_check(1)").fetchone()[0] != "ok":
                 self.close()
                 return None
             rows = {
