@@ -52,10 +52,19 @@ def test_one_flipped_byte_in_one_copy_is_repaired_and_logged(tmp_path, bad, last
 
 
 def test_the_same_record_flipped_in_both_copies_locks_the_machine(tmp_path):
+    # A byte of the record's body (no index holds it): both copies read, both rows fail their MAC.
+    make_ledger(tmp_path)
+    flip(tmp_path / PRIMARY_FILE, b'"cashable":true', offset=4)
+    flip(tmp_path / MIRROR_FILE, b'"cashable":true', offset=6)
+    with pytest.raises(CriticalMemoryError, match="log record 4 is bad in both copies"):
+        Ledger.open(tmp_path)
+
+
+def test_an_indexed_value_flipped_in_both_copies_locks_the_machine(tmp_path):
     make_ledger(tmp_path)
     flip(tmp_path / PRIMARY_FILE, MARK.encode())
     flip(tmp_path / MIRROR_FILE, MARK.encode(), offset=5)
-    with pytest.raises(CriticalMemoryError, match="bad in both copies"):
+    with pytest.raises(CriticalMemoryError, match="neither copy of critical memory can be read"):
         Ledger.open(tmp_path)
 
 
