@@ -45,7 +45,8 @@ def main(argv: list[str]) -> int:
             if wanted and not any(w in name.lower() for w in wanted):
                 continue
             value, unit = fn()
-            print(f"| {name} | {value:,.0f} | {unit} |", flush=True)
+            shown = f"{value:,.0f}" if value >= 100 else f"{value:,.2f}"
+            print(f"| {name} | {shown} | {unit} |", flush=True)
     return 0
 
 
