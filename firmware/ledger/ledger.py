@@ -319,6 +319,10 @@ class Ledger:
         """Tickets in and out and handpays, newest first."""
         return self.transactions(("ticket_in", "ticket_out", "handpay"), last)
 
+    def vouchers(self, last: int = 35) -> list[dict[str, Any]]:
+        """Vouchers printed, newest first (the screen masks part of each validation number)."""
+        return self.transactions(("ticket_out",), last)
+
     def notes(self, last: int = 10) -> list[dict[str, Any]]:
         """Notes accepted, newest first."""
         return self.transactions(("bill",), last)

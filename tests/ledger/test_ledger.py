@@ -152,3 +152,22 @@ def test_resume_with_the_rng_never_redraws_a_journaled_card(tmp_path):
     assert len(record["seats"][0]["war_cards"]) >= 1                 # the war came from the RNG
     with Ledger.open(tmp_path, read_only=True) as ledger:
         assert ledger.recall(1)[0]["cards_dealt"] == record["cards_dealt"]
+
+
+def test_cashless_history_vouchers_and_notes(tmp_path):
+    with Ledger.open(tmp_path) as ledger:
+        for i in range(12):
+            ledger.bill_in(100 * (i + 1))
+        for i in range(40):
+            ledger.ticket_out(10, f"{i:018d}")
+        ledger.ticket_in(50, "9" * 18, cashable=False)
+        ledger.handpay(100, attendant="A. Smith")
+        assert [n["cents"] for n in ledger.notes()] == [1200, 1100, 1000, 900, 800, 700, 600, 500, 400, 300]
+        vouchers = ledger.vouchers()
+        assert len(vouchers) == 35 and vouchers[0]["validation"] == f"{39:018d}"
+        history = ledger.cashless()
+        assert len(history) == 42             # 40 tickets out, 1 in, 1 handpay (fewer than 50)
+        assert [h["kind"] for h in history[:2]] == ["handpay", "ticket_in"]
+        assert ledger.meters["handpay_cancelled_credits"] == 100
+        assert ledger.meters["ticket_in_noncashable"] == 50
+        assert accounting_difference(ledger.meters) == 0
