@@ -100,9 +100,10 @@ def simulate(
     stats = {n: WagerStats() for n in names}
     result = SimulationResult(game.id, options.to_json(), rounds, seats, unit, seed, stats)
     play = kernel.play
+    roll = game.roll_dice if game.dice else None   # dice games roll from the same RNG, every round
     start = time.perf_counter()
     for i in range(rounds):
-        settlement = play(wagers, source)
+        settlement = play(wagers, source, dice=roll(rng) if roll else None)
         per_net = dict.fromkeys(names, 0)
         per_stake = dict.fromkeys(names, 0)
         for res in settlement.results.values():
