@@ -8,10 +8,10 @@ import threading
 from collections import Counter
 from itertools import permutations
 
-import numpy as np
 import pytest
 from scipy.stats import chisquare
 
+from firmware.rng.battery import card_position_test
 from firmware.rng.errors import DrbgError, EntropyError, RngRangeError
 from firmware.rng.health import ENTROPY_INPUT_BYTES, HealthTestedEntropy
 from firmware.rng.hmac_drbg import HmacDrbg
@@ -293,15 +293,14 @@ def test_draw_distribution_over_ordered_pairs():
 
 
 def _card_by_position_pvalue(shuffle, rng: RngService, shuffles: int = 20_000) -> float:
-    """Chi-square of the 52 x 52 card-by-position table against uniform (51 x 51 d.o.f.)."""
-    counts = np.zeros((52, 52), dtype=np.int64)
-    positions = np.arange(52)
-    for _ in range(shuffles):
-        deck = list(range(52))
-        shuffle(rng, deck)
-        counts[deck, positions] += 1
-    # Rows and columns each sum to `shuffles`: 2 * 51 constraints beyond the total.
-    return float(chisquare(counts.ravel(), ddof=2 * 51).pvalue)
+    """The battery's card-by-position chi-square (52 x 52 table) over ``shuffle``."""
+
+    class Source:
+        def shuffle(self, deck: list[int]) -> None:
+            shuffle(rng, deck)
+
+    p_value, _ = card_position_test(Source(), 52, shuffles)  # type: ignore[arg-type]
+    return p_value
 
 
 def _naive_shuffle(rng: RngService, deck: list[int]) -> None:
