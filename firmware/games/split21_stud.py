@@ -25,10 +25,18 @@ Round (the rules' steps):
 4. **Setting** (a DECISION per playing seat other than the banker, kind ``set_hand``):
    ``set:<HIGH cards>|<LOW cards>`` (cards in any order within a hand, exactly the seat's five, 2 + 3
    or 3 + 2) or ``house-way``; on time-out the house way sets the hand (rules step 4). A split of
-   another shape, or naming a card the seat does not hold, is refused (patent rule 4). A split of the
-   right shape whose HIGH ranks below its LOW is accepted and is **foul**: it loses every wager of
-   that seat (patent rule 2) and its hand cannot win the jackpot. The house way is
-   :func:`firmware.games.split21_stud_house_way.house_way`.
+   another shape, or naming a card the seat does not hold or a card twice, is refused (patent rule
+   4). A split of the right shape whose HIGH ranks below its LOW is **foul** (rules step 4; patent
+   rule 2); what happens to it is the option ``foul_setting``:
+
+   * ``refuse`` (default): the terminal prevents the mistake. The decision is a DecisionError that
+     names the rule and changes nothing (the seat still has its decision to make), and the request's
+     ``actions`` list only the legal splits (and ``house-way``). No hand is ever foul.
+   * ``lose``: the split is accepted as a live table would take it; the foul hand loses every wager
+     of that seat (patent rule 2: "an automatic losing hand") and cannot win the jackpot. The
+     ``actions`` list all 20 splits.
+
+   The house way is :func:`firmware.games.split21_stud_house_way.house_way`.
 5. **Betting rounds during placing** (patent [0035]) belong to live tables only: ``betting_rounds``
    must stay off on this terminal.
 6. **Showdown and settlement.** The poker wagers are paid first, then the blackjack hands (patent
@@ -140,6 +148,9 @@ class Split21StudOptions(GameOptions):
     #: Blackjack hand pays, ``N:M`` (rules step 6: 1:1).
     high_pays: Fraction = Fraction(1)
     low_pays: Fraction = Fraction(1)
+    #: A split whose HIGH ranks below its LOW (patent rule 2): ``refuse`` it (the terminal prevents
+    #: the mistake) or accept it as a foul hand that ``lose``-s every wager.
+    foul_setting: Literal["refuse", "lose"] = "refuse"
     #: The patent's betting rounds while cards are placed ([0035]); live tables only.
     betting_rounds: bool = False
     #: Seconds the terminal allows for setting a hand before the house way sets it; ``None`` uses
@@ -385,16 +396,18 @@ class Split21Stud(Game):
         state.dealer.house_way = True
 
     def pending_decisions(self, state: Split21Round) -> list[DecisionRequest]:
+        accept_foul = state.options.foul_setting == "lose"
         return [
-            DecisionRequest(seat=s.seat, kind=SET_HAND, actions=self._actions(s), default=HOUSE_WAY)
+            DecisionRequest(seat=s.seat, kind=SET_HAND, actions=self._actions(s, accept_foul),
+                            default=HOUSE_WAY)
             for s in state.seats
             if s.hand.split is None
         ]
 
     @staticmethod
-    def _actions(seat: SeatState) -> tuple[str, ...]:
-        """Every split of the right shape as an explicit ``set:HIGH|LOW`` (foul ones too), then
-        ``house-way``."""
+    def _actions(seat: SeatState, accept_foul: bool) -> tuple[str, ...]:
+        """The splits a seat may choose as explicit ``set:HIGH|LOW`` actions, then ``house-way``:
+        the legal ones, or all 20 (foul ones too) when ``accept_foul`` (``foul_setting = lose``)."""
         if not seat.actions:
             cards = seat.hand.cards
             seat.actions = (
@@ -402,6 +415,7 @@ class Split21Stud(Game):
                     f"{SET_PREFIX}{' '.join(format_cards(s.high_cards(cards)))}|"
                     f"{' '.join(format_cards(s.low_cards(cards)))}"
                     for s in splits(cards)
+                    if accept_foul or not s.foul
                 ),
                 HOUSE_WAY,
             )
@@ -409,8 +423,11 @@ class Split21Stud(Game):
 
     def decide(self, state: Split21Round, seat: int, action: str) -> None:
         """``house-way`` or ``set:<HIGH>|<LOW>``; an illegal split raises DecisionError and changes
-        nothing. A foul split (HIGH below LOW) is accepted: it loses every wager (patent rule 2)."""
-        hand = next(s.hand for s in state.seats if s.seat == seat)
+        nothing. A foul split (HIGH below LOW) is refused the same way with ``foul_setting = refuse``
+        and accepted with ``lose`` (it then loses every wager, patent rule 2)."""
+        hand = next((s.hand for s in state.seats if s.seat == seat), None)
+        if hand is None or seat == state.banker:
+            raise DecisionError(f"seat {seat} has no hand to set")
         if hand.split is not None:
             raise DecisionError(f"seat {seat} has already set its hand")
         text = action.strip()
@@ -423,7 +440,16 @@ class Split21Stud(Game):
                 f"seat {seat}: unknown action {action!r}; answer set:HIGH|LOW "
                 "(e.g. set:As Kd|2c 3h 4s) or house-way"
             )
-        hand.split = self._parse_split(seat, hand.cards, text[len(SET_PREFIX):])
+        split = self._parse_split(seat, hand.cards, text[len(SET_PREFIX):])
+        if split.foul and state.options.foul_setting == "refuse":
+            high, low = split.high_cards(hand.cards), split.low_cards(hand.cards)
+            raise DecisionError(
+                f"seat {seat}: HIGH {' '.join(format_cards(high))} ({_rank_text(high)}) ranks below "
+                f"LOW {' '.join(format_cards(low))} ({_rank_text(low)}); the HIGH hand must rank at "
+                "least as high as the LOW hand (rules step 4, patent rule 2): set it again or answer "
+                "house-way"
+            )
+        hand.split = split
 
     @staticmethod
     def _parse_split(seat: int, cards: list[Card], body: str) -> Split:
@@ -566,6 +592,12 @@ class Split21Stud(Game):
 def _total_text(cards: list[Card]) -> str:
     t = blackjack_total(cards)
     return "bust" if t.bust else str(t.total)
+
+
+def _rank_text(cards: list[Card]) -> str:
+    """A blackjack hand's rank in words, for messages: ``bust``, ``21 in two cards`` or the total."""
+    t = blackjack_total(cards)
+    return "bust" if t.bust else "21 in two cards" if t.natural else str(t.total)
 
 
 def _hand_json(hand: Hand) -> dict[str, Any]:
