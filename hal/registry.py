@@ -1,0 +1,74 @@
+"""Backends by name, imported lazily: configuration says ``backend = "id003"``, this finds the class.
+
+Nothing registers itself at import time; the table below is the whole list, reviewed in one place.
+A backend's settings are its constructor's keyword arguments: an unknown setting is a
+:class:`BackendError` naming it and the ones allowed (no ``**kwargs`` swallowing a misspelling).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from collections.abc import Mapping
+from typing import Any
+
+from hal.base import Device
+from hal.errors import BackendError
+
+#: Device class -> backend name -> "module:Class".
+BACKENDS: dict[str, dict[str, str]] = {
+    "bill_validator": {
+        "id003": "drivers.id003.driver:Id003Validator",
+        "ssp": "drivers.ssp.driver:SspValidator",
+    },
+    "printer": {"tcl": "drivers.tcl.driver:TclPrinter"},
+    "touch": {
+        "evdev": "drivers.touch.evdev_driver:EvdevTouch",
+        "microtouch": "drivers.touch.microtouch_driver:MicroTouch",
+    },
+    "shoe": {"shoe": "drivers.shoe.driver:ShoeDriver"},
+    "io": {"io": "drivers.io_board.driver:IoBoardDriver"},
+}
+
+
+def backend_class(device_class: str, backend: str) -> type[Device]:
+    """The class of ``backend`` for ``device_class``, imported now."""
+    backends = BACKENDS.get(device_class)
+    if backends is None:
+        raise BackendError(f"unknown device class {device_class!r}; classes are {', '.join(BACKENDS)}")
+    target = backends.get(backend)
+    if target is None:
+        raise BackendError(
+            f"{device_class}: unknown backend {backend!r}; backends are {', '.join(backends)}"
+        )
+    module_name, _, class_name = target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and module_name.startswith(exc.name):
+            raise BackendError(f"{device_class}: backend {backend!r} is not built yet") from None
+        raise BackendError(f"{device_class}: backend {backend!r} cannot be imported: {exc}") from exc
+    cls = getattr(module, class_name, None)
+    if not (isinstance(cls, type) and issubclass(cls, Device)):
+        raise BackendError(f"{target} is not a device backend")
+    return cls
+
+
+def create(device_class: str, backend: str, name: str, settings: Mapping[str, Any] | None = None) -> Device:
+    """A closed backend instance named ``name`` with ``settings`` as keyword arguments."""
+    cls = backend_class(device_class, backend)
+    settings = dict(settings or {})
+    parameters = inspect.signature(cls.__init__).parameters
+    allowed = [p for p in parameters if p not in ("self", "name")
+               and parameters[p].kind in (inspect.Parameter.KEYWORD_ONLY,
+                                          inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    unknown = sorted(set(settings) - set(allowed))
+    if unknown:
+        raise BackendError(
+            f"{device_class}.{backend}: unknown setting(s) {', '.join(unknown)}; "
+            f"settings are {', '.join(allowed) or 'none'}"
+        )
+    try:
+        return cls(name, **settings)
+    except (TypeError, ValueError) as exc:
+        raise BackendError(f"{device_class}.{backend}: {exc}") from exc
