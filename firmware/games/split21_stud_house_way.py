@@ -96,7 +96,7 @@ def splits(cards: Sequence[int]) -> list[Split]:
 
 
 def _house_way_key(split: Split) -> tuple[int, int, int, tuple[int, ...]]:
-    return (-split.high_rank, split.busts, -split.low_rank, split.high)
+    return (split.busts, -split.high_rank, -split.low_rank, split.high)
 
 
 def house_way(cards: Sequence[int]) -> Split:
