@@ -247,7 +247,11 @@ class RoundKernel:
 
 
 def replay(record: Mapping[str, Any]) -> dict[str, Any]:
-    """Play a recorded round again from its own cards, wagers, dice and decisions; return the new record."""
+    """Play a recorded round again from its own cards, wagers, dice and decisions; return the new record.
+
+    Decisions are applied in the order the record lists them (players answer in any order), and
+    those marked ``timed_out`` are marked again, so the replayed record is identical.
+    """
     from firmware.cards.card import parse_cards
     from firmware.cards.source import StackedSource
     from firmware.games.registry import get_game, make_options
@@ -258,22 +262,22 @@ def replay(record: Mapping[str, Any]) -> dict[str, Any]:
         wagers = {int(s["seat"]): dict(s["wagers"]) for s in record["seats"]}
         cards = parse_cards(record["cards_dealt"])
         dice = tuple(record["dice"]) if "dice" in record else None
-        queue: dict[int, list[str]] = {}
-        for d in record.get("decisions", []):
-            queue.setdefault(int(d["seat"]), []).append(str(d["action"]))
+        decisions = [(int(d["seat"]), str(d["action"]), bool(d.get("timed_out")))
+                     for d in record.get("decisions", [])]
     except (KeyError, TypeError, ValueError) as exc:
         raise KernelError(f"not a complete round record: {exc!r}") from None
 
-    def decider(request: DecisionRequest) -> str:
-        actions = queue.get(request.seat)
-        if not actions:
-            raise KernelError(f"the record has no decision for seat {request.seat}")
-        return actions.pop(0)
-
     source = StackedSource(cards, exhaustion_is_misdeal=record.get("source") != "stacked")
     kernel = RoundKernel(game, options)
-    kernel.play(wagers, source, dice=dice, decider=decider, round_id=str(record.get("round_id", "")))
-    kernel.timed_out = [i for i, d in enumerate(record.get("decisions", [])) if d.get("timed_out")]
+    pending = kernel.begin(wagers, source, dice=dice, round_id=str(record.get("round_id", "")))
+    for seat, action, timed_out in decisions:
+        if not pending:
+            raise KernelError(f"the record has a decision for seat {seat} after the last one awaited")
+        if timed_out:
+            kernel.timed_out.append(len(kernel.decisions))
+        pending = kernel.decide(seat, action)
+    if pending:
+        raise KernelError(f"the record has no decision for seat {pending[0].seat}")
     out = kernel.record()
     out["source"] = record.get("source", out["source"])
     return out

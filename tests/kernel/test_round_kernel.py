@@ -111,3 +111,25 @@ def test_egm_diagram_writes_the_round_machine(capsys, tmp_path):
     text = out.read_text()
     assert "stateDiagram-v2" in text and "SETTLEMENT --> COMPLETE: settle" not in text
     assert "SETTLEMENT --> COMPLETE: complete" in text
+
+
+def test_replay_applies_decisions_in_the_recorded_order_with_time_outs():
+    """Players answer in any order; a replay must follow the record, not the request order."""
+    from firmware.cards.source import RngShoe
+    from firmware.kernel.round import replay
+    from firmware.rng.service import RngService
+
+    game = get_game("split21-stud")
+    options = make_options(game.id, {"jackpot": {"enabled": False}})
+    kernel = RoundKernel(game, options)
+    source = RngShoe(RngService.seeded("order"), game.shoe(options))
+    wagers = {s: {"ante": 5, "low": 5, "high": 10} for s in (1, 2, 3)}
+    pending = kernel.begin(wagers, source, dice=(4,))
+    assert [r.seat for r in pending] == [1, 2, 3]
+    kernel.decide(3, "house-way")
+    kernel.decide(1, pending[0].actions[0])
+    kernel.time_out()                                   # seat 2 runs out of time
+    record = kernel.record()
+    assert [(d["seat"], d.get("timed_out", False)) for d in record["decisions"]] == [
+        (3, False), (1, False), (2, True)]
+    assert replay(record) == record
