@@ -14,11 +14,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from firmware.cards.source import RngShoe
-from firmware.games.base import Game
+from firmware.games.base import Game, Outcome
 from firmware.kernel.limits import NO_LIMITS
 from firmware.kernel.round import RoundKernel
 
 Z95 = 1.959963984540054
+VOID = Outcome.VOID
 
 
 @dataclass(slots=True)
@@ -106,12 +107,13 @@ def simulate(
         settlement = play(wagers, source, dice=roll(rng) if roll else None)
         per_net = dict.fromkeys(names, 0)
         per_stake = dict.fromkeys(names, 0)
-        for res in settlement.results.values():
+        stakes = settlement.stakes
+        for seat, res in settlement.results.items():
+            bets = stakes.get(seat, {})
             for name, r in res.items():
                 per_net[name] += r.net
-        for bets in settlement.stakes.values():
-            for name, amount in bets.items():
-                per_stake[name] += amount
+                if r.outcome is not VOID:        # a voided wager went back: it was no action
+                    per_stake[name] += bets.get(name, 0)
         for name in names:
             stats[name].add(per_stake[name], per_net[name])
         if progress is not None and (i + 1) % progress_every == 0:
