@@ -96,8 +96,12 @@ class Game(ABC):
     dice_sides: ClassVar[int] = 6
     #: Highest seat number.
     max_seats: ClassVar[int] = 7
-    #: Wagers exempt from the table maximum (a player-banker's wager has no maximum, DS9 [0015]).
+    #: Wagers exempt from the table and round maximums (a player-banker's wager has no maximum,
+    #: DS9 [0015]); credits still cover them.
     uncapped_wagers: ClassVar[frozenset[str]] = frozenset()
+    #: Fees placed like wagers whose amount the options fix (DS9's collection): exempt from every
+    #: table limit, still covered by credits and checked by the game's ``validate_wagers``.
+    fee_wagers: ClassVar[frozenset[str]] = frozenset()
 
     @abstractmethod
     def shoe(self, options: Any) -> tuple[int, ...]:

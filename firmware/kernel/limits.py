@@ -39,7 +39,8 @@ def validate_wagers(
     if not wagers:
         raise WagerError("no wager placed")
     clean: dict[int, dict[str, int]] = {}
-    total = 0
+    total = 0             # what the round maximum governs
+    stake_total = 0       # everything the credits must cover
     for seat in sorted(wagers):
         if not isinstance(seat, int) or isinstance(seat, bool) or not 1 <= seat <= game.max_seats:
             raise WagerError(f"seat {seat!r} does not exist; seats are 1 to {game.max_seats}")
@@ -55,11 +56,16 @@ def validate_wagers(
                 raise WagerError(f"seat {seat}: {name} cannot be negative ({amount})")
             if amount == 0:
                 continue
+            bets[name] = amount
+            stake_total += amount
+            if name in game.fee_wagers:
+                continue                      # fixed by the options, not a bet the limits govern
             if amount < limits.min_bet:
                 raise WagerError(f"seat {seat}: {name} {amount} is below the table minimum {limits.min_bet}")
-            if amount > limits.max_bet and name not in game.uncapped_wagers:
+            if name in game.uncapped_wagers:
+                continue
+            if amount > limits.max_bet:
                 raise WagerError(f"seat {seat}: {name} {amount} is above the table maximum {limits.max_bet}")
-            bets[name] = amount
             total += amount
         if bets:
             clean[seat] = bets
@@ -67,8 +73,8 @@ def validate_wagers(
         raise WagerError("no wager placed")
     if total > limits.max_total_bet:
         raise WagerError(f"total stake {total} is above the round maximum {limits.max_total_bet}")
-    if credits is not None and total > credits:
-        raise WagerError(f"total stake {total} is more than the {credits} credits available")
+    if credits is not None and stake_total > credits:
+        raise WagerError(f"total stake {stake_total} is more than the {credits} credits available")
     game.validate_wagers(options, clean)
     return clean
 

@@ -133,3 +133,18 @@ def test_replay_applies_decisions_in_the_recorded_order_with_time_outs():
     assert [(d["seat"], d.get("timed_out", False)) for d in record["decisions"]] == [
         (3, False), (1, False), (2, True)]
     assert replay(record) == record
+
+
+def test_limits_spare_the_uncapped_bank_and_fixed_fees_but_credits_cover_them():
+    from firmware.kernel.limits import validate_wagers
+
+    game = get_game("double-super-9")
+    options = make_options(game.id, {"banking": "player", "collection": 1})
+    limits = BetLimits(min_bet=5, max_bet=100, max_total_bet=200)
+    wagers = {1: {"bank": 1000, "collection": 1}, 2: {"bet": 50, "collection": 1}}
+    assert validate_wagers(game, options, wagers, limits, credits=1052) == wagers
+    with pytest.raises(WagerError, match="total stake 1052 is more than the 1051 credits"):
+        validate_wagers(game, options, wagers, limits, credits=1051)
+    with pytest.raises(WagerError, match="bet 150 is above the table maximum 100"):
+        validate_wagers(game, options, {1: {"bank": 1000, "collection": 1},
+                                        2: {"bet": 150, "collection": 1}}, limits)
