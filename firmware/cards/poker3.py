@@ -54,7 +54,7 @@ def strength3(cat: ThreeCardCategory, *ranks: int) -> int:
     below every queen-high hand, the dealer's qualifying level)."""
     if len(ranks) > 3 or any(not 0 <= r <= 14 for r in ranks):
         raise ValueError(f"bad deciding ranks {ranks!r}")
-    r = (*ranks, 0, 0)
+    r = (*ranks, 0, 0, 0)
     return (int(cat) << CATEGORY_SHIFT) | (r[0] << 8) | (r[1] << 4) | r[2]
 
 

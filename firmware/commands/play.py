@@ -173,6 +173,8 @@ def _round(args: argparse.Namespace) -> int:
 def _print_round(record: dict[str, Any]) -> None:
     out = sys.stdout
     out.write(f"{record['game']}  round {record['round_id'][:12]}\n")
+    if record.get("dice"):
+        out.write(f"dice    {' '.join(map(str, record['dice']))}\n")
     dealer = record.get("dealer")
     if dealer:
         war = f"  war cards {' '.join(dealer['war_cards'])}" if dealer.get("war_cards") else ""
@@ -180,8 +182,9 @@ def _print_round(record: dict[str, Any]) -> None:
     for seat in record["seats"]:
         war = f"  war cards {' '.join(seat['war_cards'])}" if seat.get("war_cards") else ""
         out.write(f"seat {seat['seat']}  {' '.join(seat['cards'])}  score {seat['score']}{war}\n")
+        stakes = seat.get("stakes", seat["wagers"])     # final stakes: PLAY, fees included
         for name, res in seat.get("results", {}).items():
-            out.write(f"    {name:<10s} {seat['wagers'].get(name, 0):>6d}  {res['outcome']:<5s} {res['net']:+d}\n")
+            out.write(f"    {name:<10s} {stakes.get(name, 0):>6d}  {res['outcome']:<5s} {res['net']:+d}\n")
     pool = record.get("war_pool")
     if pool and pool.get("pot"):
         out.write(f"war pool {pool['pot']}: contestants {pool['contestants']}, winner {pool['winner']}, "

@@ -123,6 +123,12 @@ class Game(ABC):
     def validate_wagers(self, options: Any, wagers: Wagers) -> None:
         """Game rules on wagers (required pairs, allowed names); raise WagerError. Limits are the kernel's."""
 
+    def reserved_stake(self, options: Any, wagers: Wagers) -> int:
+        """Credits the round may still stake after the deal (PLAY on a decision, a fee taken at
+        settlement) for validated ``wagers``: the kernel's credit check reserves them before any
+        card is dealt, so a round can always complete. Most games stake nothing later."""
+        return 0
+
     @abstractmethod
     def automatic_wagers(self, options: Any, seats: int, unit: int) -> dict[int, dict[str, int]]:
         """The documented automatic wagers of ``egm simulate`` / autoplay for ``seats`` seats."""

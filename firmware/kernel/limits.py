@@ -71,11 +71,17 @@ def validate_wagers(
             clean[seat] = bets
     if not clean:
         raise WagerError("no wager placed")
-    if total > limits.max_total_bet:
-        raise WagerError(f"total stake {total} is above the round maximum {limits.max_total_bet}")
-    if credits is not None and stake_total > credits:
-        raise WagerError(f"total stake {stake_total} is more than the {credits} credits available")
     game.validate_wagers(options, clean)
+    # What decisions and fees may still stake (PLAY, a commission) counts now: the round must be
+    # able to complete whatever the player answers.
+    later = game.reserved_stake(options, clean)
+    also = f" with the {later} its decisions and fees may add" if later else ""
+    if total + later > limits.max_total_bet:
+        raise WagerError(f"total stake {total + later}{also} is above the round maximum "
+                         f"{limits.max_total_bet}")
+    if credits is not None and stake_total + later > credits:
+        raise WagerError(f"total stake {stake_total + later}{also} is more than the {credits} "
+                         "credits available")
     return clean
 
 

@@ -52,7 +52,8 @@ def autoplay(
             on_round(kernel.record())
     unit = max(limits.min_bet, min(10, limits.max_bet))
     wagers = game.automatic_wagers(options, seats, unit)
-    stake_cents = sum(sum(b.values()) for b in wagers.values()) * ledger.denom_cents
+    stake = sum(sum(b.values()) for b in wagers.values()) + game.reserved_stake(options, wagers)
+    stake_cents = stake * ledger.denom_cents
     kernel = RoundKernel(game, options, limits=limits, journal=ledger)
     source = RngShoe(rng, game.shoe(options))
     for i in range(rounds):

@@ -124,3 +124,10 @@ def test_wrong_inputs() -> None:
         eval3_batch(np.zeros((2, 4), dtype=int))
     with pytest.raises(ValueError):
         eval3_batch(np.full((2, 3), -1))
+
+
+def test_strength3_without_deciding_ranks_is_the_bottom_of_its_category():
+    from firmware.cards.poker3 import ThreeCardCategory, strength3
+
+    assert strength3(ThreeCardCategory.PAIR) == strength3(ThreeCardCategory.PAIR, 0, 0, 0)
+    assert strength3(ThreeCardCategory.PAIR) > strength3(ThreeCardCategory.HIGH_CARD, 14, 13, 12)

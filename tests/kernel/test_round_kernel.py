@@ -148,3 +148,40 @@ def test_limits_spare_the_uncapped_bank_and_fixed_fees_but_credits_cover_them():
     with pytest.raises(WagerError, match="bet 150 is above the table maximum 100"):
         validate_wagers(game, options, {1: {"bank": 1000, "collection": 1},
                                         2: {"bet": 150, "collection": 1}}, limits)
+
+
+def test_credits_reserve_what_decisions_and_fees_may_stake_later():
+    """A Three Card Poker ante needs credits for its PLAY too, and a player-banked round for the
+    commission: otherwise a round could deal and then be unable to complete."""
+    from firmware.kernel.limits import validate_wagers
+
+    game = get_game("three-card-poker")
+    house = make_options(game.id)
+    with pytest.raises(WagerError, match="total stake 20 with the 10 its decisions and fees may add "
+                                         "is more than the 19 credits"):
+        validate_wagers(game, house, {1: {"ante": 10}}, BetLimits(), credits=19)
+    assert validate_wagers(game, house, {1: {"ante": 10}}, BetLimits(), credits=20)
+    with pytest.raises(WagerError, match="above the round maximum 15"):
+        validate_wagers(game, house, {1: {"ante": 10}}, BetLimits(max_total_bet=15))
+    banked = make_options(game.id, {"banking": "player", "banker_seat": 1,
+                                    "commission": {"mode": "flat", "amount": 2}})
+    assert game.reserved_stake(banked, {2: {"ante": 10}, 3: {"ante": 5}}) == 15 + 2 + 2
+
+
+def test_a_play_decision_completes_with_exactly_the_reserved_credits(tmp_path):
+    from firmware.ledger.ledger import Ledger, accounting_difference
+
+    game = get_game("three-card-poker")
+    options = make_options(game.id)
+    cards = parse_cards("As Ah Ad 2c 7d 9h")          # seat 1 trips, dealer 2-7-9: no qualifier
+    with Ledger.open(tmp_path) as ledger:
+        ledger.bill_in(10)                             # 10 credits at 1 cent: no room for PLAY
+        kernel = RoundKernel(game, options, journal=ledger)
+        with pytest.raises(WagerError, match="more than the 10 credits"):
+            kernel.begin({1: {"ante": 10}}, StackedSource(cards), credits=ledger.credits)
+        assert ledger.open_round is None and ledger.credits == 10
+        ledger.bill_in(10)
+        pending = kernel.begin({1: {"ante": 10}}, StackedSource(cards), credits=ledger.credits)
+        kernel.decide(pending[0].seat, "play")
+        assert kernel.phase is RoundState.COMPLETE
+        assert accounting_difference(ledger.meters) == 0 and ledger.open_round is None
