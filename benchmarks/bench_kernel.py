@@ -25,17 +25,17 @@ def _rate(game_id: str, *, seats: int = 1, wagers=None, options=None) -> tuple[f
 
 def _transitions_only() -> tuple[float, str]:
     """The round machine's four triggers (and the per-round reset) with no game work at all."""
-    from transitions import Machine
-
+    from firmware.kernel.round import _RoundMachine as Machine
     from firmware.kernel.states import RoundState, transition_table
 
     class Model:
         pass
 
     model = Model()
+    # Configured as RoundKernel configures it for simulation (no journal, so no callback).
     machine = Machine(model=model, states=RoundState, transitions=transition_table(),
                       initial=RoundState.BETTING, auto_transitions=False, model_attribute="phase",
-                      send_event=True, before_state_change=lambda event: None)
+                      send_event=True)
     n = 20_000
     start = time.perf_counter()
     for _ in range(n):
@@ -53,5 +53,9 @@ BENCHMARKS = [
     ("simulate baccarat-war, 7 seats, all 5 wagers", lambda: _rate("baccarat-war", seats=7)),
     ("simulate blackjack-war, 1 seat, all wagers", lambda: _rate("blackjack-war", seats=1)),
     ("simulate holdem-war, 1 seat, all wagers", lambda: _rate("holdem-war", seats=1)),
+    ("simulate three-card-poker, 1 seat, ante + pair plus, Q-6-4", lambda: _rate("three-card-poker", seats=1)),
+    ("simulate split21-stud, 1 seat, ante/high/low/jackpot, house way",
+     lambda: _rate("split21-stud", seats=1)),
+    ("simulate double-super-9, 1 spot, house banking, house way", lambda: _rate("double-super-9", seats=1)),
     ("transitions round machine alone (4 triggers)", _transitions_only),
 ]
