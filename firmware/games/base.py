@@ -150,6 +150,11 @@ class Game(ABC):
         """Apply one player's decision; raise DecisionError if it is not allowed."""
         raise DecisionError(f"{self.id} takes no decisions")
 
+    def decision_time_limit(self, options: Any) -> float | None:
+        """The game's own time limit for decisions, in seconds, if its options set one; None lets
+        the terminal's ``games.decision_timeout_s`` apply."""
+        return None
+
     def automatic_decision(self, state: Any, request: DecisionRequest) -> str:
         """The documented automatic strategy (simulate, autoplay)."""
         return request.default

@@ -154,7 +154,7 @@ class Split21StudOptions(GameOptions):
     #: The patent's betting rounds while cards are placed ([0035]); live tables only.
     betting_rounds: bool = False
     #: Seconds the terminal allows for setting a hand before the house way sets it; ``None`` uses
-    #: the terminal's ``games.decision_timeout_s``. Read by the cabinet, which runs the clock.
+    #: the terminal's ``games.decision_timeout_s`` (``RoundKernel.expire`` applies it).
     setting_time_limit_s: int | None = Field(None, ge=5, le=3600)
     jackpot: JackpotOptions = JackpotOptions()
 
@@ -313,6 +313,9 @@ class Split21Stud(Game):
     dice: ClassVar[int] = 1
     dice_sides: ClassVar[int] = POSITIONS
     max_seats: ClassVar[int] = 7
+
+    def decision_time_limit(self, options: Split21StudOptions) -> float | None:
+        return options.setting_time_limit_s
 
     def shoe(self, options: Split21StudOptions) -> tuple[Card, ...]:
         return standard_shoe(1)

@@ -9,6 +9,7 @@ them, and :func:`replay` plays a record again through this same code to an ident
 from __future__ import annotations
 
 import enum
+import time
 import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -57,10 +58,22 @@ class RoundKernel:
         *,
         limits: BetLimits = NO_LIMITS,
         journal: RoundJournal | None = None,
+        decision_timeout_s: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.game = game
         self.options = options
         self.limits = limits
+        #: Seconds the players have, from the moment the round enters DECISIONS, before every
+        #: open request takes its documented default (:meth:`expire`); the game's own limit
+        #: (``Game.decision_time_limit``) wins over the terminal's. None: no limit.
+        limit = game.decision_time_limit(options)
+        self.decision_timeout_s = limit if limit is not None else decision_timeout_s
+        if self.decision_timeout_s is not None and self.decision_timeout_s <= 0:
+            raise KernelError(f"the decision time limit must be positive, not {self.decision_timeout_s}")
+        self._clock = clock
+        #: When the open decisions time out (``clock`` time), while in DECISIONS.
+        self.decisions_deadline: float | None = None
         self.journal = journal if journal is not None else NullJournal()
         #: Simulation journals nothing: skip building entries nobody keeps.
         self._journaling = not isinstance(self.journal, NullJournal)
@@ -102,6 +115,7 @@ class RoundKernel:
         self._cards_mark = 0
         self._decisions_mark = 0
         self._entry_data: dict[str, Any] = {}
+        self.decisions_deadline = None
 
     # --- the journal hook ----------------------------------------------------------------------
     def _write_ahead(self, event: Any) -> None:
@@ -166,6 +180,8 @@ class RoundKernel:
         pending = self.game.pending_decisions(self.round)
         if pending:
             self.await_decisions()
+            if self.decision_timeout_s is not None:
+                self.decisions_deadline = self._clock() + self.decision_timeout_s
             return pending
         self._play_out()
         return []
@@ -187,6 +203,13 @@ class RoundKernel:
         if not pending:
             self._play_out()
         return pending
+
+    def expire(self) -> list[tuple[int, str]]:
+        """Called by whoever runs the clock (the cabinet's loop): past the deadline, time out."""
+        if self.phase is RoundState.DECISIONS and self.decisions_deadline is not None \
+                and self._clock() >= self.decisions_deadline:
+            return self.time_out()
+        return []
 
     def time_out(self) -> list[tuple[int, str]]:
         """The decision time limit ran out: every open request takes its documented default.

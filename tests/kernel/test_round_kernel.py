@@ -185,3 +185,44 @@ def test_a_play_decision_completes_with_exactly_the_reserved_credits(tmp_path):
         kernel.decide(pending[0].seat, "play")
         assert kernel.phase is RoundState.COMPLETE
         assert accounting_difference(ledger.meters) == 0 and ledger.open_round is None
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_decisions_time_out_at_the_configured_limit_with_the_documented_default():
+    game = get_game("three-card-poker")
+    clock = FakeClock()
+    kernel = RoundKernel(game, make_options(game.id), decision_timeout_s=30, clock=clock)
+    cards = parse_cards("As Ah Ad 2c 7d 9h")
+    pending = kernel.begin({1: {"ante": 10}}, StackedSource(cards))
+    assert [r.default for r in pending] == ["fold"] and kernel.decisions_deadline == 1030.0
+    clock.now = 1029.9
+    assert kernel.expire() == [] and kernel.phase is RoundState.DECISIONS
+    clock.now = 1030.0
+    assert kernel.expire() == [(1, "fold")]
+    record = kernel.record()
+    assert record["decisions"] == [{"seat": 1, "action": "fold", "timed_out": True}]
+    assert record["seats"][0]["results"]["ante"] == {"outcome": "fold", "net": -10}
+    assert kernel.expire() == []                       # nothing left to time out
+
+
+def test_a_games_own_time_limit_wins_and_no_limit_never_expires():
+    game = get_game("split21-stud")
+    clock = FakeClock()
+    options = make_options(game.id, {"setting_time_limit_s": 20})
+    kernel = RoundKernel(game, options, decision_timeout_s=60, clock=clock)
+    assert kernel.decision_timeout_s == 20
+    unlimited = RoundKernel(get_game("three-card-poker"), make_options("three-card-poker"),
+                            clock=clock)
+    unlimited.begin({1: {"ante": 10}}, StackedSource(parse_cards("As Ah Ad 2c 7d 9h")))
+    clock.now += 1e9
+    assert unlimited.expire() == [] and unlimited.decisions_deadline is None
+    with pytest.raises(Exception, match="must be positive"):
+        RoundKernel(get_game("three-card-poker"), make_options("three-card-poker"),
+                    decision_timeout_s=0)
