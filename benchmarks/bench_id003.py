@@ -1,0 +1,56 @@
+"""ID-003 link: round trip of one status poll, driver to simulator and back, over a real pty.
+
+What is timed is ``Id003Validator.poll()``: the production driver's exchange (drop stale input,
+encode, pyserial write, read until the answering frame, decode, status tracker) against the
+simulator serving the pty's master side in its own thread. The driver's poll thread is parked (a
+one-hour poll interval) so only the measured polls touch the wire.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import statistics
+import time
+
+from drivers.id003.codec import Status
+from drivers.id003.driver import Id003Validator
+from sim_hardware.id003_validator import Id003Simulator
+from sim_hardware.pty_link import run_on_pty
+
+#: Polls timed (after WARMUP untimed ones).
+POLLS = int(os.environ.get("EGM_BENCH_ID003_POLLS", "5000"))
+WARMUP = 200
+
+
+@functools.cache
+def _round_trips_us() -> tuple[float, ...]:
+    sim = Id003Simulator()
+    with run_on_pty(sim) as link, Id003Validator("bench", port=link.path, timeout=1.0,
+                                                 poll_interval=3600.0) as dev:
+        dev.enable([2000])
+        for _ in range(WARMUP):
+            dev.poll()
+        assert dev.poll() is Status.IDLING
+        samples = []
+        clock = time.perf_counter_ns
+        for _ in range(POLLS):
+            start = clock()
+            dev.poll()
+            samples.append((clock() - start) / 1000)
+        return tuple(samples)
+
+
+def poll_median() -> tuple[float, str]:
+    return statistics.median(_round_trips_us()), f"µs median, status poll over a pty ({POLLS:,} polls)"
+
+
+def poll_p99() -> tuple[float, str]:
+    samples = sorted(_round_trips_us())
+    return samples[int(0.99 * (len(samples) - 1))], f"µs 99th percentile, same {POLLS:,} polls"
+
+
+BENCHMARKS = [
+    ("id003: status poll round trip over a pty, median", poll_median),
+    ("id003: status poll round trip over a pty, p99", poll_p99),
+]
