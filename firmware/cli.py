@@ -26,6 +26,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "firmware.commands.ledger",
     "firmware.commands.rng",
     "firmware.commands.config",
+    "firmware.commands.sim",
 )
 
 EXIT_USAGE = 2
