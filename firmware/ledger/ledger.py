@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import json
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -231,6 +232,20 @@ class Ledger:
     def transfer_out(self, cents: int, reference: str) -> None:
         self._money("transfer_out", cents, {"reference": reference})
 
+    # --- device settings kept in critical memory ----------------------------------------------
+    def store_setting(self, name: str, value: Mapping[str, Any]) -> None:
+        """Keep a device setting (the touch calibration, ...) in critical memory: checksummed,
+        mirrored and verified like every record; the newest one of a name wins."""
+        if not name:
+            raise LedgerError("a setting needs a name")
+        self._commit("setting", name, {"name": name, "value": dict(value)})
+
+    def setting(self, name: str) -> dict[str, Any] | None:
+        """The newest stored value of setting ``name``, or None."""
+        rows = self._store.query(
+            "SELECT body FROM log WHERE kind = 'setting' AND ref = ? ORDER BY seq DESC LIMIT 1", (name,))
+        return json.loads(rows[0][0])["value"] if rows else None
+
     # --- the round journal (kernel hook) -------------------------------------------------------
     def transition(self, entry: JournalEntry) -> None:
         """Write one round transition ahead of its effects (the kernel's ``RoundJournal``)."""
@@ -261,7 +276,6 @@ class Ledger:
     def round_entries(self, round_id: str) -> list[dict[str, Any]]:
         rows = self._store.query("SELECT body FROM log WHERE ref = ? AND kind LIKE 'round.%' ORDER BY seq",
                                  (round_id,))
-        import json
 
         return [json.loads(r[0])["entry"] for r in rows]
 
@@ -269,7 +283,6 @@ class Ledger:
         """The last ``last`` rounds, newest first, each in the ``egm round`` format plus ``round_id``,
         ``time``, ``credits_before`` and ``credits_after``; an unfinished round comes first with
         ``"status": "in_progress"``."""
-        import json
 
         from firmware.ledger.resume import rebuild_record
 
@@ -300,14 +313,12 @@ class Ledger:
 
     def events(self, last: int = 100) -> list[dict[str, Any]]:
         """The event log, newest first, with sequence numbers (the log's, gap-free over all records)."""
-        import json
 
         rows = self._store.query(
             "SELECT seq, time, body FROM log WHERE kind = 'event' ORDER BY seq DESC LIMIT ?", (last,))
         return [{"seq": seq, "time": time, **json.loads(body)} for seq, time, body in rows]
 
     def transactions(self, kinds: tuple[str, ...], last: int) -> list[dict[str, Any]]:
-        import json
 
         marks = ",".join("?" * len(kinds))
         rows = self._store.query(
