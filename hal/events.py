@@ -49,6 +49,8 @@ class FaultKind(enum.StrEnum):
     CHASSIS_OPEN = "chassis_open"
     MISREAD = "misread"
     COMMUNICATION = "communication"
+    #: The device lost its state (a shoe powered up again): a new shoe; the round is a misdeal.
+    STATE_LOST = "state_lost"
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,6 +170,25 @@ class ShoeStatus(DeviceEvent):
 
     empty: bool = False
     cut_card: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class CardBurned(DeviceEvent):
+    """The dealer burned ``card`` (the ``seq``-th card drawn since the shoe was loaded): not dealt."""
+
+    card: Card = Card(0)
+    seq: int = 0
+
+    def __post_init__(self) -> None:
+        DeviceEvent.__post_init__(self)
+        _require(self.seq >= 0, f"a card sequence number is >= 0, not {self.seq}")
+
+
+@dataclass(frozen=True, slots=True)
+class ShoeDoor(DeviceEvent):
+    """The shoe's door (its loading gate) opened or closed."""
+
+    open: bool = False
 
 
 # --- I/O board ----------------------------------------------------------------------------------

@@ -47,6 +47,7 @@ class Command(enum.IntEnum):
     ENABLE = 0x0A
     GET_SERIAL_NUMBER = 0x0C
     SYNC = 0x11
+    LAST_REJECT_CODE = 0x17
     HOLD = 0x18
     SET_GENERATOR = 0x4A
     SET_MODULUS = 0x4B
@@ -65,16 +66,68 @@ class Response(enum.IntEnum):
 
 
 class PollEvent(enum.IntEnum):
-    """Events in a POLL reply's data after OK (READ and CREDIT carry a channel byte)."""
+    """Events in a POLL reply's data after OK (those in :data:`WITH_CHANNEL` carry a channel byte)."""
 
+    SLAVE_RESET = 0xF1
     READ = 0xEF
     CREDIT = 0xEE
     REJECTING = 0xED
     REJECTED = 0xEC
     STACKING = 0xCC
     STACKED = 0xEB
+    SAFE_JAM = 0xEA
+    UNSAFE_JAM = 0xE9
     DISABLED = 0xE8
     STACKER_FULL = 0xE7
+    FRAUD_ATTEMPT = 0xE6
+    CASHBOX_REPLACED = 0xE4
+    CASHBOX_REMOVED = 0xE3
+    NOTE_CLEARED_INTO_CASHBOX = 0xE2
+    NOTE_CLEARED_FROM_FRONT = 0xE1
+    NOTE_PATH_OPEN = 0xE0
+    CHANNEL_DISABLE = 0xB5
+    INITIALISING = 0xB6
+
+
+#: Poll events followed by one channel byte (0: no channel known yet, e.g. READ while reading).
+WITH_CHANNEL = frozenset({PollEvent.READ, PollEvent.CREDIT, PollEvent.FRAUD_ATTEMPT,
+                          PollEvent.NOTE_CLEARED_INTO_CASHBOX, PollEvent.NOTE_CLEARED_FROM_FRONT})
+
+
+def encode_events(events: list[tuple[PollEvent, int | None]]) -> bytes:
+    """The data after OK of a POLL reply: each event code, then its channel if it has one."""
+    out = bytearray()
+    for code, channel in events:
+        out.append(code)
+        if code in WITH_CHANNEL:
+            out.append(channel or 0)
+    return bytes(out)
+
+
+def parse_events(data: bytes) -> list[tuple[int, int | None]]:
+    """The events of a POLL reply's data after OK; ``ValueError`` if a channel byte is missing.
+
+    An unknown code is kept (with no channel): the caller logs it. Because an unknown code could
+    carry data this table does not know of, parsing stops after it.
+    """
+    out: list[tuple[int, int | None]] = []
+    i = 0
+    while i < len(data):
+        code = data[i]
+        i += 1
+        if code in WITH_CHANNEL:
+            if i >= len(data):
+                raise ValueError(f"poll event 0x{code:02X} without its channel byte")
+            out.append((code, data[i]))
+            i += 1
+        else:
+            out.append((code, None))
+            if code not in _KNOWN_EVENTS:
+                break
+    return out
+
+
+_KNOWN_EVENTS = frozenset(PollEvent)
 
 
 #: The first DATA byte of an eSSP-encrypted packet.
@@ -124,6 +177,7 @@ class SspCodec(StreamDecoder):
         self._seq = False
         #: Device: the flag of the last command received, and the last reply sent.
         self._last_seen: bool | None = None
+        self._seen_before: bool | None = None
         self.last_reply: bytes | None = None
 
     # --- sending ------------------------------------------------------------------------------
@@ -145,6 +199,26 @@ class SspCodec(StreamDecoder):
             raise LocalProtocolError("the device replies only to a command")
         self.last_reply = encode(self.address, self._last_seen, data)
         return self.last_reply
+
+    def forget_last(self) -> None:
+        """Device: the last packet was refused unread (it failed to decrypt, a replay): it does
+        not count as the host's last command, so the host's next command is not taken for a
+        repeat of it."""
+        self._require(Role.DEVICE)
+        self._last_seen = self._seen_before
+
+    def discard(self) -> int:
+        """Drop whatever is buffered (a late or repeated reply); how many bytes."""
+        dropped = len(self._buffer)
+        self._buffer.clear()
+        return dropped
+
+    def restart(self) -> None:
+        """Both roles: forget the sequence state (the device after SYNC or power-up; the host
+        before SYNC, whose flag is then set)."""
+        self._seq = False
+        self._last_seen = self._seen_before = None
+        self.last_reply = None
 
     @property
     def expected_seq(self) -> bool:
@@ -185,5 +259,5 @@ class SspCodec(StreamDecoder):
         repeated = False
         if self.role is Role.DEVICE:
             repeated = self._last_seen is not None and seq == self._last_seen
-            self._last_seen = seq
+            self._seen_before, self._last_seen = self._last_seen, seq
         return i, Packet(address, seq, data, repeated)

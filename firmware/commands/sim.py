@@ -21,10 +21,10 @@ from firmware.errors import UsageError
 
 #: device -> protocols built, the first is the default.
 DEVICES: dict[str, tuple[str, ...]] = {
-    "bill-validator": ("id003",),
-    "printer": (),
+    "bill-validator": ("id003", "ssp"),
+    "printer": ("tcl",),
     "touch": (),
-    "shoe": (),
+    "shoe": ("shoe",),
     "io": (),
 }
 
@@ -36,7 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     where = p.add_mutually_exclusive_group(required=True)
     where.add_argument("--pty", action="store_true", help="serve on a new pseudo-terminal")
     where.add_argument("--port", metavar="PATH", help="serve on this serial port")
-    p.add_argument("--protocol", metavar="P", help="wire protocol (bill-validator: id003)")
+    p.add_argument("--protocol", metavar="P", help="wire protocol (bill-validator: id003, ssp; printer: tcl; shoe: shoe)")
     p.set_defaults(func=_sim)
 
 
@@ -47,8 +47,50 @@ def _sim(args: argparse.Namespace) -> int:
     protocol = args.protocol or built[0]
     if protocol not in built:
         raise UsageError(f"{args.device} protocols built: {', '.join(built)}; not {protocol!r}")
-    simulator, commands, serial_settings = _id003()
+    if args.device == "shoe":
+        simulator, commands, serial_settings = _shoe()
+    elif args.device == "printer":
+        simulator, commands, serial_settings = _tcl()
+    elif protocol == "ssp":
+        simulator, commands, serial_settings = _ssp()
+    else:
+        simulator, commands, serial_settings = _id003()
     return _serve(simulator, commands, serial_settings, args)
+
+
+def _ssp() -> tuple[Any, dict[str, Callable[..., Any]], dict[str, Any]]:
+    """ITL SSP; eSSP when ``EGM_SIM_SSP_FIXED_KEY`` holds the fixed key (16 hex digits)."""
+    import os
+
+    from drivers.ssp.codec import SERIAL
+    from drivers.ssp.essp import parse_fixed_key
+    from sim_hardware.ssp_validator import SspSimulator
+
+    key = os.environ.get("EGM_SIM_SSP_FIXED_KEY", "")
+    try:
+        sim = SspSimulator(encryption=bool(key), fixed_key=parse_fixed_key(key) if key else 0)
+    except ValueError as exc:
+        raise UsageError(f"EGM_SIM_SSP_FIXED_KEY: {exc}") from None
+    commands: dict[str, Callable[..., Any]] = {
+        "note": lambda value: sim.insert_note(int(value)),
+        "bad-note": lambda: sim.insert_bad_note(),
+        "jam": lambda: sim.jam(),
+        "unsafe-jam": lambda: sim.jam(safe=False),
+        "stacker-full": lambda: sim.stacker_full(),
+        "fraud": lambda: sim.fraud(),
+        "remove-cashbox": lambda: sim.remove_cashbox(),
+        "clear": lambda: sim.clear_fault(),
+        "corrupt-crc": lambda: sim.corrupt_next_crc(),
+        "drop-reply": lambda: sim.drop_next_reply(),
+        "lose-command": lambda: sim.lose_next_command(),
+        "repeat": lambda on="on": sim.repeat_replies(on == "on"),
+        "power-off": lambda: sim.power_off(),
+        "power-on": lambda: sim.power_on(),
+        "state": lambda: sim.state.name.lower(),
+        "encrypted": lambda: "yes" if sim.keyed else "no",
+        "cashbox": lambda: len(sim.cashbox),
+    }
+    return sim, commands, dict(SERIAL)
 
 
 def _id003() -> tuple[Any, dict[str, Callable[..., Any]], dict[str, Any]]:
@@ -75,6 +117,73 @@ def _id003() -> tuple[Any, dict[str, Callable[..., Any]], dict[str, Any]]:
         "power-on": lambda: sim.power_on(),
         "state": lambda: sim.state.name.lower(),
         "cashbox": lambda: len(sim.cashbox),
+    }
+    return sim, commands, dict(SERIAL)
+
+
+def _tcl() -> tuple[Any, dict[str, Callable[..., Any]], dict[str, Any]]:
+    """The TCL ticket printer: paper, mechanism and wire faults; ``last`` shows the last ticket."""
+    from drivers.tcl.codec import SERIAL
+    from sim_hardware.tcl_printer import MidTicket, TclPrinterSimulator
+
+    sim = TclPrinterSimulator()
+
+    def last() -> str:
+        if not sim.printed:
+            return "none"
+        ticket = sim.printed[-1]
+        try:
+            voucher = ticket.voucher()
+        except ValueError as exc:
+            return f"unreadable: {exc}"
+        return f"{voucher.validation} {voucher.amount_cents} {' | '.join(voucher.texts().values())}"
+
+    commands: dict[str, Callable[..., Any]] = {
+        "paper-low": lambda on="on": sim.paper_low(on == "on"),
+        "paper-out": lambda: sim.paper_out(),
+        "load-paper": lambda tickets="500": sim.load_paper(int(tickets)),
+        "jam": lambda: sim.jam(),
+        "clear-jam": lambda: sim.clear_jam(),
+        "open": lambda: sim.open_chassis(),
+        "close": lambda: sim.close_chassis(),
+        "mid-ticket": lambda fault: sim.fail_mid_ticket(MidTicket(fault.replace("-", "_"))),
+        "power-off": lambda: sim.power_off(),
+        "power-on": lambda: sim.power_on(),
+        "corrupt-reply": lambda: sim.corrupt_next_reply(),
+        "drop-reply": lambda: sim.drop_next_reply(),
+        "repeat": lambda on="on": sim.repeat_replies(on == "on"),
+        "lose": lambda kind="P": sim.lose_next(kind),
+        "status": lambda: repr(sim.flags),
+        "printed": lambda: len(sim.printed),
+        "last": last,
+    }
+    return sim, commands, dict(SERIAL)
+
+
+def _shoe() -> tuple[Any, dict[str, Callable[..., Any]], dict[str, Any]]:
+    from drivers.link.codec import SERIAL
+    from drivers.shoe.messages import MisreadReason
+    from sim_hardware.shoe import ShoeSimulator
+
+    sim = ShoeSimulator(seed=0)
+    commands: dict[str, Callable[..., Any]] = {
+        "draw": lambda n="1": " ".join(str(sim.draw()) for _ in range(int(n))),
+        "burn": lambda: str(sim.burn()),
+        "misread": lambda reason="3": sim.misread_next(MisreadReason(int(reason))),
+        "cut-card": lambda: sim.cut_card(),
+        "door": lambda state="open": sim.open_door() if state == "open" else sim.close_door(),
+        "shuffle": lambda seed, decks="8": len(sim.shuffle(int(seed), decks=int(decks))),
+        "load": lambda *cards: sim.load(cards),
+        "corrupt-crc": lambda n="1": sim.corrupt_next_crc(int(n)),
+        "drop": lambda n="1": sim.drop_next(int(n)),
+        "repeat": lambda on="on": sim.repeat(on == "on"),
+        "unplug": lambda: sim.unplug(close_port=False),
+        "replug": lambda: sim.replug(),
+        "power-off": lambda: sim.power_off(),
+        "power-on": lambda: sim.power_on(),
+        "power-cycle": lambda: sim.power_cycle(),
+        "left": lambda: sim.left,
+        "dealt": lambda: " ".join(str(c) for c in sim.dealt) or "-",
     }
     return sim, commands, dict(SERIAL)
 

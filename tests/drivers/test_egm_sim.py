@@ -48,9 +48,18 @@ def test_a_20_note_through_the_simulator_process_and_the_real_driver():
             dev.stack()
             stacked, _ = _wait_for(dev, NoteStacked)
             assert stacked.value_cents == 2000
-        proc.stdin.write("cashbox\nquit\n")
+        deadline = time.monotonic() + 5                # the note reaches the cash box
+        while True:
+            proc.stdin.write("cashbox\n")
+            proc.stdin.flush()
+            count = proc.stdout.readline().strip()
+            if count == "1" or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        assert count == "1"
+        proc.stdin.write("quit\n")
         proc.stdin.flush()
-        assert proc.stdout.readline().strip() == "1"
+        assert proc.stdout.readline().strip() == "bye"
         assert proc.wait(timeout=5) == 0
     finally:
         if proc.poll() is None:
@@ -61,7 +70,7 @@ def test_a_20_note_through_the_simulator_process_and_the_real_driver():
 
 
 def test_devices_not_built_yet_and_bad_protocols_are_clear_errors(capsys):
-    assert main(["sim", "printer", "--pty"]) == 2
-    assert "printer simulator is not built yet" in capsys.readouterr().err
-    assert main(["sim", "bill-validator", "--pty", "--protocol", "ssp"]) == 2
+    assert main(["sim", "touch", "--pty"]) == 2
+    assert "touch simulator is not built yet" in capsys.readouterr().err
+    assert main(["sim", "bill-validator", "--pty", "--protocol", "cctalk"]) == 2
     assert "protocols built: id003" in capsys.readouterr().err

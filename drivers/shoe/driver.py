@@ -1,0 +1,532 @@
+"""Card-reading shoe driver: the host side of the product link over pyserial (``docs/protocols/shoe.md``).
+
+The shoe speaks first (a card drawn, the door), so the driver is a read loop: one thread decodes
+frames (:class:`LinkCodec`), gives every sequenced one to a :class:`Receiver` (acknowledged,
+duplicates dropped, a gap answered RESEND_FROM: exactly once, in order) and turns what is delivered
+into device events and into the card queue that :meth:`ShoeDriver.read_card` serves to
+:class:`~firmware.cards.source.PhysicalShoeSource` (seed 000, claim 4).
+
+* CARD: queued for ``read_card`` and emitted as :class:`CardDrawn`.
+* BURN: logged and emitted as :class:`CardBurned`; never dealt.
+* MISREAD, a malformed frame (acknowledged all the same: a re-send would repeat the fault): queued
+  as :class:`ShoeMisread` and reported as ``DeviceFault(MISREAD)`` (cleared by the next good card
+  or a new shoe). EMPTY: queued as :class:`ShoeEmpty`, reported as ``ShoeStatus(empty=True)``. Both
+  errors derive from ``ShoeExhausted``, so a war that meets one ends as a misdeal (rules step 5);
+  in the initial deal they leave ``RoundKernel.begin`` and the cabinet voids the round.
+* CUT_CARD: ``ShoeStatus(cut_card=True)`` (the round is the shoe's last). DOOR: :class:`ShoeDoor`.
+  LOADED: a new shoe: cards queued and not taken are dropped (logged), the statuses clear.
+* HELLO (reconnect) from a shoe that kept its state: RESEND_FROM(expected). HELLO after a power-up
+  (or a reconnect whose next SEQ is behind what was delivered): the shoe lost its state. Sequences
+  restart, queued cards are dropped, ``read_card`` raises :class:`ShoeStateLost` (a misdeal), and
+  ``DeviceFault(STATE_LOST)`` is emitted, cleared when a shoe is loaded again: the cabinet must
+  void the round in progress and keep the table closed until the shoe is reloaded.
+
+Open: the first open RESETs the shoe (a new session: both sides start at SEQ 1); every later open
+(after an unplug, :meth:`~hal.base.Device.reopen`) keeps the delivery state and sends
+RESEND_FROM(expected), so a card drawn while the cable was out arrives once, in order. A line quiet
+for ``timeout`` seconds is probed with STATUS_REQUEST; ``MAX_MISSED`` probes in a row unanswered,
+or a port error, and the device is :meth:`lost`. ``read_card`` keeps waiting while the device is
+gone (the hot-plug monitor reopens it), up to its own timeout.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import threading
+import time
+from typing import ClassVar
+
+import serial
+
+from drivers.codec import Garbage, LocalProtocolError
+from drivers.link.codec import MAX_SEQ, SERIAL, LinkCodec, LinkFrame, LinkType, encode
+from drivers.link.reliable import Receiver, Sender, control_seq
+from drivers.shoe.control import SHOE_KIND, Hello, HelloCause, ShoeState
+from drivers.shoe.messages import MisreadReason, ShoeType, decode
+from firmware.cards.card import Card
+from firmware.cards.errors import ShoeExhausted
+from hal.base import Device, Lifecycle
+from hal.errors import (
+    DeviceClosedError,
+    DeviceGoneError,
+    DeviceOperationError,
+    DeviceTimeoutError,
+)
+from hal.events import (
+    CardBurned,
+    CardDrawn,
+    DeviceFault,
+    FaultKind,
+    ShoeDoor,
+    ShoeStatus,
+)
+
+log = logging.getLogger(__name__)
+
+MISREAD_TEXT = {
+    MisreadReason.NO_CARD_FACE: "no card face",
+    MisreadReason.TWO_CARDS: "two cards at once",
+    MisreadReason.UNREADABLE: "unreadable",
+}
+
+
+class ShoeReadError(ShoeExhausted, DeviceOperationError):
+    """The shoe cannot give the round its next card: the round ends as a misdeal."""
+
+
+class ShoeMisread(ShoeReadError):
+    """A card went past the reader unread (or its frame was malformed)."""
+
+
+class ShoeEmpty(ShoeReadError):
+    """The shoe has no card left."""
+
+
+class ShoeStateLost(ShoeReadError):
+    """The shoe powered up again (or was reset): a new shoe; the round in progress is void."""
+
+
+Item = Card | ShoeReadError
+
+
+class ShoeDriver(Device):
+    """A card-reading shoe on a serial port (or a simulator's pty)."""
+
+    device_class: ClassVar[str] = "shoe"
+    #: Status probes of a quiet line in a row without an answer before the shoe counts as gone.
+    MAX_MISSED: ClassVar[int] = 3
+    #: Longest single blocking read; bounds how late the read thread notices a stop.
+    READ_SLICE_S: ClassVar[float] = 0.02
+    #: How far ahead of the next expected SEQ a reconnecting shoe's next SEQ may be.
+    WINDOW: ClassVar[int] = 64
+    #: A RESEND_FROM for the same SEQ is not repeated within this time: every frame behind a gap
+    #: asks for it, and each answer re-sends the whole window (a storm that fills the line).
+    RESEND_HOLD_S: ClassVar[float] = 0.1
+
+    def __init__(self, name: str, *, port: str, timeout: float = 1.0) -> None:
+        super().__init__(name, timeout=timeout)
+        if not port:
+            raise ValueError(f"{name}: port names the serial device, e.g. /dev/ttyACM0")
+        self.port = port
+        self._serial: serial.Serial | None = None
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._write_lock = threading.Lock()
+        self._status_lock = threading.Lock()
+        #: Guards the delivery state, the card queue and what the shoe last said.
+        self._cond = threading.Condition()
+        self._items: collections.deque[Item] = collections.deque()
+        self._rx = Receiver()
+        self._tx = Sender()
+        self._codec = LinkCodec()
+        self._synced = False               #: a RESET was answered once: reopen resynchronises
+        self._was_lost = False             #: lost and not closed by the owner since: readers wait
+        self._reopening = False
+        self._awaiting_reset = False
+        self._resets = 0
+        self._statuses = 0
+        self._last_heard = self._last_probe = 0.0
+        self._missed = 0
+        self._last_resend: tuple[int, float] = (0, 0.0)
+        self._misread_fault = False
+        self._state_lost = False
+        #: The last STATUS, the last HELLO, cards in the last LOADED, cards drawn since then.
+        self.last_status: ShoeState | None = None
+        self.last_hello: Hello | None = None
+        self.loaded: int | None = None
+        self.drawn = 0
+        self.empty = False
+        self.cut_card = False
+        #: Link health for diagnostics: garbage, bad_crc, malformed, nak, reconnects, state_lost,
+        #: dropped (queued cards a new shoe or a lost state threw away).
+        self.counters: collections.Counter[str] = collections.Counter()
+
+    # --- lifecycle hooks ----------------------------------------------------------------------
+    def _open(self) -> None:
+        self._stop = threading.Event()
+        self._codec = LinkCodec()
+        self._missed = 0
+        self._last_heard = self._last_probe = time.monotonic()
+        self._serial = serial.Serial(self.port, timeout=self.READ_SLICE_S,
+                                     write_timeout=self.timeout, **SERIAL)
+        self._thread = threading.Thread(target=self._read_loop, name=f"shoe-read-{self.name}",
+                                        daemon=True)
+        self._thread.start()
+        if self._synced:
+            with self._cond:
+                resync = self._rx.resync()
+            self._write(resync)
+            self._ask_status(self.MAX_MISSED)
+        else:
+            self._handshake()
+
+    def lost(self, reason: str) -> None:
+        self._was_lost = True
+        super().lost(reason)
+
+    def close(self) -> None:
+        if not self._reopening:
+            self._was_lost = False         # the owner closed it: a waiting reader gives up
+        super().close()
+
+    def reopen(self) -> ShoeDriver:
+        """Close and open again (the hot-plug monitor, after an unplug): a round waiting in
+        ``read_card`` keeps waiting, and gets the cards drawn meanwhile, in order."""
+        with self._lock:
+            self._reopening = True
+            try:
+                super().reopen()
+                self._was_lost = False
+            finally:
+                self._reopening = False
+                with self._cond:
+                    self._cond.notify_all()
+        return self
+
+    def _close(self) -> None:
+        self._stop.set()
+        port, thread = self._serial, self._thread
+        if port is not None:
+            try:
+                port.cancel_read()
+            except Exception:      # best effort: the join below bounds the wait
+                log.debug("%s: cancel_read failed", self.name, exc_info=True)
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout=max(2 * self.timeout, 1.0))
+            if thread.is_alive():
+                log.error("%s: the read thread did not stop; closing the port under it", self.name)
+        self._thread = None
+        if port is not None:
+            self._serial = None
+            try:
+                port.close()
+            except Exception:
+                log.exception("%s: error while closing %s (ignored)", self.name, self.port)
+        with self._cond:
+            self._cond.notify_all()          # a read_card waiting sees the new lifecycle
+
+    # --- the card layer's request (PhysicalShoe) ----------------------------------------------
+    def read_card(self, timeout: float | None = None) -> Card:
+        """The next card drawn, in the order drawn; waits up to ``timeout`` s (None: forever).
+
+        Raises :class:`ShoeMisread`, :class:`ShoeEmpty` or :class:`ShoeStateLost` (all
+        ``ShoeExhausted``: a misdeal) in their place in the sequence; ``DeviceTimeoutError`` if
+        no card came, ``DeviceGoneError`` if the shoe was gone all along, ``DeviceClosedError``.
+        """
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._cond:
+            while not self._items:
+                if self._lifecycle is Lifecycle.CLOSED and not (self._reopening
+                                                                  or self._was_lost):
+                    raise DeviceClosedError(f"{self.name}: the shoe is not open")
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    if self._lifecycle is Lifecycle.GONE or self._was_lost:
+                        raise DeviceGoneError(f"{self.name}: the shoe is gone (unplugged or "
+                                              f"not answering); no card within {timeout} s")
+                    raise DeviceTimeoutError(f"{self.name}: no card drawn within {timeout} s")
+                self._cond.wait(remaining)
+            item = self._items.popleft()
+        if isinstance(item, ShoeReadError):
+            raise item
+        return item
+
+    @property
+    def queued(self) -> int:
+        """Cards (and errors) delivered and not yet taken by ``read_card``."""
+        with self._cond:
+            return len(self._items)
+
+    def flush(self) -> list[Item]:
+        """Drop what is queued and not taken (the cabinet, before a round after a fault)."""
+        with self._cond:
+            out = list(self._items)
+            self._items.clear()
+        return out
+
+    # --- the cabinet's requests ---------------------------------------------------------------
+    def status(self) -> ShoeState:
+        """Ask the shoe for its status now."""
+        self.require_open()
+        return self._ask_status(1)
+
+    def expect(self, cards: int) -> None:
+        """Tell the shoe how many cards the round will draw next (for its display); reliable."""
+        if not 0 <= cards <= 0xFFFF:
+            raise ValueError(f"{self.name}: EXPECT is 0..65535 cards, not {cards}")
+        self.require_open()
+        with self._cond:
+            try:
+                frame = self._tx.send(ShoeType.EXPECT, cards.to_bytes(2, "big"), time.monotonic())
+            except LocalProtocolError as exc:
+                raise DeviceOperationError(f"{self.name}: {exc}") from exc
+        self._write(frame)
+
+    def reset(self) -> None:
+        """Start a new session with the shoe (RESET): queued cards and its unacknowledged frames
+        are dropped; the state-lost fault, if any, stays until a shoe is loaded."""
+        self.require_open()
+        self._handshake()
+
+    # --- protocol steps -----------------------------------------------------------------------
+    def _handshake(self) -> None:
+        """RESET until the shoe answers HELLO (reset); then both sides are at SEQ 1."""
+        for _ in range(self.MAX_MISSED):
+            with self._cond:
+                self._awaiting_reset = True
+                target = self._resets + 1
+            self._write(LinkFrame(0, LinkType.RESET))
+            if self._wait(lambda target=target: self._resets >= target):
+                return
+        with self._cond:
+            self._awaiting_reset = False
+        raise DeviceTimeoutError(f"{self.name}: no HELLO in answer to RESET on {self.port}")
+
+    def _ask_status(self, tries: int) -> ShoeState:
+        with self._status_lock:
+            for _ in range(tries):
+                with self._cond:
+                    start = self._statuses
+                self._write(LinkFrame(0, LinkType.STATUS_REQUEST))
+                if self._wait(lambda start=start: self._statuses > start):
+                    assert self.last_status is not None
+                    return self.last_status
+        raise DeviceTimeoutError(f"{self.name}: no answer to a status request on {self.port}")
+
+    def _wait(self, done) -> bool:
+        with self._cond:
+            return self._cond.wait_for(done, self.timeout)
+
+    def _write(self, frame: LinkFrame) -> None:
+        with self._write_lock:
+            port = self._serial
+            try:
+                if port is None:
+                    raise serial.PortNotOpenError()
+                port.write(encode(frame))
+            except OSError as exc:
+                raise DeviceOperationError(f"{self.name}: write failed: {exc}") from exc
+
+    # --- the read thread ----------------------------------------------------------------------
+    def _read_loop(self) -> None:
+        stop, port = self._stop, self._serial
+        assert port is not None
+        while not stop.is_set():
+            try:
+                data = port.read(1)
+                if data and port.in_waiting:
+                    data += port.read(port.in_waiting)
+                now = time.monotonic()
+                replies: list[LinkFrame] = []
+                if data:
+                    self._codec.receive_data(data)
+                    for event in self._codec.events():
+                        replies += self._on_event(event, now)
+                with self._cond:
+                    replies += self._tx.due(now)
+                replies += self._heartbeat(now)
+                for frame in replies:
+                    port.write(encode(frame))
+            except OSError as exc:
+                self._vanished(stop, f"port error: {exc}")
+                return
+            except Exception:
+                log.exception("%s: unexpected error in the read loop (reading on)", self.name)
+            if self._missed >= self.MAX_MISSED:
+                self._vanished(stop, f"no answer to {self._missed} status requests in a row")
+                return
+
+    def _heartbeat(self, now: float) -> list[LinkFrame]:
+        if now - self._last_heard < self.timeout or now - self._last_probe < self.timeout:
+            return []
+        if self._last_probe > self._last_heard:
+            self._missed += 1
+            if self._missed >= self.MAX_MISSED:
+                return []
+        self._last_probe = now
+        return [LinkFrame(0, LinkType.STATUS_REQUEST)]
+
+    def _vanished(self, stop: threading.Event, reason: str) -> None:
+        """Report the loss, unless a close is already under way (it holds the device lock)."""
+        while not stop.is_set():
+            if self._lock.acquire(timeout=0.05):
+                try:
+                    self.lost(reason)
+                finally:
+                    self._lock.release()
+                return
+
+    def _on_event(self, event: LinkFrame | Garbage, now: float) -> list[LinkFrame]:
+        """Handle one decoded frame; the frames to send back."""
+        if isinstance(event, Garbage):
+            self.counters["bad_crc" if event.reason == "bad CRC" else "garbage"] += 1
+            log.warning("%s: garbage from the shoe (%s): %s", self.name, event.reason,
+                        event.data.hex(" "))
+            return []
+        self._last_heard, self._missed = now, 0
+        with self._cond:
+            if event.seq:
+                if not self._synced:
+                    return []                  # a frame of a session the RESET will end
+                deliver, reply = self._rx.receive(event)
+                if deliver is not None:
+                    self._message(deliver)
+                if reply.type == LinkType.RESEND_FROM:
+                    seq, at = self._last_resend
+                    if reply.payload == seq.to_bytes(2, "big") and now - at < self.RESEND_HOLD_S:
+                        return []              # asked already: the answer is on its way
+                    self._last_resend = (self._rx.expected, now)
+                return [reply]
+            return self._control(event, now)
+
+    def _control(self, frame: LinkFrame, now: float) -> list[LinkFrame]:
+        kind, seq = frame.type, control_seq(frame)
+        if kind == LinkType.ACK and seq is not None:
+            self._tx.acknowledged(seq)
+        elif kind == LinkType.RESEND_FROM and seq is not None:
+            return self._tx.resend_from(seq, now)
+        elif kind == LinkType.NAK and seq is not None:
+            self.counters["nak"] += 1
+            log.error("%s: the shoe refused our frame %d (reason %s)", self.name, seq,
+                      frame.payload[2:].hex())
+            self._tx.acknowledged(seq)
+        elif kind == LinkType.STATUS:
+            try:
+                self.last_status = ShoeState.decode(frame.payload)
+            except ValueError as exc:
+                self.counters["malformed"] += 1
+                log.warning("%s: %s", self.name, exc)
+                return []
+            self._statuses += 1
+            self._cond.notify_all()
+        elif kind == LinkType.HELLO:
+            return self._hello(frame)
+        else:
+            self.counters["malformed"] += 1
+            log.warning("%s: unexpected frame type 0x%02X (SEQ 0) ignored", self.name, kind)
+        return []
+
+    def _hello(self, frame: LinkFrame) -> list[LinkFrame]:
+        try:
+            hello = Hello.decode(frame.payload)
+        except ValueError as exc:
+            self.counters["malformed"] += 1
+            log.warning("%s: %s", self.name, exc)
+            return []
+        if hello.kind != SHOE_KIND:
+            self.counters["malformed"] += 1
+            log.error("%s: HELLO from a device of kind 0x%02X, not a shoe: ignored", self.name,
+                      hello.kind)
+            return []
+        self.last_hello = hello
+        log.info("%s: HELLO (%s), firmware %d.%d, next SEQ %d", self.name, hello.cause.name,
+                 *hello.version, hello.next_seq)
+        if hello.cause is HelloCause.RESET and self._awaiting_reset:
+            self._awaiting_reset = False
+            self._rx, self._tx = Receiver(), Sender()
+            self._drop("a new session (RESET)")
+            self._synced = True
+            self._resets += 1
+            self._cond.notify_all()
+            return []
+        if not self._synced:
+            return []                          # our RESET is on its way
+        ahead = (hello.next_seq - self._rx.expected) % MAX_SEQ
+        if hello.cause is HelloCause.RECONNECT and ahead <= self.WINDOW:
+            self.counters["reconnects"] += 1
+            return [self._rx.resync()]
+        self._lost_state(hello)
+        return []
+
+    def _lost_state(self, hello: Hello) -> None:
+        self.counters["state_lost"] += 1
+        why = (f"the shoe lost its state ({hello.cause.name.lower().replace('_', '-')}, "
+               f"next SEQ {hello.next_seq}, expected {self._rx.expected})")
+        log.error("%s: %s: a new shoe; the round in progress is a misdeal", self.name, why)
+        self._rx, self._tx = Receiver(expected=hello.next_seq), Sender()
+        self._drop("the shoe lost its state")
+        self._items.append(ShoeStateLost(f"{self.name}: {why}"))
+        self._cond.notify_all()
+        if not self._state_lost:
+            self._state_lost = True
+            self._emit(DeviceFault(self.name, FaultKind.STATE_LOST, why))
+
+    def _drop(self, why: str) -> None:
+        if self._items:
+            self.counters["dropped"] += len(self._items)
+            log.warning("%s: %d queued cards dropped: %s (%s)", self.name, len(self._items), why,
+                        " ".join(str(i) if isinstance(i, Card) else type(i).__name__
+                                 for i in self._items))
+            self._items.clear()
+
+    def _message(self, frame: LinkFrame) -> None:
+        """One delivered shoe message (called with the condition held)."""
+        try:
+            message = decode(frame.type, frame.payload)
+            if message.type is ShoeType.EXPECT:
+                raise ValueError("EXPECT is a host command, not a shoe event")
+        except ValueError as exc:
+            self.counters["malformed"] += 1
+            log.error("%s: malformed frame %d: %s: a misread", self.name, frame.seq, exc)
+            self._misread(f"malformed frame: {exc}")
+            return
+        kind = message.type
+        if kind is ShoeType.CARD:
+            assert message.card is not None
+            self.drawn += 1
+            self._items.append(message.card)
+            self._cond.notify_all()
+            self._emit(CardDrawn(self.name, message.card, self.drawn))
+            self._clear_misread()
+        elif kind is ShoeType.BURN:
+            assert message.card is not None
+            self.drawn += 1
+            log.info("%s: card %d burned: %s", self.name, self.drawn, message.card)
+            self._emit(CardBurned(self.name, message.card, self.drawn))
+            self._clear_misread()
+        elif kind is ShoeType.MISREAD:
+            self.drawn += 1
+            self._misread(f"card {self.drawn} misread: "
+                          f"{MISREAD_TEXT[MisreadReason(message.value)]}")
+        elif kind is ShoeType.EMPTY:
+            log.warning("%s: the shoe is empty", self.name)
+            self.empty = True
+            self._items.append(ShoeEmpty(f"{self.name}: the shoe is empty"))
+            self._cond.notify_all()
+            self._emit(ShoeStatus(self.name, empty=True, cut_card=self.cut_card))
+        elif kind is ShoeType.CUT_CARD:
+            log.info("%s: the cut card is out: this round is the shoe's last", self.name)
+            self.cut_card = True
+            self._emit(ShoeStatus(self.name, empty=self.empty, cut_card=True))
+        elif kind is ShoeType.DOOR:
+            self._emit(ShoeDoor(self.name, open=bool(message.value)))
+        elif kind is ShoeType.LOADED:
+            log.info("%s: a shoe of %d cards is loaded", self.name, message.value)
+            self._drop("a new shoe was loaded")
+            self.loaded, self.drawn = message.value, 0
+            self.empty = self.cut_card = False
+            self._emit(ShoeStatus(self.name, empty=False, cut_card=False))
+            self._clear_misread()
+            if self._state_lost:
+                self._state_lost = False
+                self._emit(DeviceFault(self.name, FaultKind.STATE_LOST, "a shoe is loaded",
+                                       cleared=True))
+
+    def _misread(self, detail: str) -> None:
+        log.error("%s: %s", self.name, detail)
+        self._items.append(ShoeMisread(f"{self.name}: {detail}"))
+        self._cond.notify_all()
+        if not self._misread_fault:
+            self._misread_fault = True
+            self._emit(DeviceFault(self.name, FaultKind.MISREAD, detail))
+
+    def _clear_misread(self) -> None:
+        if self._misread_fault:
+            self._misread_fault = False
+            self._emit(DeviceFault(self.name, FaultKind.MISREAD, "a card read again",
+                                   cleared=True))
+
+
+__all__ = ["ShoeDriver", "ShoeEmpty", "ShoeMisread", "ShoeReadError",
+           "ShoeStateLost"]

@@ -1,0 +1,661 @@
+"""ITL SSP/eSSP bill validator driver: the host role of :class:`SspCodec` (and of
+:class:`EsspSession` with ``encryption``) over pyserial.
+
+Open: SYNC; with ``encryption``, the key exchange (SET_GENERATOR, SET_MODULUS,
+REQUEST_KEY_EXCHANGE) and every later command encrypted; HOST_PROTOCOL_VERSION 6; SETUP_REQUEST
+(the channel values); GET_SERIAL_NUMBER; SET_CHANNEL_INHIBITS (all inhibited); DISABLE. The cabinet
+calls ``enable(...)`` when it wants money.
+
+One exchange (:meth:`SspValidator._transact`): drop whatever waits on the line, send the command
+with a new sequence flag, read until a reply *with that flag* arrives. A time-out or a damaged reply
+(bad CRC, an encrypted block that does not decrypt) and the same bytes are sent again with the same
+flag: the validator answers a repeat with its last reply and does not act twice. Replies with the
+other flag are stale (a repeated frame) and skipped; an encrypted reply whose counter is not the
+expected one is a replay and skipped. ``MAX_MISSED_POLLS`` POLLs in a row without an answer, or a
+port error, and the device is :meth:`lost`.
+
+Escrow (ITL: "to hold a note in escrow, replace POLL with HOLD after READ > 0; a POLL then accepts
+the note; REJECT returns it"): after ``READ n`` (n > 0) the poll thread sends HOLD instead of POLL
+until the cabinet decides; ``stack()`` sends the POLL that accepts, ``return_escrow()`` sends
+REJECT_BANKNOTE.
+
+Exactly once: :class:`EventTracker` credits (``NoteStacked``) on CREDIT for the note in escrow and
+marks it credited; a second CREDIT before the next READ credits nothing. The transport already
+hands each reply over once (sequence flag, counter); the tracker is the second line.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import logging
+import secrets
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import serial
+
+from drivers.codec import NEED_DATA, Garbage, Role
+from drivers.ssp.codec import (
+    SERIAL,
+    Command,
+    Packet,
+    PollEvent,
+    Response,
+    SspCodec,
+    parse_events,
+)
+from drivers.ssp.essp import (
+    DecryptError,
+    EsspSession,
+    KeyExchange,
+    ReplayError,
+    is_encrypted,
+    pack64,
+    parse_fixed_key,
+    u64,
+)
+from drivers.ssp.setup import (
+    PROTOCOL_VERSION,
+    REJECT_CODES,
+    channels_for_cents,
+    inhibit_mask,
+    parse_setup,
+)
+from hal.base import Device
+from hal.errors import DeviceError, DeviceInitError, DeviceOperationError, DeviceTimeoutError
+from hal.events import (
+    DeviceEvent,
+    DeviceFault,
+    FaultKind,
+    NoteEscrowed,
+    NoteStacked,
+    Rejected,
+    Returned,
+)
+
+log = logging.getLogger(__name__)
+
+#: Poll events that are faults: what the cabinet is told. Reported on every POLL while they last.
+FAULTS: dict[int, tuple[FaultKind, str]] = {
+    PollEvent.SAFE_JAM: (FaultKind.JAM, "safe note jam"),
+    PollEvent.UNSAFE_JAM: (FaultKind.JAM, "unsafe note jam"),
+    PollEvent.STACKER_FULL: (FaultKind.STACKER_FULL, "stacker full"),
+    PollEvent.FRAUD_ATTEMPT: (FaultKind.CHEAT, "fraud attempt"),
+    PollEvent.CASHBOX_REMOVED: (FaultKind.STACKER_OPEN, "cash box removed"),
+}
+#: One-byte generic replies a validator may send in plain to an encrypted command.
+_GENERIC_ERRORS = frozenset(r for r in Response if r != Response.OK)
+_INFO_EVENTS = frozenset({PollEvent.STACKING, PollEvent.INITIALISING, PollEvent.NOTE_PATH_OPEN,
+                          PollEvent.CHANNEL_DISABLE, PollEvent.CASHBOX_REPLACED})
+
+
+class KeyNotSetError(DeviceOperationError):
+    """The validator answered KEY_NOT_SET: it restarted (lost its key) or wants eSSP."""
+
+
+def _dollars(cents: int) -> str:
+    return f"${cents // 100}.{cents % 100:02d}"
+
+
+# --- poll events -> device events (sans-I/O) ---------------------------------------------------
+@dataclass(slots=True)
+class _Item:
+    channel: int
+    value_cents: int | None
+    credited: bool = False
+    decided: bool = False          #: the cabinet said stack or return: stop holding it
+
+    def describe(self) -> str:
+        if self.value_cents is None:
+            return f"note on unknown channel {self.channel}"
+        return f"{_dollars(self.value_cents)} note (channel {self.channel})"
+
+
+@dataclass(slots=True)
+class Reaction:
+    events: list[DeviceEvent] = field(default_factory=list)
+    rejected: bool = False         #: a note was rejected: ask LAST_REJECT_CODE for the reason
+    return_escrow: bool = False    #: a note on a channel the setup does not know
+    reinitialise: bool = False     #: SLAVE_RESET: the unit restarted
+    disabled: bool = False         #: the unit reports DISABLED
+
+
+class EventTracker:
+    """Turns SSP poll events into device events, each note credited exactly once."""
+
+    def __init__(self, device: str, notes: dict[int, int]) -> None:
+        self.device = device
+        self.notes = dict(notes)               #: channel -> cents
+        self.item: _Item | None = None
+        self.faults: set[int] = set()
+        self._rejecting = False
+
+    @property
+    def escrowed(self) -> bool:
+        item = self.item
+        return item is not None and not item.credited and item.value_cents is not None
+
+    @property
+    def holding(self) -> bool:
+        """A note waits in escrow for the cabinet: HOLD instead of POLL."""
+        return self.escrowed and not self.item.decided
+
+    def on_poll(self, events: Iterable[tuple[int, int | None]]) -> Reaction:
+        out = Reaction()
+        faults: set[int] = set()
+        for code, channel in events:
+            if code in FAULTS:
+                faults.add(code)
+            elif code == PollEvent.READ:
+                self._on_read(channel or 0, out)
+            elif code == PollEvent.CREDIT:
+                self._on_credit(channel or 0, out)
+            elif code == PollEvent.STACKED:
+                if self.item is None or not self.item.credited:
+                    log.error("%s: STACKED without a CREDIT: nothing credited", self.device)
+            elif code in (PollEvent.REJECTING, PollEvent.REJECTED):
+                self._on_reject(code, out)
+            elif code == PollEvent.DISABLED:
+                out.disabled = True
+            elif code == PollEvent.SLAVE_RESET:
+                out.reinitialise = True           # a note inside is reported after it
+            elif code == PollEvent.NOTE_CLEARED_FROM_FRONT:
+                if self.escrowed:
+                    out.events.append(Returned(self.device))
+                self.item = None
+            elif code == PollEvent.NOTE_CLEARED_INTO_CASHBOX:
+                log.error("%s: a note (channel %s) was cleared into the cash box at reset: "
+                          "not credited, for the attendant", self.device, channel)
+                self.item = None
+            elif code in _INFO_EVENTS:
+                log.debug("%s: event %s", self.device, PollEvent(code).name)
+            else:
+                log.warning("%s: unknown poll event 0x%02X ignored", self.device, code)
+        if out.reinitialise:
+            self._drop("a reset")
+        self._faults(faults, out)
+        return out
+
+    def _on_read(self, channel: int, out: Reaction) -> None:
+        item = self.item
+        if channel == 0:                                # reading a new note
+            if item is not None and (item.credited or not self.escrowed):
+                self.item = None
+            return
+        if item is not None and item.channel == channel and not item.credited:
+            return                                      # the same escrow, reported again
+        cents = self.notes.get(channel)
+        self.item = _Item(channel, cents)
+        self._rejecting = False
+        if cents is None:
+            log.error("%s: READ on channel %d, not in the setup: returning it", self.device,
+                      channel)
+            self.item.decided = True
+            out.return_escrow = True
+            out.events.append(Rejected(self.device, f"unknown channel {channel}"))
+        else:
+            out.events.append(NoteEscrowed(self.device, cents))
+
+    def _on_credit(self, channel: int, out: Reaction) -> None:
+        item = self.item
+        if item is not None and item.credited and item.channel == channel:
+            log.warning("%s: CREDIT repeated for %s: credited once only", self.device,
+                        item.describe())
+            return
+        if item is None or item.channel != channel:
+            log.warning("%s: CREDIT on channel %d without its READ", self.device, channel)
+            item = self.item = _Item(channel, self.notes.get(channel))
+        if item.value_cents is None:
+            log.error("%s: CREDIT on unknown channel %d: nothing credited", self.device, channel)
+            item.credited = True
+            return
+        item.credited = True
+        out.events.append(NoteStacked(self.device, item.value_cents))
+
+    def _on_reject(self, code: int, out: Reaction) -> None:
+        if self.escrowed:
+            out.events.append(Returned(self.device))
+            self.item = None
+            self._rejecting = code == PollEvent.REJECTING
+            return
+        if not self._rejecting and not (self.item is not None and self.item.decided):
+            out.rejected = True
+        self.item = None
+        self._rejecting = code == PollEvent.REJECTING
+
+    def _faults(self, now: set[int], out: Reaction) -> None:
+        for code in sorted(self.faults - now):
+            out.events.append(DeviceFault(self.device, *FAULTS[code], cleared=True))
+        for code in sorted(now - self.faults):
+            out.events.append(DeviceFault(self.device, *FAULTS[code]))
+            self._drop(FAULTS[code][1])
+        self.faults = now
+
+    def _drop(self, why: str) -> None:
+        if self.escrowed:
+            log.error("%s: %s in escrow lost to %s: not credited, not returned", self.device,
+                      self.item.describe(), why)
+        self.item = None
+
+
+# --- the driver --------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class _Wanted:
+    """What the cabinet asked for, restored after the validator restarts."""
+
+    inhibits: bytes = b"\x00\x00"
+    enabled: bool = False
+
+
+class SspValidator(Device):
+    """An SSP (or eSSP) bill validator on a serial port (or a simulator's pty)."""
+
+    device_class: ClassVar[str] = "bill_validator"
+    MAX_MISSED_POLLS: ClassVar[int] = 3
+    #: Sends of one command: the first and its repeats (same sequence flag).
+    MAX_SENDS: ClassVar[int] = 3
+    READ_SLICE_S: ClassVar[float] = 0.05
+
+    def __init__(self, name: str, *, port: str, timeout: float = 1.0, poll_interval: float = 0.2,
+                 address: int = 0, encryption: bool = False, fixed_key: str = "") -> None:
+        super().__init__(name, timeout=timeout)
+        if not port:
+            raise ValueError(f"{name}: port names the serial device, e.g. /dev/ttyUSB0")
+        if poll_interval <= 0:
+            raise ValueError(f"{name}: poll_interval must be positive, not {poll_interval}")
+        if not 0 <= address <= 0x7F:
+            raise ValueError(f"{name}: an SSP address is 0..127, not {address}")
+        if encryption and not fixed_key:
+            raise ValueError(f"{name}: encryption needs fixed_key (16 hex digits, from the "
+                             "machine's configuration)")
+        self.port = port
+        self.poll_interval = poll_interval
+        self.address = address
+        self.encryption = encryption
+        self._fixed_key = parse_fixed_key(fixed_key) if encryption else 0
+        self._serial: serial.Serial | None = None
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._link = threading.RLock()
+        self._codec = SspCodec(Role.HOST, address)
+        self._essp: EsspSession | None = None
+        self._rng = secrets.SystemRandom()
+        self._missed = 0
+        self._initialising = False
+        self._fresh = False
+        self._wanted = _Wanted()
+        self._tracker = EventTracker(name, {})
+        self.serial_number: int | None = None
+        #: Link health: garbage, bad_crc, timeouts, repeats, stale, replays, reinit, reenable.
+        self.counters: collections.Counter[str] = collections.Counter()
+
+    # --- lifecycle hooks ----------------------------------------------------------------------
+    def _open(self) -> None:
+        self._stop = threading.Event()
+        self._missed = 0
+        self._wanted = _Wanted()
+        self._tracker = EventTracker(self.name, self._tracker.notes)
+        self._serial = serial.Serial(self.port, timeout=min(self.READ_SLICE_S, self.timeout),
+                                     write_timeout=self.timeout, **SERIAL)
+        with self._link:
+            try:
+                self._initialise()
+            except KeyNotSetError as exc:
+                raise DeviceInitError(
+                    f"{self.name}: the validator wants eSSP (KEY_NOT_SET): set encryption and "
+                    f"fixed_key" if not self.encryption else f"{self.name}: {exc}") from exc
+        self._thread = threading.Thread(target=self._poll_loop, name=f"ssp-poll-{self.name}",
+                                        daemon=True)
+        self._thread.start()
+
+    def _close(self) -> None:
+        self._stop.set()
+        port, thread = self._serial, self._thread
+        if port is not None:
+            try:
+                port.cancel_read()
+            except Exception:
+                log.debug("%s: cancel_read failed", self.name, exc_info=True)
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout=max(2 * self.timeout * self.MAX_SENDS, 1.0))
+            if thread.is_alive():
+                log.error("%s: the poll thread did not stop; closing the port under it", self.name)
+        self._thread = None
+        if port is not None:
+            self._serial = None
+            try:
+                port.close()
+            except Exception:
+                log.exception("%s: error while closing %s (ignored)", self.name, self.port)
+
+    # --- the cabinet's requests ---------------------------------------------------------------
+    @property
+    def notes(self) -> dict[int, int]:
+        """Channel -> cents, from SETUP_REQUEST."""
+        return dict(self._tracker.notes)
+
+    def enable(self, denominations_cents: Iterable[int]) -> None:
+        """Accept exactly the notes worth ``denominations_cents``."""
+        self.require_open()
+        channels = channels_for_cents(self._tracker.notes, denominations_cents)
+        wanted = _Wanted(inhibit_mask(channels), True)
+        with self._exchange("enable"):
+            self._command(Command.SET_CHANNEL_INHIBITS, wanted.inhibits)
+            self._command(Command.ENABLE)
+            self._wanted = wanted
+
+    def disable(self) -> None:
+        """Accept nothing (the validator reports DISABLED)."""
+        self.require_open()
+        with self._exchange("disable"):
+            self._command(Command.DISABLE)
+            self._wanted = _Wanted(self._wanted.inhibits, False)
+
+    def stack(self) -> None:
+        """Accept the note in escrow (the POLL that ends the hold); ``NoteStacked`` follows once."""
+        with self._exchange("stack"):
+            item = self._escrowed("stack")
+            item.decided = True
+            if self._poll_once() is None:
+                raise DeviceTimeoutError(f"{self.name}: no answer to the POLL that accepts the "
+                                         "note (the next POLL accepts it)")
+
+    def return_escrow(self) -> None:
+        """Hand the note in escrow back (REJECT_BANKNOTE); ``Returned`` follows."""
+        with self._exchange("return"):
+            item = self._escrowed("return")
+            self._command(Command.REJECT_BANKNOTE)
+            item.decided = True
+
+    def hold(self) -> None:
+        """Keep the note in escrow now (the poll thread keeps holding it anyway)."""
+        with self._exchange("hold"):
+            self._escrowed("hold")
+            self._command(Command.HOLD)
+
+    def poll(self) -> tuple[int, ...]:
+        """POLL now (its events are queued as usual); the event codes of the reply."""
+        with self._exchange("poll"):
+            events = self._poll_once()
+        if events is None:
+            raise DeviceTimeoutError(f"{self.name}: no answer to POLL")
+        return tuple(_name(code) for code, _ in events)
+
+    def _escrowed(self, what: str) -> _Item:
+        if not self._tracker.escrowed:
+            raise DeviceOperationError(f"{self.name}: nothing in escrow to {what}")
+        return self._tracker.item
+
+    @contextlib.contextmanager
+    def _exchange(self, what: str) -> Iterator[None]:
+        self.require_open()
+        with self._link:
+            self.require_open()
+            try:
+                yield
+            except OSError as exc:
+                raise DeviceOperationError(f"{self.name}: {what}: {exc}") from exc
+
+    # --- protocol steps (link lock held) ------------------------------------------------------
+    def _initialise(self) -> None:
+        self._initialising = True
+        try:
+            self._codec.restart()
+            self._codec.discard()
+            self._essp = EsspSession(Role.HOST, self._fixed_key) if self.encryption else None
+            self._command(Command.SYNC, plain=True, what="SYNC (is the validator there?)")
+            if self._essp is not None:
+                self._negotiate(self._essp)
+            self._command(Command.HOST_PROTOCOL_VERSION, bytes((PROTOCOL_VERSION,)))
+            try:
+                setup = parse_setup(self._command(Command.SETUP_REQUEST))
+            except ValueError as exc:
+                raise DeviceOperationError(f"{self.name}: unreadable setup: {exc}") from exc
+            self._tracker.notes = setup.notes
+            serial_data = self._command(Command.GET_SERIAL_NUMBER)
+            self.serial_number = int.from_bytes(serial_data[:4], "big") if serial_data else None
+            self._command(Command.SET_CHANNEL_INHIBITS, self._wanted.inhibits)
+            self._command(Command.ENABLE if self._wanted.enabled else Command.DISABLE)
+            self._fresh = True
+            log.info("%s: validator %s, firmware %s, %s notes %s", self.name, self.serial_number,
+                     setup.firmware, setup.country,
+                     ", ".join(_dollars(c) for c in setup.notes.values()))
+        finally:
+            self._initialising = False
+
+    def _negotiate(self, essp: EsspSession) -> None:
+        exchange = KeyExchange.for_host(self._rng)
+        self._command(Command.SET_GENERATOR, pack64(exchange.generator), plain=True)
+        self._command(Command.SET_MODULUS, pack64(exchange.modulus), plain=True)
+        reply = self._command(Command.REQUEST_KEY_EXCHANGE, pack64(exchange.intermediate),
+                              plain=True)
+        try:
+            essp.set_key(exchange.key(u64(reply)))
+        except ValueError as exc:
+            raise DeviceOperationError(f"{self.name}: bad key exchange answer: {exc}") from exc
+
+    def _command(self, command: Command, args: bytes = b"", *, plain: bool = False,
+                 what: str = "") -> bytes:
+        """Send ``command``; the data after OK. Errors: no answer, a refusal, KEY_NOT_SET."""
+        reply = self._transact(bytes((command,)) + args, plain=plain)
+        if reply is None:
+            raise DeviceTimeoutError(f"{self.name}: no answer to {what or command.name}")
+        if not reply:
+            raise DeviceOperationError(f"{self.name}: empty reply to {command.name}")
+        if reply[0] == Response.KEY_NOT_SET:
+            raise KeyNotSetError(f"{self.name}: KEY_NOT_SET in reply to {command.name}")
+        if reply[0] != Response.OK:
+            raise DeviceOperationError(f"{self.name}: the validator refused {command.name} "
+                                       f"({_label(reply[0])})")
+        return reply[1:]
+
+    def _poll_once(self) -> list[tuple[int, int | None]] | None:
+        """One POLL; its events go through the tracker. None: no answer."""
+        try:
+            data = self._command(Command.POLL)
+        except DeviceTimeoutError:
+            self._missed += 1
+            return None
+        self._missed = 0
+        try:
+            events = parse_events(data)
+        except ValueError as exc:
+            log.warning("%s: malformed poll reply %s: %s", self.name, data.hex(" "), exc)
+            self.counters["garbage"] += 1
+            return []
+        fresh, self._fresh = self._fresh, False
+        reaction = self._tracker.on_poll(events)
+        if fresh and reaction.reinitialise:       # the reset our own initialise just handled
+            reaction.reinitialise = False
+        self._react(reaction)
+        return events
+
+    def _react(self, reaction: Reaction) -> None:
+        for event in reaction.events:
+            self._emit(event)
+        if reaction.rejected:
+            self._emit(Rejected(self.name, self._reject_reason()))
+        if reaction.return_escrow:
+            try:
+                self._command(Command.REJECT_BANKNOTE)
+            except DeviceOperationError as exc:
+                log.error("%s: could not return a note of unknown channel: %s", self.name, exc)
+        if reaction.reinitialise and not self._initialising:
+            log.warning("%s: the validator restarted: key, protocol and settings again", self.name)
+            self.counters["reinit"] += 1
+            self._initialise()
+        elif reaction.disabled and self._wanted.enabled and not self._tracker.faults:
+            log.warning("%s: the validator disabled itself: enabling it again", self.name)
+            self.counters["reenable"] += 1
+            self._command(Command.ENABLE)
+
+    def _reject_reason(self) -> str:
+        try:
+            data = self._command(Command.LAST_REJECT_CODE)
+        except DeviceOperationError as exc:
+            log.warning("%s: no reject reason: %s", self.name, exc)
+            return "rejected"
+        code = data[0] if data else -1
+        return REJECT_CODES.get(code, f"reject code 0x{code & 0xFF:02X}")
+
+    # --- the wire -----------------------------------------------------------------------------
+    def _port(self) -> serial.Serial:
+        port = self._serial
+        if port is None:
+            raise serial.PortNotOpenError()
+        return port
+
+    def _transact(self, data: bytes, *, plain: bool = False) -> bytes | None:
+        """Send one command (repeating it on silence or damage); its reply DATA, decrypted."""
+        port = self._port()
+        waiting = port.in_waiting
+        if waiting:
+            port.read(waiting)
+        dropped = waiting + self._codec.discard()
+        if dropped:
+            self.counters["stale"] += 1
+            log.debug("%s: %d stale bytes dropped", self.name, dropped)
+        essp = self._essp
+        encrypted = essp is not None and essp.keyed and not plain
+        payload = essp.wrap(data) if encrypted else data
+        frame = self._codec.command(payload)
+        for attempt in range(self.MAX_SENDS):
+            if attempt:
+                self.counters["repeats"] += 1
+                frame = self._codec.repeat(payload)
+            port.write(frame)
+            reply = self._read_reply(port, encrypted)
+            if reply is not None:
+                return reply
+            if self._stop.is_set() and not self._initialising:
+                break
+        return None
+
+    def _read_reply(self, port: serial.Serial, encrypted: bool) -> bytes | None:
+        codec = self._codec
+        deadline = time.monotonic() + self.timeout
+        while True:
+            while (event := codec.next_event()) is not NEED_DATA:
+                if isinstance(event, Garbage):
+                    bad = event.reason == "bad CRC"
+                    self.counters["bad_crc" if bad else "garbage"] += 1
+                    log.warning("%s: garbage from the validator (%s): %s", self.name,
+                                event.reason, event.data.hex(" "))
+                    if bad:
+                        return None
+                    continue
+                reply, damaged = self._accept(event, encrypted)
+                if reply is not None or damaged:
+                    return reply
+            if time.monotonic() >= deadline or self._stop.is_set() and not self._initialising:
+                self.counters["timeouts"] += 1
+                return None
+            chunk = port.read(1)
+            if chunk and port.in_waiting:
+                chunk += port.read(port.in_waiting)
+            codec.receive_data(chunk)
+
+    def _accept(self, packet: Packet, encrypted: bool) -> tuple[bytes | None, bool]:
+        """``(data, damaged)``: the reply DATA if ``packet`` answers the command in flight; else
+        None, and ``damaged`` if it was the answer but does not decrypt (send the command again)."""
+        if packet.address != self.address or packet.seq != self._codec.expected_seq:
+            self.counters["stale"] += 1
+            return None, False
+        data = packet.data
+        essp = self._essp
+        if is_encrypted(data):
+            if essp is None or not essp.keyed:
+                self.counters["garbage"] += 1
+                log.warning("%s: an encrypted reply without a key: skipped", self.name)
+                return None, False
+            try:
+                return essp.unwrap(data), False
+            except ReplayError as exc:
+                self.counters["replays"] += 1
+                log.warning("%s: replayed or stale encrypted reply skipped: %s", self.name, exc)
+                return None, False
+            except DecryptError as exc:
+                self.counters["bad_crc"] += 1
+                log.warning("%s: encrypted reply does not decrypt: %s", self.name, exc)
+                return None, True
+        if encrypted and not (len(data) == 1 and data[0] in _GENERIC_ERRORS):
+            self.counters["garbage"] += 1
+            log.warning("%s: a plain reply to an encrypted command refused: %s", self.name,
+                        data.hex(" "))
+            return None, False
+        return data, False
+
+    # --- the poll thread ----------------------------------------------------------------------
+    def _poll_loop(self) -> None:
+        stop = self._stop
+        while not stop.wait(self.poll_interval):
+            try:
+                with self._link:
+                    if stop.is_set():
+                        return
+                    self._poll_or_hold()
+            except OSError as exc:
+                self._vanished(stop, f"port error: {exc}")
+                return
+            except KeyNotSetError:
+                self._recover_key(stop)
+            except DeviceError as exc:
+                log.error("%s: %s", self.name, exc)
+            except Exception:
+                log.exception("%s: unexpected error in the poll loop (polling on)", self.name)
+            if self._missed >= self.MAX_MISSED_POLLS:
+                self._vanished(stop, f"no answer to {self._missed} polls in a row")
+                return
+
+    def _poll_or_hold(self) -> None:
+        if self._tracker.holding:
+            try:
+                self._command(Command.HOLD)
+                self._missed = 0
+                return
+            except DeviceTimeoutError:
+                self._missed += 1
+                return
+            except KeyNotSetError:
+                raise
+            except DeviceOperationError as exc:    # the unit holds nothing now: POLL tells why
+                log.warning("%s: HOLD refused (%s): polling", self.name, exc)
+                self._tracker.item.decided = True
+        self._poll_once()
+
+    def _recover_key(self, stop: threading.Event) -> None:
+        log.warning("%s: KEY_NOT_SET: the validator restarted; initialising again", self.name)
+        self.counters["reinit"] += 1
+        try:
+            with self._link:
+                if not stop.is_set():
+                    self._initialise()
+        except DeviceError as exc:
+            log.error("%s: re-initialising failed: %s", self.name, exc)
+
+    def _vanished(self, stop: threading.Event, reason: str) -> None:
+        while not stop.is_set():
+            if self._lock.acquire(timeout=0.05):
+                try:
+                    self.lost(reason)
+                finally:
+                    self._lock.release()
+                return
+
+
+def _name(code: int) -> PollEvent | int:
+    try:
+        return PollEvent(code)
+    except ValueError:
+        return code
+
+
+def _label(code: int) -> str:
+    try:
+        return Response(code).name
+    except ValueError:
+        return f"0x{code:02X}"

@@ -1,0 +1,1 @@
+"""TCL ticket printer: codec, voucher layout and barcode, driver."""

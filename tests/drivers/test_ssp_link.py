@@ -1,0 +1,375 @@
+"""The real SSP/eSSP driver against the simulator over a real pty, end to end, with and without
+encryption. Every test checks that it leaves no thread and no file descriptor behind. The contract
+class at the bottom also runs against a real validator when ``EGM_HW_BILL_VALIDATOR_SSP`` names its
+port (and ``EGM_HW_BILL_VALIDATOR_SSP_KEY`` its fixed key, for eSSP).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from drivers.ssp.codec import Command, PollEvent
+from drivers.ssp.driver import SspValidator
+from drivers.ssp.setup import USD_SETUP
+from hal import registry
+from hal.base import Lifecycle
+from hal.errors import BackendError, DeviceGoneError, DeviceInitError, DeviceOperationError
+from hal.events import (
+    DeviceEvent,
+    DeviceFault,
+    DeviceOffline,
+    DeviceOnline,
+    FaultKind,
+    NoteEscrowed,
+    NoteStacked,
+    Rejected,
+    Returned,
+)
+from sim_hardware.pty_link import run_on_pty
+from sim_hardware.ssp_validator import Note, SspSimulator, State
+
+NAME = "validator"
+TEST_FIXED_KEY = 0x0F1E2D3C4B5A6978          # a test key only, never a machine's
+HW_PORT = os.environ.get("EGM_HW_BILL_VALIDATOR_SSP", "")
+HW_KEY = os.environ.get("EGM_HW_BILL_VALIDATOR_SSP_KEY", "")
+REPLY_S = 0.2
+
+
+def _fds() -> dict[str, str]:
+    out = {}
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            out[fd] = os.readlink(f"/proc/self/fd/{fd}")
+    return out
+
+
+@pytest.fixture(autouse=True)
+def no_leaks() -> Iterator[None]:
+    threads = set(threading.enumerate())
+    fds = _fds()
+    yield
+    deadline = time.monotonic() + 2.0
+    while (extra := set(threading.enumerate()) - threads) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not extra, f"leaked threads: {extra}"
+    leaked = {fd: target for fd, target in _fds().items() if fds.get(fd) != target}
+    assert not leaked, f"leaked file descriptors: {leaked}"
+
+
+def _driver(path: str, encryption: bool, **kw) -> SspValidator:
+    return SspValidator(NAME, port=path, timeout=REPLY_S, poll_interval=0.01,
+                        encryption=encryption,
+                        fixed_key=f"{TEST_FIXED_KEY:016X}" if encryption else "", **kw)
+
+
+@pytest.fixture(params=[False, True], ids=["ssp", "essp"])
+def encryption(request) -> bool:
+    return request.param
+
+
+@pytest.fixture
+def sim(encryption) -> SspSimulator:
+    return SspSimulator(encryption=encryption, fixed_key=TEST_FIXED_KEY)
+
+
+@pytest.fixture
+def link(no_leaks, sim):
+    with run_on_pty(sim) as link:
+        yield link
+
+
+@pytest.fixture
+def validator(link, encryption) -> Iterator[SspValidator]:
+    dev = _driver(link.path, encryption)
+    yield dev
+    dev.close()
+
+
+@pytest.fixture
+def idle(validator, sim) -> SspValidator:
+    """Open, every note enabled, Online consumed, polling an idle validator."""
+    validator.open()
+    assert validator.next_event(1.0) == DeviceOnline(NAME)
+    validator.enable([d * 100 for d in USD_SETUP.channel_values])
+    assert settle(validator, sim) == []
+    return validator
+
+
+def collect(dev: SspValidator, until: Callable[[DeviceEvent], bool],
+            timeout: float = 3.0) -> list[DeviceEvent]:
+    seen: list[DeviceEvent] = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        event = dev.next_event(0.05)
+        if event is not None:
+            seen.append(event)
+            if until(event):
+                return seen
+    raise AssertionError(f"timed out; events so far: {seen}")
+
+
+def settle(dev: SspValidator, sim: SspSimulator, state: State = State.IDLE, polls: int = 8,
+           timeout: float = 3.0) -> list[DeviceEvent]:
+    """Wait for ``state`` and ``polls`` more POLL or HOLD commands; the events queued meanwhile."""
+    deadline = time.monotonic() + timeout
+    while sim.state is not state:
+        assert time.monotonic() < deadline, f"simulator stuck in {sim.state}"
+        time.sleep(0.005)
+    def count() -> int:
+        return sim.received[Command.POLL] + sim.received[Command.HOLD]
+    start = count()
+    while count() < start + polls:
+        assert time.monotonic() < deadline, "the driver stopped polling"
+        time.sleep(0.005)
+    return dev.drain_events()
+
+
+def escrow(dev: SspValidator, sim: SspSimulator, dollars: int) -> None:
+    assert sim.insert_note(dollars)
+    assert collect(dev, lambda e: isinstance(e, NoteEscrowed)) == [
+        NoteEscrowed(NAME, dollars * 100)]
+
+
+# --- open ---------------------------------------------------------------------------------------
+def test_open_syncs_negotiates_reads_the_setup_and_stays_disabled(validator, sim, encryption):
+    validator.open()
+    assert validator.next_event(1.0) == DeviceOnline(NAME)
+    assert validator.notes == USD_SETUP.notes
+    assert validator.serial_number == sim.serial_number
+    assert sim.keyed is encryption and sim.protocol == 6
+    assert sim.received[Command.REQUEST_KEY_EXCHANGE] == (1 if encryption else 0)
+    assert not sim.enabled and sim.enabled_channels == set()
+    assert PollEvent.DISABLED in validator.poll()
+    validator.enable([500, 2000])
+    assert sim.enabled and sim.enabled_channels == {3, 5}
+    validator.disable()
+    assert not sim.enabled
+    with pytest.raises(ValueError, match=r"no note of \[300\] cents"):
+        validator.enable([300])
+
+
+def test_a_plain_driver_is_told_the_validator_wants_essp(no_leaks):
+    sim = SspSimulator(encryption=True, fixed_key=TEST_FIXED_KEY)
+    with run_on_pty(sim) as link:
+        dev = _driver(link.path, False)
+        with pytest.raises(DeviceInitError, match="wants eSSP"):
+            dev.open()
+        assert dev.lifecycle is Lifecycle.CLOSED
+        # A wrong fixed key: the key exchange works, the first encrypted command gets no answer.
+        wrong = SspValidator(NAME, port=link.path, timeout=0.05, encryption=True,
+                             fixed_key=f"{TEST_FIXED_KEY ^ 1:016X}")
+        with pytest.raises(DeviceInitError, match="no answer to HOST_PROTOCOL_VERSION"):
+            wrong.open()
+        assert sim.refused == 3
+
+
+# --- the acceptance -----------------------------------------------------------------------------
+@pytest.mark.parametrize("repeat", [False, True], ids=["clean", "every-frame-repeated"])
+def test_a_20_dollar_note_is_escrowed_stacked_on_command_and_credited_exactly_once(
+        validator, sim, repeat, encryption):
+    sim.repeat_replies(repeat)
+    validator.open()
+    validator.enable([2000])
+    assert settle(validator, sim) == [DeviceOnline(NAME)]
+    assert sim.insert_note(20)
+    assert collect(validator, lambda e: isinstance(e, NoteEscrowed)) == [NoteEscrowed(NAME, 2000)]
+    settle(validator, sim, State.ESCROW)                  # held while the host decides
+    assert sim.received[Command.HOLD] >= 8 and sim.cashbox == []
+    assert validator.drain_events() == []
+    validator.stack()
+    assert collect(validator, lambda e: isinstance(e, NoteStacked)) == [NoteStacked(NAME, 2000)]
+    assert settle(validator, sim) == []                   # no second credit, however long
+    assert sim.cashbox == [Note(5, 20)]
+    if repeat:
+        assert validator.counters["stale"] > 0            # the duplicates reached the driver
+    if encryption:
+        assert sim.keyed and sim.refused == 0
+
+
+def test_lost_replies_are_repeated_with_the_same_flag_and_credit_once(idle, sim):
+    sim.corrupt_next_crc(to=Command.POLL)
+    escrow(idle, sim, 20)
+    sim.drop_next_reply(to=Command.POLL)                  # the accepting POLL's reply is lost
+    idle.stack()
+    assert sim.resent >= 1 and idle.counters["repeats"] >= 1
+    sim.lose_next_command(Command.POLL)                   # and a POLL that never arrives
+    assert collect(idle, lambda e: isinstance(e, NoteStacked)) == [NoteStacked(NAME, 2000)]
+    assert settle(idle, sim) == []
+    assert sim.cashbox == [Note(5, 20)] and idle.counters["bad_crc"] >= 1
+
+
+def test_return_on_request(idle, sim):
+    escrow(idle, sim, 10)
+    idle.return_escrow()
+    assert collect(idle, lambda e: isinstance(e, Returned)) == [Returned(NAME)]
+    assert settle(idle, sim) == []
+    assert sim.returned == [Note(4, 10)] and sim.cashbox == []
+    with pytest.raises(DeviceOperationError, match="nothing in escrow"):
+        idle.stack()
+
+
+def test_an_inhibited_note_and_a_bad_note_are_rejected_with_their_reason(idle, sim):
+    idle.enable([500])
+    assert sim.insert_note(20)
+    assert collect(idle, lambda e: isinstance(e, Rejected)) == [Rejected(NAME, "channel inhibited")]
+    assert settle(idle, sim) == []
+    assert sim.insert_bad_note()
+    assert collect(idle, lambda e: isinstance(e, Rejected)) == [Rejected(NAME, "invalid note")]
+    assert settle(idle, sim) == []
+    escrow(idle, sim, 5)
+
+
+@pytest.mark.parametrize(("inject", "kind", "detail"), [
+    (lambda s: s.jam(), FaultKind.JAM, "safe note jam"),
+    (lambda s: s.jam(safe=False), FaultKind.JAM, "unsafe note jam"),
+    (lambda s: s.stacker_full(), FaultKind.STACKER_FULL, "stacker full"),
+    (lambda s: s.fraud(), FaultKind.CHEAT, "fraud attempt"),
+    (lambda s: s.remove_cashbox(), FaultKind.STACKER_OPEN, "cash box removed"),
+], ids=["safe-jam", "unsafe-jam", "stacker-full", "fraud", "cashbox-removed"])
+@pytest.mark.parametrize("encryption", [True], ids=["essp"])    # one mode: the suite stays short
+def test_each_fault_is_reported_once_and_cleared(idle, sim, inject, kind, detail):
+    inject(sim)
+    assert collect(idle, lambda e: isinstance(e, DeviceFault)) == [DeviceFault(NAME, kind, detail)]
+    assert settle(idle, sim) == []
+    sim.clear_fault()
+    assert collect(idle, lambda e: isinstance(e, DeviceFault)) == [
+        DeviceFault(NAME, kind, detail, cleared=True)]
+    escrow(idle, sim, 1)
+
+
+def test_a_restarted_validator_is_set_up_again_and_its_escrow_returned(idle, sim, encryption):
+    idle.enable([2000])
+    escrow(idle, sim, 20)
+    sim.power_off()
+    sim.power_on()                                        # key lost, disabled, inhibited
+    assert collect(idle, lambda e: isinstance(e, Returned)) == [Returned(NAME)]
+    assert settle(idle, sim) == []
+    assert idle.counters["reinit"] >= 1
+    assert sim.enabled and sim.enabled_channels == {5} and sim.keyed is encryption
+    assert sim.returned == [Note(5, 20)]
+    escrow(idle, sim, 20)
+
+
+def test_an_unplugged_validator_is_reported_offline(idle, sim):
+    sim.unplug()
+    events = collect(idle, lambda e: isinstance(e, DeviceOffline))
+    assert events[-1].reason.startswith("port error")
+    assert idle.lifecycle is Lifecycle.GONE
+    with pytest.raises(DeviceGoneError):
+        idle.stack()
+
+
+def test_a_silent_validator_is_lost_and_reopens(idle, sim):
+    sim.power_off()
+    events = collect(idle, lambda e: isinstance(e, DeviceOffline))
+    assert events[-1] == DeviceOffline(NAME, "no answer to 3 polls in a row")
+    sim.power_on()
+    idle.reopen()
+    assert idle.next_event(1.0) == DeviceOnline(NAME)
+    assert not sim.enabled
+    idle.enable([2000])
+    escrow(idle, sim, 20)
+
+
+def test_open_fails_cleanly(link, sim, tmp_path, encryption):
+    with pytest.raises(DeviceInitError, match="cannot open"):
+        _driver(str(tmp_path / "ttyNONE"), encryption).open()
+    sim.power_off()
+    dev = SspValidator(NAME, port=link.path, timeout=0.05)
+    with pytest.raises(DeviceInitError, match="no answer to SYNC"):
+        dev.open()
+    assert dev.lifecycle is Lifecycle.CLOSED and dev.drain_events() == []
+
+
+def test_the_registry_builds_it_from_settings(no_leaks):
+    dev = registry.create("bill_validator", "ssp", NAME,
+                          {"port": "/dev/null", "encryption": True,
+                           "fixed_key": f"{TEST_FIXED_KEY:016X}", "address": 0})
+    assert isinstance(dev, SspValidator) and dev.encryption and not dev.is_open
+    with pytest.raises(BackendError, match="encryption needs fixed_key"):
+        registry.create("bill_validator", "ssp", NAME, {"port": "/dev/null", "encryption": True})
+    with pytest.raises(BackendError, match="16 hex digits"):
+        registry.create("bill_validator", "ssp", NAME,
+                        {"port": "/dev/null", "encryption": True, "fixed_key": "1234"})
+    with pytest.raises(BackendError, match="settings are port, timeout, poll_interval, address"):
+        registry.create("bill_validator", "ssp", NAME, {"port": "/dev/null", "baud": 9600})
+
+
+# --- the contract: simulator always, real hardware when attached ---------------------------------
+class SimulatedWorld:
+    wait_s = 3.0
+
+    def __init__(self, sim: SspSimulator) -> None:
+        self.sim = sim
+
+    def insert_note(self, dollars: int) -> None:
+        assert self.sim.insert_note(dollars)
+
+
+class HardwareWorld:
+    wait_s = 60.0
+
+    def __init__(self, request: pytest.FixtureRequest) -> None:
+        self.capture = request.config.pluginmanager.getplugin("capturemanager")
+
+    def insert_note(self, dollars: int) -> None:
+        with self.capture.global_and_fixture_disabled():
+            print(f"\n>>> insert a ${dollars} note into the SSP validator", flush=True)
+
+
+@pytest.fixture(params=[
+    "simulator",
+    pytest.param("hardware", marks=pytest.mark.skipif(
+        not HW_PORT, reason="no SSP bill validator attached: set EGM_HW_BILL_VALIDATOR_SSP=<port> "
+                            "(and EGM_HW_BILL_VALIDATOR_SSP_KEY=<fixed key> for eSSP)")),
+])
+def contract(request, no_leaks) -> Iterator[tuple[SspValidator, SimulatedWorld | HardwareWorld]]:
+    if request.param == "hardware":
+        with SspValidator(NAME, port=HW_PORT, timeout=1.0, poll_interval=0.2,
+                          encryption=bool(HW_KEY), fixed_key=HW_KEY) as dev:
+            yield dev, HardwareWorld(request)
+        return
+    sim = SspSimulator(encryption=True, fixed_key=TEST_FIXED_KEY)
+    with run_on_pty(sim) as link, _driver(link.path, True) as dev:
+        yield dev, SimulatedWorld(sim)
+
+
+class TestSspBillValidatorContract:
+    """What the cabinet relies on from any bill validator backend, through SSP."""
+
+    def test_opens_online_and_disabled(self, contract):
+        dev, world = contract
+        assert dev.next_event(1.0) == DeviceOnline(NAME)
+        assert PollEvent.DISABLED in dev.poll()
+
+    def test_a_20_note_is_stacked_on_command_and_credited_once(self, contract):
+        dev, world = contract
+        dev.enable([2000])
+        dev.drain_events()
+        world.insert_note(20)
+        assert collect(dev, lambda e: isinstance(e, NoteEscrowed), world.wait_s)[-1] == \
+            NoteEscrowed(NAME, 2000)
+        dev.stack()
+        assert collect(dev, lambda e: isinstance(e, NoteStacked), world.wait_s) == [
+            NoteStacked(NAME, 2000)]
+        time.sleep(10 * dev.poll_interval)
+        assert not any(isinstance(e, NoteStacked) for e in dev.drain_events())
+
+    def test_a_note_is_returned_on_command(self, contract):
+        dev, world = contract
+        dev.enable([2000])
+        world.insert_note(20)
+        collect(dev, lambda e: isinstance(e, NoteEscrowed), world.wait_s)
+        dev.return_escrow()
+        assert collect(dev, lambda e: isinstance(e, Returned), world.wait_s)[-1] == Returned(NAME)
+
+    def test_nothing_to_stack_is_an_operation_error(self, contract):
+        dev, world = contract
+        with pytest.raises(DeviceOperationError, match="nothing in escrow"):
+            dev.stack()
