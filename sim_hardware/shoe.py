@@ -43,9 +43,6 @@ from sim_hardware.pty_link import READ_SLICE_S, BytePort
 
 log = logging.getLogger(__name__)
 
-#: A RESEND_FROM for the SEQ the shoe re-sent from this recently is not answered again (the host
-#: asks once per frame it received behind a gap; each answer re-sends the whole window).
-RESEND_HOLD_S = 0.1
 #: NAK reason the shoe gives for a host frame it cannot use.
 NAK_MALFORMED = 0x01
 VERSION = (1, 0)
@@ -105,7 +102,6 @@ class ShoeSimulator:
         self._codec = LinkCodec()
         self._tx = Sender(retry_s=self.retry_s, window=self.window)
         self._rx = Receiver()
-        self._last_resend: tuple[int, float] = (0, float("-inf"))
         self._hello: HelloCause | None = HelloCause.POWER_UP
 
     @property
@@ -168,8 +164,9 @@ class ShoeSimulator:
 
     def _on_frame(self, frame: LinkFrame) -> None:
         if frame.seq:                                   # a reliable command of the host
-            deliver, reply = self._rx.receive(frame)
-            self._out(reply)
+            deliver, reply = self._rx.receive(frame, self._clock())
+            if reply is not None:
+                self._out(reply)
             if deliver is not None:
                 self._command(deliver)
             return
@@ -178,11 +175,7 @@ class ShoeSimulator:
         if kind == LinkType.ACK and seq is not None:
             self._tx.acknowledged(seq)
         elif kind == LinkType.RESEND_FROM and seq is not None:
-            now = self._clock()
-            if self._last_resend[0] == seq and now - self._last_resend[1] < RESEND_HOLD_S:
-                return
-            self._last_resend = (seq, now)
-            for again in self._tx.resend_from(seq, now):
+            for again in self._tx.resend_from(seq, self._clock()):
                 self._out(again)
         elif kind == LinkType.NAK and seq is not None:
             log.warning("shoe sim: the host refused frame %d (reason %s)", seq, frame.payload[2:])

@@ -37,12 +37,20 @@ class _Pending:
     sent_at: float
 
 
+#: A RESEND_FROM for the same SEQ is neither asked for nor answered again within this time: every
+#: frame behind a gap would otherwise ask again, and each answer re-send the whole window, filling
+#: the line both ways until writes time out.
+RESEND_HOLD_S = 0.1
+
+
 @dataclass(slots=True)
 class Sender:
     retry_s: float = 0.2
     window: int = 64
     next: int = 1
+    hold_s: float = RESEND_HOLD_S
     _pending: deque[_Pending] = field(default_factory=deque)
+    _answered: tuple[int, float] = (0, float("-inf"))
 
     def send(self, type_: int, payload: bytes, now: float) -> LinkFrame:
         """Number a new reliable frame and keep it until acknowledged; the caller writes it."""
@@ -67,7 +75,11 @@ class Sender:
                 break
 
     def resend_from(self, seq: int, now: float) -> list[LinkFrame]:
-        """RESEND_FROM(seq): the pending frames from ``seq`` on, in order (and acks before it)."""
+        """RESEND_FROM(seq): the pending frames from ``seq`` on, in order (and acks before it);
+        nothing when the same request was answered less than ``hold_s`` ago."""
+        if self._answered[0] == seq and now - self._answered[1] < self.hold_s:
+            return []
+        self._answered = (seq, now)
         while self._pending and self._pending[0].frame.seq != seq and \
                 _distance(self._pending[0].frame.seq, seq) < self.window:
             self._pending.popleft()                 # the receiver has everything before seq
@@ -86,13 +98,17 @@ class Sender:
 @dataclass(slots=True)
 class Receiver:
     expected: int = 1
+    hold_s: float = RESEND_HOLD_S
+    _asked: tuple[int, float] = (0, float("-inf"))
     #: Reliable frames delivered, and duplicates / gaps seen (for the diagnostics screen).
     delivered: int = 0
     duplicates: int = 0
     gaps: int = 0
 
-    def receive(self, frame: LinkFrame) -> tuple[LinkFrame | None, LinkFrame]:
-        """``(frame to deliver or None, control frame to send back)`` for one reliable frame."""
+    def receive(self, frame: LinkFrame, now: float = 0.0) -> tuple[LinkFrame | None, LinkFrame | None]:
+        """``(frame to deliver or None, control frame to send back or None)`` for one reliable
+        frame. A gap asks RESEND_FROM(expected) once per ``hold_s``; later frames behind the same
+        gap are dropped silently while the answer is on its way."""
         if frame.seq == 0:
             raise LocalProtocolError("an unsequenced frame is not for the receiver")
         if frame.seq == self.expected:
@@ -102,6 +118,9 @@ class Receiver:
         ahead = _distance(self.expected, frame.seq)
         if ahead < MAX_SEQ // 2:                    # a gap: ask again from what is missing
             self.gaps += 1
+            if self._asked[0] == self.expected and now - self._asked[1] < self.hold_s:
+                return None, None
+            self._asked = (self.expected, now)
             return None, LinkFrame(0, LinkType.RESEND_FROM, seq_bytes(self.expected))
         self.duplicates += 1                        # already delivered: acknowledge again
         return None, LinkFrame(0, LinkType.ACK, seq_bytes(frame.seq))

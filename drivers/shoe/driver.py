@@ -100,9 +100,6 @@ class ShoeDriver(Device):
     READ_SLICE_S: ClassVar[float] = 0.02
     #: How far ahead of the next expected SEQ a reconnecting shoe's next SEQ may be.
     WINDOW: ClassVar[int] = 64
-    #: A RESEND_FROM for the same SEQ is not repeated within this time: every frame behind a gap
-    #: asks for it, and each answer re-sends the whole window (a storm that fills the line).
-    RESEND_HOLD_S: ClassVar[float] = 0.1
 
     def __init__(self, name: str, *, port: str, timeout: float = 1.0) -> None:
         super().__init__(name, timeout=timeout)
@@ -128,7 +125,6 @@ class ShoeDriver(Device):
         self._statuses = 0
         self._last_heard = self._last_probe = 0.0
         self._missed = 0
-        self._last_resend: tuple[int, float] = (0, 0.0)
         self._misread_fault = False
         self._state_lost = False
         #: The last STATUS, the last HELLO, cards in the last LOADED, cards drawn since then.
@@ -369,15 +365,10 @@ class ShoeDriver(Device):
             if event.seq:
                 if not self._synced:
                     return []                  # a frame of a session the RESET will end
-                deliver, reply = self._rx.receive(event)
+                deliver, reply = self._rx.receive(event, now)
                 if deliver is not None:
                     self._message(deliver)
-                if reply.type == LinkType.RESEND_FROM:
-                    seq, at = self._last_resend
-                    if reply.payload == seq.to_bytes(2, "big") and now - at < self.RESEND_HOLD_S:
-                        return []              # asked already: the answer is on its way
-                    self._last_resend = (self._rx.expected, now)
-                return [reply]
+                return [] if reply is None else [reply]
             return self._control(event, now)
 
     def _control(self, frame: LinkFrame, now: float) -> list[LinkFrame]:

@@ -111,10 +111,11 @@ def _run_lossy(cards: list[Card], seed: int, loss: float, dup: float, disconnect
         while to_host:
             host_codec.receive_data(to_host.pop(0))
             for event in host_codec.events():
-                deliver, reply = rx.receive(event)
+                deliver, reply = rx.receive(event, now)
                 if deliver is not None:
                     got.append(decode(deliver.type, deliver.payload).card)
-                channel(encode(reply), to_shoe, step)
+                if reply is not None:
+                    channel(encode(reply), to_shoe, step)
         while to_shoe:
             shoe_codec.receive_data(to_shoe.pop(0))
             for control in shoe_codec.events():
@@ -169,3 +170,19 @@ def test_arbitrary_bytes_never_raise(data):
 @given(st.binary(max_size=2000))
 def test_fuzz_link_codec(data):
     test_arbitrary_bytes_never_raise.hypothesis.inner_test(data)
+
+
+def test_a_gap_is_asked_for_once_per_hold_and_answered_once_per_hold():
+    """Every frame behind a gap would ask again, and every answer re-send the whole window: on a
+    real line that storm fills the buffers both ways. Both halves hold a repeated request."""
+    rx = Receiver(hold_s=0.1)
+    rx.receive(LinkFrame(1, ShoeType.CARD, b"As"), now=0.0)
+    behind = [LinkFrame(s, ShoeType.CARD, b"As") for s in (3, 4, 5)]
+    assert rx.receive(behind[0], now=1.0)[1] == LinkFrame(0, LinkType.RESEND_FROM, seq_bytes(2))
+    assert rx.receive(behind[1], now=1.05) == (None, None)
+    assert rx.receive(behind[2], now=1.2)[1] == LinkFrame(0, LinkType.RESEND_FROM, seq_bytes(2))
+    tx = Sender(hold_s=0.1)
+    frames = [tx.send(ShoeType.CARD, b"As", now=0.0) for _ in range(3)]
+    assert tx.resend_from(2, now=1.0) == frames[1:]
+    assert tx.resend_from(2, now=1.05) == []
+    assert tx.resend_from(2, now=1.2) == frames[1:]
