@@ -23,9 +23,9 @@ from firmware.errors import UsageError
 DEVICES: dict[str, tuple[str, ...]] = {
     "bill-validator": ("id003", "ssp"),
     "printer": ("tcl",),
-    "touch": (),
+    "touch": ("evdev",),
     "shoe": ("shoe",),
-    "io": (),
+    "io": ("io",),
 }
 
 
@@ -36,7 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     where = p.add_mutually_exclusive_group(required=True)
     where.add_argument("--pty", action="store_true", help="serve on a new pseudo-terminal")
     where.add_argument("--port", metavar="PATH", help="serve on this serial port")
-    p.add_argument("--protocol", metavar="P", help="wire protocol (bill-validator: id003, ssp; printer: tcl; shoe: shoe)")
+    p.add_argument("--protocol", metavar="P", help="wire protocol (bill-validator: id003, ssp; printer: tcl; shoe: shoe; io: io)")
     p.set_defaults(func=_sim)
 
 
@@ -47,7 +47,11 @@ def _sim(args: argparse.Namespace) -> int:
     protocol = args.protocol or built[0]
     if protocol not in built:
         raise UsageError(f"{args.device} protocols built: {', '.join(built)}; not {protocol!r}")
-    if args.device == "shoe":
+    if args.device == "touch":
+        return _touch(args)
+    if args.device == "io":
+        simulator, commands, serial_settings = _io()
+    elif args.device == "shoe":
         simulator, commands, serial_settings = _shoe()
     elif args.device == "printer":
         simulator, commands, serial_settings = _tcl()
@@ -184,6 +188,86 @@ def _shoe() -> tuple[Any, dict[str, Callable[..., Any]], dict[str, Any]]:
         "power-cycle": lambda: sim.power_cycle(),
         "left": lambda: sim.left,
         "dealt": lambda: " ".join(str(c) for c in sim.dealt) or "-",
+    }
+    return sim, commands, dict(SERIAL)
+
+
+def _touch(args: argparse.Namespace) -> int:
+    """The evdev touchscreen: records into the FIFO ``--port`` names (created if missing).
+
+    ``--pty`` would be the 3M MicroTouch serial simulator, which is not built yet.
+    """
+    from sim_hardware.touch_evdev import EvdevTouchSimulator, make_fifo
+
+    if args.pty:
+        raise UsageError("the touch simulator is not built yet for --pty (3M MicroTouch serial); "
+                         "evdev: egm sim touch --port FIFO_PATH")
+    try:
+        path = make_fifo(args.port)
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"cannot make the FIFO {args.port}: {exc}") from None
+    sim = EvdevTouchSimulator(path)
+
+    def connected() -> EvdevTouchSimulator:
+        if not sim.connected:
+            sim.connect(timeout=5.0)
+        return sim
+
+    commands: dict[str, Callable[..., Any]] = {
+        "down": lambda x, y, slot="0": connected().down(int(x), int(y), int(slot)),
+        "move": lambda x, y, slot="0": connected().move(int(x), int(y), int(slot)),
+        "up": lambda slot="0": connected().up(int(slot)),
+        "tap": lambda x, y: connected().tap(int(x), int(y)),
+        "two-finger": lambda x1, y1, x2, y2: connected().two_finger((int(x1), int(y1)),
+                                                                    (int(x2), int(y2))),
+        "screen": lambda x, y: " ".join(map(str, connected().touch_screen(int(x), int(y)))),
+        "syn-dropped": lambda: connected().syn_dropped(),
+        "unplug": lambda: sim.unplug(),
+        "records": lambda: sim.records_written,
+    }
+    out = sys.stdout
+    out.write(f"{path}\n")
+    out.flush()
+    try:
+        for line in sys.stdin:
+            try:
+                reply = _command(commands, line)
+            except OSError as exc:                   # TimeoutError: no reader; EPIPE: it left
+                reply = f"error: {exc}"
+            if reply is not None:
+                out.write(f"{reply}\n")
+                out.flush()
+            if reply == "bye":
+                break
+    finally:
+        sim.close()
+    return 0
+
+
+def _io() -> tuple[Any, dict[str, Callable[..., Any]], dict[str, Any]]:
+    """The I/O board: doors, keys, buttons; ``tower``, ``lamps`` and ``meters`` show the outputs."""
+    from drivers.link.codec import SERIAL
+    from hal.events import Button, Door, KeySwitch
+    from sim_hardware.io_board import IoBoardSimulator
+
+    sim = IoBoardSimulator()
+    commands: dict[str, Callable[..., Any]] = {
+        "open": lambda door: sim.open_door(Door(door)),
+        "close": lambda door: sim.close_door(Door(door)),
+        "key": lambda key, state="on": sim.turn_key(KeySwitch(key), state == "on"),
+        "press": lambda *buttons: all(sim.press(Button(b)) for b in buttons),
+        "tower": lambda: " ".join(f"{t}:{p.name.lower()}" for t, p in sorted(sim.tower.items()))
+        or "-",
+        "lamps": lambda: " ".join(sorted(b.value for b in sim.lamps)) or "-",
+        "meters": lambda: " ".join(f"{m}:{n}" for m, n in sorted(sim.meters.items())) or "-",
+        "corrupt-crc": lambda n="1": sim.corrupt_next_crc(int(n)),
+        "drop": lambda n="1": sim.drop_next(int(n)),
+        "repeat": lambda on="on": sim.repeat(on == "on"),
+        "unplug": lambda: sim.unplug(close_port=False),
+        "replug": lambda: sim.replug(),
+        "power-off": lambda: sim.power_off(),
+        "power-on": lambda: sim.power_on(),
+        "power-cycle": lambda: sim.power_cycle(),
     }
     return sim, commands, dict(SERIAL)
 

@@ -1,0 +1,56 @@
+"""I/O board link: round trip of one status request, driver to simulator and back, over a
+real pty.
+
+What is timed is ``IoBoardDriver.status()``: the production driver's exchange (encode a
+STATUS_REQUEST, pyserial write, the driver's read thread decodes the STATUS and wakes the caller)
+against the simulated I/O board serving the pty's master side in its own thread. No input changes, so
+only the measured requests touch the wire (the driver probes a quiet line only after its one-second
+timeout, which the back-to-back requests never leave).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import statistics
+import time
+
+from drivers.io_board.driver import IoBoardDriver
+from sim_hardware.io_board import IoBoardSimulator
+from sim_hardware.pty_link import run_on_pty
+
+#: Requests timed (after WARMUP untimed ones).
+REQUESTS = int(os.environ.get("EGM_BENCH_IO_REQUESTS", "5000"))
+WARMUP = 200
+
+
+@functools.cache
+def _round_trips_us() -> tuple[float, ...]:
+    sim = IoBoardSimulator()
+    with run_on_pty(sim) as link, IoBoardDriver("bench", port=link.path, timeout=1.0) as dev:
+        for _ in range(WARMUP):
+            dev.status()
+        assert dev.status().inputs == 0
+        samples = []
+        clock = time.perf_counter_ns
+        for _ in range(REQUESTS):
+            start = clock()
+            dev.status()
+            samples.append((clock() - start) / 1000)
+        return tuple(samples)
+
+
+def status_median() -> tuple[float, str]:
+    return (statistics.median(_round_trips_us()),
+            f"µs median, status request over a pty ({REQUESTS:,} requests)")
+
+
+def status_p99() -> tuple[float, str]:
+    samples = sorted(_round_trips_us())
+    return samples[int(0.99 * (len(samples) - 1))], f"µs 99th percentile, same {REQUESTS:,} requests"
+
+
+BENCHMARKS = [
+    ("io board: status request round trip over a pty, median", status_median),
+    ("io board: status request round trip over a pty, p99", status_p99),
+]

@@ -1,0 +1,67 @@
+"""evdev touch: latency of one touch report, simulator to ``Touch`` event, through a FIFO.
+
+What is timed: the simulator encodes a one-contact frame (type-B multitouch records and
+SYN_REPORT) and writes it into the FIFO; the production driver's reader thread wakes on ``select``,
+reads, decodes, applies the fitted 3-point calibration and queues the :class:`~hal.events.Touch`;
+the clock stops when ``next_event`` returns it. Each sample is one DOWN or one UP.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import statistics
+import tempfile
+import time
+
+from drivers.touch.evdev_driver import EvdevTouch
+from hal.calibration import fit, targets
+from hal.events import Touch
+from sim_hardware.touch_evdev import EvdevTouchSimulator, Sensor, make_fifo
+
+#: Reports timed (after WARMUP untimed ones).
+REPORTS = int(os.environ.get("EGM_BENCH_TOUCH_REPORTS", "5000"))
+WARMUP = 200
+W, H = 1920, 1080
+
+
+@functools.cache
+def _latencies_us() -> tuple[float, ...]:
+    sensor = Sensor()
+    points = targets(W, H)
+    cal = fit(points, [sensor.raw(*p) for p in points], W, H).to_json()
+    raw = sensor.raw(W // 2, H // 2)
+    with tempfile.TemporaryDirectory() as tmp:
+        fifo = make_fifo(os.path.join(tmp, "event0"))
+        with EvdevTouch("bench", path=fifo, timeout=1.0, calibration=cal) as dev, \
+                EvdevTouchSimulator(fifo, sensor=sensor).connect() as sim:
+            dev.drain_events()
+            clock = time.perf_counter_ns
+            samples = []
+            for i in range(WARMUP + REPORTS):
+                start = clock()
+                if i % 2 == 0:
+                    sim.down(*raw)
+                else:
+                    sim.up()
+                event = dev.next_event(1.0)
+                elapsed = (clock() - start) / 1000
+                assert isinstance(event, Touch) and (event.x, event.y) == (W // 2, H // 2), event
+                if i >= WARMUP:
+                    samples.append(elapsed)
+            return tuple(samples)
+
+
+def latency_median() -> tuple[float, str]:
+    return statistics.median(_latencies_us()), f"µs median, touch report through a FIFO ({REPORTS:,} reports)"
+
+
+def latency_p99() -> tuple[float, str]:
+    samples = sorted(_latencies_us())
+    return samples[int(0.99 * (len(samples) - 1))], f"µs 99th percentile, same {REPORTS:,} reports"
+
+
+BENCHMARKS = [
+    ("touch evdev: touch report latency through a FIFO, median", latency_median),
+    ("touch evdev: touch report latency through a FIFO, p99", latency_p99),
+]

@@ -1,0 +1,1 @@
+"""Touchscreen drivers: Linux evdev multitouch (3M MicroTouch serial: not built yet)."""
