@@ -69,7 +69,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, field_serializer, field_validator, model_validator
 
-from firmware.cards.card import Card, format_cards, parse_cards
+from firmware.cards.card import Card, format_cards
 from firmware.cards.errors import CardError
 from firmware.cards.shoe import MAX_DECKS, double_super_9_shoe
 from firmware.cards.source import CardSource
@@ -84,6 +84,7 @@ from firmware.games.double_super_9_house_way import (
 )
 from firmware.games.errors import DecisionError, GameError, WagerError
 from firmware.games.options import GameOptions, parse_percent, percent_fraction
+from firmware.games.setting import HOUSE_WAY, SET_HAND, SET_PREFIX, positions, read_setting
 
 __all__ = [
     "BankerTurn",
@@ -106,9 +107,6 @@ BANK = "bank"
 COLLECTION = "collection"
 
 #: The decision.
-SET_HAND = "set_hand"
-HOUSE_WAY = "house-way"
-SET_PREFIX = "set:"
 
 
 # --- pure rule functions ------------------------------------------------------------------------
@@ -475,17 +473,18 @@ class DoubleSuper9(Game):
         hand = spot.hand
         if hand.setting is not None:
             raise DecisionError(f"seat {seat} has already set its hand")
-        text = action.strip()
-        if text.lower() == HOUSE_WAY:
+        named = read_setting(seat, action, ("FRONT", "BACK"), "set:6s 3h|5d 5c")
+        if named is None:
             hand.setting = house_way(hand.cards)
             hand.house_way = True
             return
-        if not text.lower().startswith(SET_PREFIX):
+        front, back = named
+        if len(front) != 2 or len(back) != 2:
             raise DecisionError(
-                f"seat {seat}: unknown action {action!r}; answer set:FRONT|BACK "
-                "(e.g. set:6s 3h|5d 5c) or house-way"
+                f"seat {seat}: a FRONT hand of {len(front)} and a BACK hand of {len(back)} cards; "
+                f"each hand holds exactly 2 of the spot's {HAND_SIZE} cards"
             )
-        chosen = self._parse_setting(seat, hand.cards, text[len(SET_PREFIX):])
+        chosen = setting_of(hand.cards, positions(seat, hand.cards, (*front, *back))[:2])
         if chosen.foul and state.options.foul_setting == "refuse":
             front, back = chosen.front_cards(hand.cards), chosen.back_cards(hand.cards)
             raise DecisionError(
@@ -494,39 +493,6 @@ class DoubleSuper9(Game):
                 "the BACK must rank at least as high as the FRONT (a foul hand)"
             )
         hand.setting = chosen
-
-    @staticmethod
-    def _parse_setting(seat: int, cards: list[Card], body: str) -> Setting:
-        front_text, sep, back_text = body.partition("|")
-        if not sep or "|" in back_text:
-            raise DecisionError(
-                f"seat {seat}: a setting is set:FRONT|BACK with one '|', e.g. set:6s 3h|5d 5c"
-            )
-        try:
-            front, back = parse_cards(front_text), parse_cards(back_text)
-        except CardError as exc:
-            raise DecisionError(f"seat {seat}: {exc}") from None
-        if len(front) != 2 or len(back) != 2:
-            raise DecisionError(
-                f"seat {seat}: a FRONT hand of {len(front)} and a BACK hand of {len(back)} cards; "
-                f"each hand holds exactly 2 of the spot's {HAND_SIZE} cards"
-            )
-        free = list(range(HAND_SIZE))
-        front_positions: list[int] = []
-        for k, card in enumerate((*front, *back)):
-            position = next((i for i in free if cards[i] == card), None)
-            if position is None:
-                held = cards.count(card)
-                raise DecisionError(
-                    f"seat {seat} does not hold {card}; its cards are {' '.join(format_cards(cards))}"
-                    if not held else
-                    f"seat {seat} holds {card} {'once' if held == 1 else f'{held} times'}, "
-                    "not more; its cards are " + " ".join(format_cards(cards))
-                )
-            free.remove(position)
-            if k < 2:
-                front_positions.append(position)
-        return setting_of(cards, front_positions)
 
     def showdown(self, state: DoubleSuper9Round, source: CardSource) -> None:
         """Compare each non-foul spot's FRONT and BACK with the banker's (no card is dealt)."""

@@ -80,14 +80,14 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, field_serializer, field_validator, model_validator
 
 from firmware.cards.blackjack import blackjack_total
-from firmware.cards.card import Card, format_cards, parse_cards
-from firmware.cards.errors import CardError
+from firmware.cards.card import Card, format_cards
 from firmware.cards.poker5 import describe, eval5
 from firmware.cards.shoe import standard_shoe
 from firmware.cards.source import CardSource
 from firmware.games.base import DecisionRequest, Game, Outcome, Settlement, WagerResult, Wagers
 from firmware.games.errors import DecisionError, GameError, WagerError
 from firmware.games.options import GameOptions, parse_percent, percent_fraction
+from firmware.games.setting import HOUSE_WAY, SET_HAND, SET_PREFIX, positions, read_setting
 from firmware.games.split21_stud_house_way import HAND_SIZE, Split, house_way, split_of, splits
 
 #: Positions around the table, clockwise; the house's hand is position 8 with ``banking = house``.
@@ -97,9 +97,6 @@ HOUSE_POSITION = 8
 DEALER = "dealer"
 
 #: The decision actions (besides the explicit ``set:HIGH|LOW`` splits).
-HOUSE_WAY = "house-way"
-SET_PREFIX = "set:"
-SET_HAND = "set_hand"
 
 #: The wagers whose counterparty is the bank (the house, or the player-banker).
 BANKED = ("ante", "high", "low")
@@ -433,17 +430,19 @@ class Split21Stud(Game):
             raise DecisionError(f"seat {seat} has no hand to set")
         if hand.split is not None:
             raise DecisionError(f"seat {seat} has already set its hand")
-        text = action.strip()
-        if text.lower() == HOUSE_WAY:
+        named = read_setting(seat, action, ("HIGH", "LOW"), "set:As Kd|2c 3h 4s")
+        if named is None:
             hand.split = house_way(hand.cards)
             hand.house_way = True
             return
-        if not text.lower().startswith(SET_PREFIX):
+        high, low = named
+        high_positions = positions(seat, hand.cards, (*high, *low))[:len(high)]
+        if len(high) not in (2, 3) or len(high) + len(low) != HAND_SIZE:
             raise DecisionError(
-                f"seat {seat}: unknown action {action!r}; answer set:HIGH|LOW "
-                "(e.g. set:As Kd|2c 3h 4s) or house-way"
+                f"seat {seat}: a HIGH hand of {len(high)} and a LOW hand of {len(low)} cards; each "
+                f"hand holds 2 or 3 cards and together exactly the seat's {HAND_SIZE}"
             )
-        split = self._parse_split(seat, hand.cards, text[len(SET_PREFIX):])
+        split = split_of(hand.cards, high_positions)
         if split.foul and state.options.foul_setting == "refuse":
             high, low = split.high_cards(hand.cards), split.low_cards(hand.cards)
             raise DecisionError(
@@ -453,33 +452,6 @@ class Split21Stud(Game):
                 "house-way"
             )
         hand.split = split
-
-    @staticmethod
-    def _parse_split(seat: int, cards: list[Card], body: str) -> Split:
-        high_text, sep, low_text = body.partition("|")
-        if not sep or "|" in low_text:
-            raise DecisionError(
-                f"seat {seat}: a setting is set:HIGH|LOW with one '|', e.g. set:As Kd|2c 3h 4s"
-            )
-        try:
-            high, low = parse_cards(high_text), parse_cards(low_text)
-        except CardError as exc:
-            raise DecisionError(f"seat {seat}: {exc}") from None
-        named: set[Card] = set()
-        for card in (*high, *low):
-            if card not in cards:
-                raise DecisionError(
-                    f"seat {seat} does not hold {card}; its cards are {' '.join(format_cards(cards))}"
-                )
-            if card in named:
-                raise DecisionError(f"seat {seat}: {card} is named twice")
-            named.add(card)
-        if len(high) not in (2, 3) or len(high) + len(low) != HAND_SIZE:
-            raise DecisionError(
-                f"seat {seat}: a HIGH hand of {len(high)} and a LOW hand of {len(low)} cards; each "
-                f"hand holds 2 or 3 cards and together exactly the seat's {HAND_SIZE}"
-            )
-        return split_of(cards, [cards.index(c) for c in high])
 
     def showdown(self, state: Split21Round, source: CardSource) -> None:
         """The JACKPOT contest (the blackjack hands and the ante need no cards and settle in
