@@ -67,7 +67,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field, field_serializer, field_validator, model_validator
+from pydantic import Field, model_validator
 
 from firmware.cards.card import Card, format_cards
 from firmware.cards.errors import CardError
@@ -83,7 +83,7 @@ from firmware.games.double_super_9_house_way import (
     settings,
 )
 from firmware.games.errors import DecisionError, GameError, WagerError
-from firmware.games.options import GameOptions, parse_percent, percent_fraction
+from firmware.games.options import GameOptions, Percent, percent_fraction
 from firmware.games.setting import HOUSE_WAY, SET_HAND, SET_PREFIX, positions, read_setting
 
 __all__ = [
@@ -214,7 +214,7 @@ class DoubleSuper9Options(GameOptions):
     decks: int = Field(12, ge=1, le=MAX_DECKS)
     banking: Literal["house", "player"] = "house"
     #: ``banking = house``: percent of each winning wager the house keeps (rounded up).
-    commission: Decimal = Field(Decimal(5), ge=0, lt=100)
+    commission: Percent = Field(Decimal(5), ge=0, lt=100)
     #: ``banking = player``: credits every wagering spot pays the club before each bet (0: none).
     collection: int = Field(0, ge=0, le=1_000_000)
     #: ``banking = player``: the spot that must place ``bank`` this round (None: whichever spot
@@ -223,11 +223,6 @@ class DoubleSuper9Options(GameOptions):
     #: A setting whose FRONT outranks its BACK: refused (the terminal prevents it) or foul (loses).
     foul_setting: Literal["refuse", "lose"] = "refuse"
 
-    _percent = field_validator("commission", mode="before")(parse_percent)
-
-    @field_serializer("commission")
-    def _number(self, value: Decimal) -> int | float:
-        return int(value) if value == value.to_integral_value() else float(value)
 
     @model_validator(mode="after")
     def _possible(self) -> DoubleSuper9Options:

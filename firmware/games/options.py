@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, PlainSerializer, ValidationError
 
 from firmware.config.validation import describe_validation_error
 from firmware.games.errors import OptionError
@@ -47,6 +47,16 @@ def parse_percent(value: Any) -> Any:
     if isinstance(value, float):
         return Decimal(repr(value))
     return value
+
+
+def _plain_number(value: Decimal) -> int | float:
+    """A percentage as JSON shows it: ``5`` rather than ``"5"``, ``2.5`` where it has a fraction."""
+    return int(value) if value == value.to_integral_value() else float(value)
+
+
+#: An option given as a percentage (``5``, ``"5%"``, ``2.5``): a ``Decimal`` in the model, a plain
+#: number in JSON. Bounds go in the field's ``Field(ge=..., lt=...)``.
+Percent = Annotated[Decimal, BeforeValidator(parse_percent), PlainSerializer(_plain_number)]
 
 
 def percent_fraction(percent: Decimal) -> Fraction:

@@ -86,7 +86,7 @@ from firmware.cards.shoe import standard_shoe
 from firmware.cards.source import CardSource
 from firmware.games.base import DecisionRequest, Game, Outcome, Settlement, WagerResult, Wagers
 from firmware.games.errors import DecisionError, GameError, WagerError
-from firmware.games.options import GameOptions, parse_percent, percent_fraction
+from firmware.games.options import GameOptions, Percent, percent_fraction
 from firmware.games.setting import HOUSE_WAY, SET_HAND, SET_PREFIX, positions, read_setting
 from firmware.games.split21_stud_house_way import HAND_SIZE, Split, house_way, split_of, splits
 
@@ -120,13 +120,8 @@ class JackpotOptions(GameOptions):
 
     enabled: bool = True
     house_ante: int = Field(0, ge=0, le=1_000_000, description="credits the house adds to every pot")
-    commission: Decimal = Field(Decimal(5), ge=0, lt=100, description="percent of a pot players win kept")
+    commission: Percent = Field(Decimal(5), ge=0, lt=100, description="percent of a pot players win kept")
 
-    _percent = field_validator("commission", mode="before")(parse_percent)
-
-    @field_serializer("commission")
-    def _number(self, value: Decimal) -> int | float:
-        return int(value) if value == value.to_integral_value() else float(value)
 
     @model_validator(mode="after")
     def _possible(self) -> JackpotOptions:

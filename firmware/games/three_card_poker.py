@@ -62,7 +62,7 @@ from functools import lru_cache
 from itertools import combinations
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field, field_serializer, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from firmware.cards.card import RANK_CHARS, Card, format_cards
 from firmware.cards.poker3 import (
@@ -79,7 +79,7 @@ from firmware.cards.shoe import standard_shoe
 from firmware.cards.source import CardSource
 from firmware.games.base import DecisionRequest, Game, Outcome, Settlement, WagerResult, Wagers
 from firmware.games.errors import DecisionError, GameError, WagerError
-from firmware.games.options import GameOptions, parse_percent, percent_fraction, split_list
+from firmware.games.options import GameOptions, Percent, percent_fraction, split_list
 
 #: The decision and its actions.
 PLAY_OR_FOLD = "play_or_fold"
@@ -166,13 +166,8 @@ class CommissionOptions(GameOptions):
     mode: Literal["flat", "percent"] = "flat"
     #: ``flat``: whole credits per seat and round; ``percent``: percent (0 <= p < 100) of the seat's
     #: wagers placed before the deal.
-    amount: Decimal = Field(Decimal(0), ge=0, le=1_000_000)
+    amount: Percent = Field(Decimal(0), ge=0, le=1_000_000)
 
-    _percent = field_validator("amount", mode="before")(parse_percent)
-
-    @field_serializer("amount")
-    def _number(self, value: Decimal) -> int | float:
-        return int(value) if value == value.to_integral_value() else float(value)
 
     @model_validator(mode="after")
     def _possible(self) -> CommissionOptions:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field, field_serializer, field_validator, model_validator
+from pydantic import Field, model_validator
 
 from firmware.cards.card import Card, format_cards
 from firmware.cards.poker4 import category4
@@ -21,7 +21,7 @@ from firmware.cards.shoe import standard_shoe
 from firmware.cards.source import CardSource
 from firmware.games.base import Game, Outcome, Settlement, WagerResult, Wagers
 from firmware.games.errors import WagerError
-from firmware.games.options import GameOptions, parse_percent, percent_fraction, split_list
+from firmware.games.options import GameOptions, Percent, percent_fraction, split_list
 from firmware.games.war_engine import (
     DEALER,
     DealerWarResult,
@@ -87,13 +87,8 @@ class PoolOptions(GameOptions):
 
     enabled: bool = True
     dealer_ante: int = Field(0, ge=0, le=1_000_000, description="credits the house adds to every pot")
-    commission: Decimal = Field(Decimal(5), ge=0, lt=100, description="percent of a seat's win kept")
+    commission: Percent = Field(Decimal(5), ge=0, lt=100, description="percent of a seat's win kept")
 
-    _percent = field_validator("commission", mode="before")(parse_percent)
-
-    @field_serializer("commission")
-    def _number(self, value: Decimal) -> int | float:
-        return int(value) if value == value.to_integral_value() else float(value)
 
 
 class WarFamilyOptions(GameOptions):
