@@ -97,6 +97,20 @@ def _ssp() -> tuple[Any, dict[str, Callable[..., Any]], dict[str, Any]]:
     return sim, commands, dict(SERIAL)
 
 
+def _link_wire_commands(sim: Any) -> dict[str, Callable[..., Any]]:
+    """The wire faults every product-link simulator (shoe, I/O board) takes."""
+    return {
+        "corrupt-crc": lambda n="1": sim.corrupt_next_crc(int(n)),
+        "drop": lambda n="1": sim.drop_next(int(n)),
+        "repeat": lambda on="on": sim.repeat(on == "on"),
+        "unplug": lambda: sim.unplug(close_port=False),
+        "replug": lambda: sim.replug(),
+        "power-off": lambda: sim.power_off(),
+        "power-on": lambda: sim.power_on(),
+        "power-cycle": lambda: sim.power_cycle(),
+    }
+
+
 def _id003() -> tuple[Any, dict[str, Callable[..., Any]], dict[str, Any]]:
     from drivers.id003.codec import SERIAL
     from sim_hardware.id003_validator import Id003Simulator
@@ -178,14 +192,7 @@ def _shoe() -> tuple[Any, dict[str, Callable[..., Any]], dict[str, Any]]:
         "door": lambda state="open": sim.open_door() if state == "open" else sim.close_door(),
         "shuffle": lambda seed, decks="8": len(sim.shuffle(int(seed), decks=int(decks))),
         "load": lambda *cards: sim.load(cards),
-        "corrupt-crc": lambda n="1": sim.corrupt_next_crc(int(n)),
-        "drop": lambda n="1": sim.drop_next(int(n)),
-        "repeat": lambda on="on": sim.repeat(on == "on"),
-        "unplug": lambda: sim.unplug(close_port=False),
-        "replug": lambda: sim.replug(),
-        "power-off": lambda: sim.power_off(),
-        "power-on": lambda: sim.power_on(),
-        "power-cycle": lambda: sim.power_cycle(),
+        **_link_wire_commands(sim),
         "left": lambda: sim.left,
         "dealt": lambda: " ".join(str(c) for c in sim.dealt) or "-",
     }
@@ -260,14 +267,7 @@ def _io() -> tuple[Any, dict[str, Callable[..., Any]], dict[str, Any]]:
         or "-",
         "lamps": lambda: " ".join(sorted(b.value for b in sim.lamps)) or "-",
         "meters": lambda: " ".join(f"{m}:{n}" for m, n in sorted(sim.meters.items())) or "-",
-        "corrupt-crc": lambda n="1": sim.corrupt_next_crc(int(n)),
-        "drop": lambda n="1": sim.drop_next(int(n)),
-        "repeat": lambda on="on": sim.repeat(on == "on"),
-        "unplug": lambda: sim.unplug(close_port=False),
-        "replug": lambda: sim.replug(),
-        "power-off": lambda: sim.power_off(),
-        "power-on": lambda: sim.power_on(),
-        "power-cycle": lambda: sim.power_cycle(),
+        **_link_wire_commands(sim),
     }
     return sim, commands, dict(SERIAL)
 
