@@ -21,15 +21,11 @@ lost) is ACKed again and credits nothing, and STACKED credits only if VEND_VALID
 from __future__ import annotations
 
 import collections
-import contextlib
 import logging
-import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import ClassVar
-
-import serial
 
 from drivers.codec import NEED_DATA, Garbage, Role
 from drivers.id003.codec import (
@@ -54,8 +50,8 @@ from drivers.id003.settings import (
     notes_in_cents,
     parse_assignment,
 )
-from hal.base import Device
-from hal.errors import DeviceError, DeviceOperationError, DeviceTimeoutError
+from drivers.serial_loop import PolledSerialDevice, drop_waiting, read_some
+from hal.errors import DeviceOperationError, DeviceTimeoutError
 from hal.events import (
     DeviceEvent,
     DeviceFault,
@@ -272,30 +268,17 @@ class _Wanted:
     inhibit: bytes = INHIBIT_ON
 
 
-class Id003Validator(Device):
+class Id003Validator(PolledSerialDevice):
     """An ID-003 bill validator on a serial port (or a simulator's pty)."""
 
     device_class: ClassVar[str] = "bill_validator"
-    #: Status requests in a row without an answer before the device counts as gone.
-    MAX_MISSED_POLLS: ClassVar[int] = 3
-    #: Longest single blocking read; bounds how late the poll thread notices a stop.
-    READ_SLICE_S: ClassVar[float] = 0.05
+    SERIAL_SETTINGS = SERIAL
+    THREAD_PREFIX = "id003-poll"
 
     def __init__(self, name: str, *, port: str, timeout: float = 1.0,
                  poll_interval: float = 0.2) -> None:
-        super().__init__(name, timeout=timeout)
-        if not port:
-            raise ValueError(f"{name}: port names the serial device, e.g. /dev/ttyUSB0")
-        if poll_interval <= 0:
-            raise ValueError(f"{name}: poll_interval must be positive, not {poll_interval}")
-        self.port = port
-        self.poll_interval = poll_interval
-        self._serial: serial.Serial | None = None
-        self._thread: threading.Thread | None = None
-        self._stop = threading.Event()
-        self._link = threading.RLock()
+        super().__init__(name, port=port, timeout=timeout, poll_interval=poll_interval)
         self._codec = Id003Codec(Role.HOST)
-        self._missed = 0
         self._initialising = False
         self._wanted = _Wanted()
         self._tracker = StatusTracker(name, notes_in_cents(USD_TABLE))
@@ -304,37 +287,12 @@ class Id003Validator(Device):
 
     # --- lifecycle hooks ----------------------------------------------------------------------
     def _open(self) -> None:
-        self._stop = threading.Event()
-        self._missed = 0
         self._tracker = StatusTracker(self.name, self._tracker.notes)    # a fresh start
         self._wanted = _Wanted()          # inhibited until the cabinet enables it again
-        self._serial = serial.Serial(self.port, timeout=min(self.READ_SLICE_S, self.timeout),
-                                     write_timeout=self.timeout, **SERIAL)
+        self._open_port()
         with self._link:
             self._initialise(probe=True)
-        self._thread = threading.Thread(target=self._poll_loop, name=f"id003-poll-{self.name}",
-                                        daemon=True)
-        self._thread.start()
-
-    def _close(self) -> None:
-        self._stop.set()
-        port, thread = self._serial, self._thread
-        if port is not None:
-            try:
-                port.cancel_read()
-            except Exception:      # cancel_read is best effort: the join below bounds the wait
-                log.debug("%s: cancel_read failed", self.name, exc_info=True)
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(timeout=max(2 * self.timeout, 1.0))
-            if thread.is_alive():
-                log.error("%s: the poll thread did not stop; closing the port under it", self.name)
-        self._thread = None
-        if port is not None:
-            self._serial = None
-            try:
-                port.close()
-            except Exception:
-                log.exception("%s: error while closing %s (ignored)", self.name, self.port)
+        self._start_polling()
 
     # --- the cabinet's requests ---------------------------------------------------------------
     @property
@@ -390,16 +348,6 @@ class Id003Validator(Device):
             if not self._tracker.escrowed:
                 raise DeviceOperationError(f"{self.name}: nothing in escrow to {command.name}")
             self._operation(command, took_effect)
-
-    @contextlib.contextmanager
-    def _exchange(self, what: str) -> Iterator[None]:
-        """The link lock, with port errors turned into device errors."""
-        with self._link:
-            self.require_open()
-            try:
-                yield
-            except OSError as exc:
-                raise DeviceOperationError(f"{self.name}: {what}: {exc}") from exc
 
     # --- protocol steps (called with the link lock held) --------------------------------------
     def _initialise(self, *, probe: bool) -> None:
@@ -508,21 +456,13 @@ class Id003Validator(Device):
         return "unknown" if last is None else last.name(Role.DEVICE)
 
     # --- the wire -----------------------------------------------------------------------------
-    def _port(self) -> serial.Serial:
-        port = self._serial
-        if port is None:
-            raise serial.PortNotOpenError()
-        return port
-
     def _send(self, frame: Frame) -> None:
         self._port().write(self._codec.send(frame))
 
     def _transact(self, frame: Frame, accept: Callable[[Frame], bool]) -> Frame | None:
         """Send ``frame``; the first frame ``accept`` takes, or None (time-out, damaged reply)."""
         port = self._port()
-        waiting = port.in_waiting
-        if waiting:
-            port.read(waiting)
+        waiting = drop_waiting(port)
         if waiting or self._codec.buffered:       # after the last reply: late, repeated
             self.counters["stale"] += 1
             log.debug("%s: %d stale bytes dropped", self.name, waiting + self._codec.buffered)
@@ -550,37 +490,8 @@ class Id003Validator(Device):
                 log.debug("%s: no answer to %s within %s s", self.name, frame.name(Role.HOST),
                           self.timeout)
                 return None
-            data = port.read(1)
-            if data and port.in_waiting:
-                data += port.read(port.in_waiting)
-            codec.receive_data(data)
+            codec.receive_data(read_some(port))
 
     # --- the poll thread ----------------------------------------------------------------------
-    def _poll_loop(self) -> None:
-        stop = self._stop
-        while not stop.wait(self.poll_interval):
-            try:
-                with self._link:
-                    if stop.is_set():
-                        return
-                    self._poll_once()
-            except OSError as exc:
-                self._vanished(stop, f"port error: {exc}")
-                return
-            except DeviceError as exc:
-                log.error("%s: %s", self.name, exc)
-            except Exception:
-                log.exception("%s: unexpected error in the poll loop (polling on)", self.name)
-            if self._missed >= self.MAX_MISSED_POLLS:
-                self._vanished(stop, f"no answer to {self._missed} status requests in a row")
-                return
-
-    def _vanished(self, stop: threading.Event, reason: str) -> None:
-        """Report the loss, unless a close is already under way (it holds the device lock)."""
-        while not stop.is_set():
-            if self._lock.acquire(timeout=0.05):
-                try:
-                    self.lost(reason)
-                finally:
-                    self._lock.release()
-                return
+    def _poll_step(self) -> None:
+        self._poll_once()

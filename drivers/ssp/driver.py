@@ -27,18 +27,18 @@ hands each reply over once (sequence flag, counter); the tracker is the second l
 from __future__ import annotations
 
 import collections
-import contextlib
 import logging
 import secrets
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import ClassVar
 
 import serial
 
 from drivers.codec import NEED_DATA, Garbage, Role
+from drivers.serial_loop import PolledSerialDevice, drop_waiting, read_some
 from drivers.ssp.codec import (
     SERIAL,
     Command,
@@ -65,7 +65,6 @@ from drivers.ssp.setup import (
     inhibit_mask,
     parse_setup,
 )
-from hal.base import Device
 from hal.errors import DeviceError, DeviceInitError, DeviceOperationError, DeviceTimeoutError
 from hal.events import (
     DeviceEvent,
@@ -251,40 +250,30 @@ class _Wanted:
     enabled: bool = False
 
 
-class SspValidator(Device):
+class SspValidator(PolledSerialDevice):
     """An SSP (or eSSP) bill validator on a serial port (or a simulator's pty)."""
 
     device_class: ClassVar[str] = "bill_validator"
-    MAX_MISSED_POLLS: ClassVar[int] = 3
     #: Sends of one command: the first and its repeats (same sequence flag).
     MAX_SENDS: ClassVar[int] = 3
-    READ_SLICE_S: ClassVar[float] = 0.05
+    SERIAL_SETTINGS = SERIAL
+    THREAD_PREFIX = "ssp-poll"
+    POLLS_NAME = "polls"
 
     def __init__(self, name: str, *, port: str, timeout: float = 1.0, poll_interval: float = 0.2,
                  address: int = 0, encryption: bool = False, fixed_key: str = "") -> None:
-        super().__init__(name, timeout=timeout)
-        if not port:
-            raise ValueError(f"{name}: port names the serial device, e.g. /dev/ttyUSB0")
-        if poll_interval <= 0:
-            raise ValueError(f"{name}: poll_interval must be positive, not {poll_interval}")
+        super().__init__(name, port=port, timeout=timeout, poll_interval=poll_interval)
         if not 0 <= address <= 0x7F:
             raise ValueError(f"{name}: an SSP address is 0..127, not {address}")
         if encryption and not fixed_key:
             raise ValueError(f"{name}: encryption needs fixed_key (16 hex digits, from the "
                              "machine's configuration)")
-        self.port = port
-        self.poll_interval = poll_interval
         self.address = address
         self.encryption = encryption
         self._fixed_key = parse_fixed_key(fixed_key) if encryption else 0
-        self._serial: serial.Serial | None = None
-        self._thread: threading.Thread | None = None
-        self._stop = threading.Event()
-        self._link = threading.RLock()
         self._codec = SspCodec(Role.HOST, address)
         self._essp: EsspSession | None = None
         self._rng = secrets.SystemRandom()
-        self._missed = 0
         self._initialising = False
         self._fresh = False
         self._wanted = _Wanted()
@@ -295,12 +284,9 @@ class SspValidator(Device):
 
     # --- lifecycle hooks ----------------------------------------------------------------------
     def _open(self) -> None:
-        self._stop = threading.Event()
-        self._missed = 0
         self._wanted = _Wanted()
         self._tracker = EventTracker(self.name, self._tracker.notes)
-        self._serial = serial.Serial(self.port, timeout=min(self.READ_SLICE_S, self.timeout),
-                                     write_timeout=self.timeout, **SERIAL)
+        self._open_port()
         with self._link:
             try:
                 self._initialise()
@@ -308,29 +294,10 @@ class SspValidator(Device):
                 raise DeviceInitError(
                     f"{self.name}: the validator wants eSSP (KEY_NOT_SET): set encryption and "
                     f"fixed_key" if not self.encryption else f"{self.name}: {exc}") from exc
-        self._thread = threading.Thread(target=self._poll_loop, name=f"ssp-poll-{self.name}",
-                                        daemon=True)
-        self._thread.start()
+        self._start_polling()
 
-    def _close(self) -> None:
-        self._stop.set()
-        port, thread = self._serial, self._thread
-        if port is not None:
-            try:
-                port.cancel_read()
-            except Exception:
-                log.debug("%s: cancel_read failed", self.name, exc_info=True)
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(timeout=max(2 * self.timeout * self.MAX_SENDS, 1.0))
-            if thread.is_alive():
-                log.error("%s: the poll thread did not stop; closing the port under it", self.name)
-        self._thread = None
-        if port is not None:
-            self._serial = None
-            try:
-                port.close()
-            except Exception:
-                log.exception("%s: error while closing %s (ignored)", self.name, self.port)
+    def _join_timeout(self) -> float:
+        return max(2 * self.timeout * self.MAX_SENDS, 1.0)
 
     # --- the cabinet's requests ---------------------------------------------------------------
     @property
@@ -389,16 +356,6 @@ class SspValidator(Device):
         if not self._tracker.escrowed:
             raise DeviceOperationError(f"{self.name}: nothing in escrow to {what}")
         return self._tracker.item
-
-    @contextlib.contextmanager
-    def _exchange(self, what: str) -> Iterator[None]:
-        self.require_open()
-        with self._link:
-            self.require_open()
-            try:
-                yield
-            except OSError as exc:
-                raise DeviceOperationError(f"{self.name}: {what}: {exc}") from exc
 
     # --- protocol steps (link lock held) ------------------------------------------------------
     def _initialise(self) -> None:
@@ -503,19 +460,10 @@ class SspValidator(Device):
         return REJECT_CODES.get(code, f"reject code 0x{code & 0xFF:02X}")
 
     # --- the wire -----------------------------------------------------------------------------
-    def _port(self) -> serial.Serial:
-        port = self._serial
-        if port is None:
-            raise serial.PortNotOpenError()
-        return port
-
     def _transact(self, data: bytes, *, plain: bool = False) -> bytes | None:
         """Send one command (repeating it on silence or damage); its reply DATA, decrypted."""
         port = self._port()
-        waiting = port.in_waiting
-        if waiting:
-            port.read(waiting)
-        dropped = waiting + self._codec.discard()
+        dropped = drop_waiting(port) + self._codec.discard()
         if dropped:
             self.counters["stale"] += 1
             log.debug("%s: %d stale bytes dropped", self.name, dropped)
@@ -554,10 +502,7 @@ class SspValidator(Device):
             if time.monotonic() >= deadline or self._stop.is_set() and not self._initialising:
                 self.counters["timeouts"] += 1
                 return None
-            chunk = port.read(1)
-            if chunk and port.in_waiting:
-                chunk += port.read(port.in_waiting)
-            codec.receive_data(chunk)
+            codec.receive_data(read_some(port))
 
     def _accept(self, packet: Packet, encrypted: bool) -> tuple[bytes | None, bool]:
         """``(data, damaged)``: the reply DATA if ``packet`` answers the command in flight; else
@@ -590,28 +535,14 @@ class SspValidator(Device):
         return data, False
 
     # --- the poll thread ----------------------------------------------------------------------
-    def _poll_loop(self) -> None:
-        stop = self._stop
-        while not stop.wait(self.poll_interval):
-            try:
-                with self._link:
-                    if stop.is_set():
-                        return
-                    self._poll_or_hold()
-            except OSError as exc:
-                self._vanished(stop, f"port error: {exc}")
-                return
-            except KeyNotSetError:
-                self._recover_key(stop)
-            except DeviceError as exc:
-                log.error("%s: %s", self.name, exc)
-            except Exception:
-                log.exception("%s: unexpected error in the poll loop (polling on)", self.name)
-            if self._missed >= self.MAX_MISSED_POLLS:
-                self._vanished(stop, f"no answer to {self._missed} polls in a row")
-                return
+    def _poll_error(self, exc: DeviceError, stop: threading.Event) -> None:
+        if isinstance(exc, KeyNotSetError):
+            self._recover_key(stop)
+        else:
+            super()._poll_error(exc, stop)
 
-    def _poll_or_hold(self) -> None:
+    def _poll_step(self) -> None:
+        """POLL, or HOLD while a note waits in escrow for the cabinet."""
         if self._tracker.holding:
             try:
                 self._command(Command.HOLD)
@@ -636,15 +567,6 @@ class SspValidator(Device):
                     self._initialise()
         except DeviceError as exc:
             log.error("%s: re-initialising failed: %s", self.name, exc)
-
-    def _vanished(self, stop: threading.Event, reason: str) -> None:
-        while not stop.is_set():
-            if self._lock.acquire(timeout=0.05):
-                try:
-                    self.lost(reason)
-                finally:
-                    self._lock.release()
-                return
 
 
 def _name(code: int) -> PollEvent | int:

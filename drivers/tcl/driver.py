@@ -20,17 +20,13 @@ lost on the wire leaves the flag clear and the ticket is reported not printed.
 from __future__ import annotations
 
 import collections
-import contextlib
 import logging
-import threading
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-import serial
-
 from drivers.codec import NEED_DATA, Garbage, Role
+from drivers.serial_loop import PolledSerialDevice, drop_waiting, read_some
 from drivers.tcl.codec import (
     SERIAL,
     ClearErrors,
@@ -44,7 +40,6 @@ from drivers.tcl.codec import (
     TclCodec,
 )
 from drivers.tcl.voucher import REGIONS, TEMPLATE, Voucher
-from hal.base import Device
 from hal.errors import DeviceError, DeviceInitError, DeviceOperationError, DeviceTimeoutError
 from hal.events import (
     DeviceEvent,
@@ -206,30 +201,17 @@ class StatusTracker:
 
 
 # --- the driver --------------------------------------------------------------------------------
-class TclPrinter(Device):
+class TclPrinter(PolledSerialDevice):
     """A TCL ticket printer on a serial port (or a simulator's pty)."""
 
     device_class: ClassVar[str] = "printer"
-    #: Status requests in a row without an answer before the printer counts as gone.
-    MAX_MISSED_POLLS: ClassVar[int] = 3
-    #: Longest single blocking read; bounds how late the poll thread notices a stop.
-    READ_SLICE_S: ClassVar[float] = 0.05
+    SERIAL_SETTINGS = SERIAL
+    THREAD_PREFIX = "tcl-poll"
 
     def __init__(self, name: str, *, port: str, timeout: float = 1.0,
                  poll_interval: float = 0.2) -> None:
-        super().__init__(name, timeout=timeout)
-        if not port:
-            raise ValueError(f"{name}: port names the serial device, e.g. /dev/ttyUSB0")
-        if poll_interval <= 0:
-            raise ValueError(f"{name}: poll_interval must be positive, not {poll_interval}")
-        self.port = port
-        self.poll_interval = poll_interval
-        self._serial: serial.Serial | None = None
-        self._thread: threading.Thread | None = None
-        self._stop = threading.Event()
-        self._link = threading.RLock()
+        super().__init__(name, port=port, timeout=timeout, poll_interval=poll_interval)
         self._codec = TclCodec(Role.HOST)
-        self._missed = 0
         self._defining = False
         self._tracker = StatusTracker(name, start_timeout=self._start_timeout())
         #: Link health: garbage, damaged, timeouts, stale, redefined.
@@ -240,11 +222,8 @@ class TclPrinter(Device):
 
     # --- lifecycle hooks ----------------------------------------------------------------------
     def _open(self) -> None:
-        self._stop = threading.Event()
-        self._missed = 0
         self._tracker = StatusTracker(self.name, start_timeout=self._start_timeout())
-        self._serial = serial.Serial(self.port, timeout=min(self.READ_SLICE_S, self.timeout),
-                                     write_timeout=self.timeout, **SERIAL)
+        self._open_port()
         with self._link:
             for _ in range(self.MAX_MISSED_POLLS):
                 if self._transact() is not None:
@@ -252,31 +231,13 @@ class TclPrinter(Device):
             else:
                 raise DeviceTimeoutError(f"{self.name}: no answer to ENQ on {self.port}")
             self._define()
-        self._thread = threading.Thread(target=self._poll_loop, name=f"tcl-poll-{self.name}",
-                                        daemon=True)
-        self._thread.start()
+        self._start_polling()
 
     def _close(self) -> None:
         self._stop.set()
         for event in self._tracker.not_printed("closed before the printer confirmed it"):
             self._emit(event)
-        port, thread = self._serial, self._thread
-        if port is not None:
-            try:
-                port.cancel_read()
-            except Exception:      # best effort: the join below bounds the wait
-                log.debug("%s: cancel_read failed", self.name, exc_info=True)
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(timeout=max(2 * self.timeout, 1.0))
-            if thread.is_alive():
-                log.error("%s: the poll thread did not stop; closing the port under it", self.name)
-        self._thread = None
-        if port is not None:
-            self._serial = None
-            try:
-                port.close()
-            except Exception:
-                log.exception("%s: error while closing %s (ignored)", self.name, self.port)
+        super()._close()
 
     def lost(self, reason: str) -> None:
         for event in self._tracker.on_lost(reason):
@@ -321,15 +282,6 @@ class TclPrinter(Device):
         if record is None:
             raise DeviceTimeoutError(f"{self.name}: no answer to ENQ")
         return record
-
-    @contextlib.contextmanager
-    def _exchange(self, what: str) -> Iterator[None]:
-        with self._link:
-            self.require_open()
-            try:
-                yield
-            except OSError as exc:
-                raise DeviceOperationError(f"{self.name}: {what}: {exc}") from exc
 
     # --- protocol steps (link lock held) ------------------------------------------------------
     def _define(self) -> None:
@@ -401,21 +353,13 @@ class TclPrinter(Device):
         return record
 
     # --- the wire -----------------------------------------------------------------------------
-    def _port(self) -> serial.Serial:
-        port = self._serial
-        if port is None:
-            raise serial.PortNotOpenError()
-        return port
-
     def _send(self, message: HostMessage) -> None:
         self._port().write(self._codec.send(message))
 
     def _transact(self) -> StatusRecord | None:
         """ENQ; the status record that answers it, or None (time-out, damaged record)."""
         port = self._port()
-        waiting = port.in_waiting
-        if waiting:
-            port.read(waiting)
+        waiting = drop_waiting(port)
         if waiting or self._codec.buffered:
             self.counters["stale"] += 1
             log.debug("%s: %d stale bytes dropped", self.name, waiting + self._codec.buffered)
@@ -436,36 +380,8 @@ class TclPrinter(Device):
             if time.monotonic() >= deadline or self._stop.is_set():
                 self.counters["timeouts"] += 1
                 return None
-            data = port.read(1)
-            if data and port.in_waiting:
-                data += port.read(port.in_waiting)
-            codec.receive_data(data)
+            codec.receive_data(read_some(port))
 
     # --- the poll thread ----------------------------------------------------------------------
-    def _poll_loop(self) -> None:
-        stop = self._stop
-        while not stop.wait(self.poll_interval):
-            try:
-                with self._link:
-                    if stop.is_set():
-                        return
-                    self._poll_once()
-            except OSError as exc:
-                self._vanished(stop, f"port error: {exc}")
-                return
-            except DeviceError as exc:
-                log.error("%s: %s", self.name, exc)
-            except Exception:
-                log.exception("%s: unexpected error in the poll loop (polling on)", self.name)
-            if self._missed >= self.MAX_MISSED_POLLS:
-                self._vanished(stop, f"no answer to {self._missed} status requests in a row")
-                return
-
-    def _vanished(self, stop: threading.Event, reason: str) -> None:
-        while not stop.is_set():
-            if self._lock.acquire(timeout=0.05):
-                try:
-                    self.lost(reason)
-                finally:
-                    self._lock.release()
-                return
+    def _poll_step(self) -> None:
+        self._poll_once()
