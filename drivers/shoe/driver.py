@@ -37,16 +37,15 @@ import threading
 import time
 from typing import ClassVar
 
-import serial
-
-from drivers.codec import Garbage, LocalProtocolError
-from drivers.link.codec import MAX_SEQ, SERIAL, LinkCodec, LinkFrame, LinkType, encode
-from drivers.link.reliable import Receiver, Sender, control_seq
-from drivers.shoe.control import SHOE_KIND, Hello, HelloCause, ShoeState
+from drivers.codec import LocalProtocolError
+from drivers.link.codec import LinkFrame
+from drivers.link.endpoint import LinkEndpoint
+from drivers.link.reliable import Receiver, Sender
+from drivers.shoe.control import SHOE_KIND, Hello, ShoeState
 from drivers.shoe.messages import MisreadReason, ShoeType, decode
 from firmware.cards.card import Card
 from firmware.cards.errors import ShoeExhausted
-from hal.base import Device, Lifecycle
+from hal.base import Lifecycle
 from hal.errors import (
     DeviceClosedError,
     DeviceGoneError,
@@ -90,73 +89,34 @@ class ShoeStateLost(ShoeReadError):
 Item = Card | ShoeReadError
 
 
-class ShoeDriver(Device):
+class ShoeDriver(LinkEndpoint[ShoeState]):
     """A card-reading shoe on a serial port (or a simulator's pty)."""
 
     device_class: ClassVar[str] = "shoe"
-    #: Status probes of a quiet line in a row without an answer before the shoe counts as gone.
-    MAX_MISSED: ClassVar[int] = 3
-    #: Longest single blocking read; bounds how late the read thread notices a stop.
-    READ_SLICE_S: ClassVar[float] = 0.02
-    #: How far ahead of the next expected SEQ a reconnecting shoe's next SEQ may be.
-    WINDOW: ClassVar[int] = 64
+    PEER: ClassVar[str] = "the shoe"
+    PEER_KIND: ClassVar[int] = SHOE_KIND
+    PEER_KIND_NAME: ClassVar[str] = "a shoe"
+    STATUS_TYPE: ClassVar[type] = ShoeState
+    PORT_EXAMPLE: ClassVar[str] = "/dev/ttyACM0"
 
     def __init__(self, name: str, *, port: str, timeout: float = 1.0) -> None:
-        super().__init__(name, timeout=timeout)
-        if not port:
-            raise ValueError(f"{name}: port names the serial device, e.g. /dev/ttyACM0")
-        self.port = port
-        self._serial: serial.Serial | None = None
-        self._thread: threading.Thread | None = None
-        self._stop = threading.Event()
-        self._write_lock = threading.Lock()
-        self._status_lock = threading.Lock()
-        #: Guards the delivery state, the card queue and what the shoe last said.
-        self._cond = threading.Condition()
+        super().__init__(name, port=port, timeout=timeout)
+        #: ``_cond`` also guards the card queue.
         self._items: collections.deque[Item] = collections.deque()
-        self._rx = Receiver()
-        self._tx = Sender()
-        self._codec = LinkCodec()
-        self._synced = False               #: a RESET was answered once: reopen resynchronises
         self._was_lost = False             #: lost and not closed by the owner since: readers wait
         self._reopening = False
-        self._awaiting_reset = False
-        self._resets = 0
-        self._statuses = 0
-        self._last_heard = self._last_probe = 0.0
-        self._missed = 0
         self._misread_fault = False
         self._state_lost = False
-        #: The last STATUS, the last HELLO, cards in the last LOADED, cards drawn since then.
-        self.last_status: ShoeState | None = None
-        self.last_hello: Hello | None = None
+        #: Cards in the last LOADED, cards drawn since then (``last_status``, ``last_hello``:
+        #: the last STATUS and HELLO). ``counters``, link health for diagnostics: garbage,
+        #: bad_crc, malformed, nak, reconnects, state_lost, dropped (queued cards a new shoe or a
+        #: lost state threw away).
         self.loaded: int | None = None
         self.drawn = 0
         self.empty = False
         self.cut_card = False
-        #: Link health for diagnostics: garbage, bad_crc, malformed, nak, reconnects, state_lost,
-        #: dropped (queued cards a new shoe or a lost state threw away).
-        self.counters: collections.Counter[str] = collections.Counter()
 
     # --- lifecycle hooks ----------------------------------------------------------------------
-    def _open(self) -> None:
-        self._stop = threading.Event()
-        self._codec = LinkCodec()
-        self._missed = 0
-        self._last_heard = self._last_probe = time.monotonic()
-        self._serial = serial.Serial(self.port, timeout=self.READ_SLICE_S,
-                                     write_timeout=self.timeout, **SERIAL)
-        self._thread = threading.Thread(target=self._read_loop, name=f"shoe-read-{self.name}",
-                                        daemon=True)
-        self._thread.start()
-        if self._synced:
-            with self._cond:
-                resync = self._rx.resync()
-            self._write(resync)
-            self._ask_status(self.MAX_MISSED)
-        else:
-            self._handshake()
-
     def lost(self, reason: str) -> None:
         self._was_lost = True
         super().lost(reason)
@@ -242,11 +202,6 @@ class ShoeDriver(Device):
         return out
 
     # --- the cabinet's requests ---------------------------------------------------------------
-    def status(self) -> ShoeState:
-        """Ask the shoe for its status now."""
-        self.require_open()
-        return self._ask_status(1)
-
     def expect(self, cards: int) -> None:
         """Tell the shoe how many cards the round will draw next (for its display); reliable."""
         if not 0 <= cards <= 0xFFFF:
@@ -265,168 +220,11 @@ class ShoeDriver(Device):
         self.require_open()
         self._handshake()
 
-    # --- protocol steps -----------------------------------------------------------------------
-    def _handshake(self) -> None:
-        """RESET until the shoe answers HELLO (reset); then both sides are at SEQ 1."""
-        for _ in range(self.MAX_MISSED):
-            with self._cond:
-                self._awaiting_reset = True
-                target = self._resets + 1
-            self._write(LinkFrame(0, LinkType.RESET))
-            if self._wait(lambda target=target: self._resets >= target):
-                return
-        with self._cond:
-            self._awaiting_reset = False
-        raise DeviceTimeoutError(f"{self.name}: no HELLO in answer to RESET on {self.port}")
+    # --- link hooks (called with the condition held) -----------------------------------------
+    def _new_session(self) -> None:
+        self._drop("a new session (RESET)")
 
-    def _ask_status(self, tries: int) -> ShoeState:
-        with self._status_lock:
-            for _ in range(tries):
-                with self._cond:
-                    start = self._statuses
-                self._write(LinkFrame(0, LinkType.STATUS_REQUEST))
-                if self._wait(lambda start=start: self._statuses > start):
-                    assert self.last_status is not None
-                    return self.last_status
-        raise DeviceTimeoutError(f"{self.name}: no answer to a status request on {self.port}")
-
-    def _wait(self, done) -> bool:
-        with self._cond:
-            return self._cond.wait_for(done, self.timeout)
-
-    def _write(self, frame: LinkFrame) -> None:
-        with self._write_lock:
-            port = self._serial
-            try:
-                if port is None:
-                    raise serial.PortNotOpenError()
-                port.write(encode(frame))
-            except OSError as exc:
-                raise DeviceOperationError(f"{self.name}: write failed: {exc}") from exc
-
-    # --- the read thread ----------------------------------------------------------------------
-    def _read_loop(self) -> None:
-        stop, port = self._stop, self._serial
-        assert port is not None
-        while not stop.is_set():
-            try:
-                data = port.read(1)
-                if data and port.in_waiting:
-                    data += port.read(port.in_waiting)
-                now = time.monotonic()
-                replies: list[LinkFrame] = []
-                if data:
-                    self._codec.receive_data(data)
-                    for event in self._codec.events():
-                        replies += self._on_event(event, now)
-                with self._cond:
-                    replies += self._tx.due(now)
-                replies += self._heartbeat(now)
-                for frame in replies:
-                    port.write(encode(frame))
-            except OSError as exc:
-                self._vanished(stop, f"port error: {exc}")
-                return
-            except Exception:
-                log.exception("%s: unexpected error in the read loop (reading on)", self.name)
-            if self._missed >= self.MAX_MISSED:
-                self._vanished(stop, f"no answer to {self._missed} status requests in a row")
-                return
-
-    def _heartbeat(self, now: float) -> list[LinkFrame]:
-        if now - self._last_heard < self.timeout or now - self._last_probe < self.timeout:
-            return []
-        if self._last_probe > self._last_heard:
-            self._missed += 1
-            if self._missed >= self.MAX_MISSED:
-                return []
-        self._last_probe = now
-        return [LinkFrame(0, LinkType.STATUS_REQUEST)]
-
-    def _vanished(self, stop: threading.Event, reason: str) -> None:
-        """Report the loss, unless a close is already under way (it holds the device lock)."""
-        while not stop.is_set():
-            if self._lock.acquire(timeout=0.05):
-                try:
-                    self.lost(reason)
-                finally:
-                    self._lock.release()
-                return
-
-    def _on_event(self, event: LinkFrame | Garbage, now: float) -> list[LinkFrame]:
-        """Handle one decoded frame; the frames to send back."""
-        if isinstance(event, Garbage):
-            self.counters["bad_crc" if event.reason == "bad CRC" else "garbage"] += 1
-            log.warning("%s: garbage from the shoe (%s): %s", self.name, event.reason,
-                        event.data.hex(" "))
-            return []
-        self._last_heard, self._missed = now, 0
-        with self._cond:
-            if event.seq:
-                if not self._synced:
-                    return []                  # a frame of a session the RESET will end
-                deliver, reply = self._rx.receive(event, now)
-                if deliver is not None:
-                    self._message(deliver)
-                return [] if reply is None else [reply]
-            return self._control(event, now)
-
-    def _control(self, frame: LinkFrame, now: float) -> list[LinkFrame]:
-        kind, seq = frame.type, control_seq(frame)
-        if kind == LinkType.ACK and seq is not None:
-            self._tx.acknowledged(seq)
-        elif kind == LinkType.RESEND_FROM and seq is not None:
-            return self._tx.resend_from(seq, now)
-        elif kind == LinkType.NAK and seq is not None:
-            self.counters["nak"] += 1
-            log.error("%s: the shoe refused our frame %d (reason %s)", self.name, seq,
-                      frame.payload[2:].hex())
-            self._tx.acknowledged(seq)
-        elif kind == LinkType.STATUS:
-            try:
-                self.last_status = ShoeState.decode(frame.payload)
-            except ValueError as exc:
-                self.counters["malformed"] += 1
-                log.warning("%s: %s", self.name, exc)
-                return []
-            self._statuses += 1
-            self._cond.notify_all()
-        elif kind == LinkType.HELLO:
-            return self._hello(frame)
-        else:
-            self.counters["malformed"] += 1
-            log.warning("%s: unexpected frame type 0x%02X (SEQ 0) ignored", self.name, kind)
-        return []
-
-    def _hello(self, frame: LinkFrame) -> list[LinkFrame]:
-        try:
-            hello = Hello.decode(frame.payload)
-        except ValueError as exc:
-            self.counters["malformed"] += 1
-            log.warning("%s: %s", self.name, exc)
-            return []
-        if hello.kind != SHOE_KIND:
-            self.counters["malformed"] += 1
-            log.error("%s: HELLO from a device of kind 0x%02X, not a shoe: ignored", self.name,
-                      hello.kind)
-            return []
-        self.last_hello = hello
-        log.info("%s: HELLO (%s), firmware %d.%d, next SEQ %d", self.name, hello.cause.name,
-                 *hello.version, hello.next_seq)
-        if hello.cause is HelloCause.RESET and self._awaiting_reset:
-            self._awaiting_reset = False
-            self._rx, self._tx = Receiver(), Sender()
-            self._drop("a new session (RESET)")
-            self._synced = True
-            self._resets += 1
-            self._cond.notify_all()
-            return []
-        if not self._synced:
-            return []                          # our RESET is on its way
-        ahead = (hello.next_seq - self._rx.expected) % MAX_SEQ
-        if hello.cause is HelloCause.RECONNECT and ahead <= self.WINDOW:
-            self.counters["reconnects"] += 1
-            return [self._rx.resync()]
+    def _peer_restarted(self, hello: Hello) -> list[LinkFrame]:
         self._lost_state(hello)
         return []
 
