@@ -51,7 +51,7 @@ from drivers.id003.settings import (
     enabled_codes,
     encode_assignment,
 )
-from sim_hardware.pty_link import READ_SLICE_S, BytePort
+from sim_hardware.pty_link import BytePort, serve_replies
 
 log = logging.getLogger(__name__)
 
@@ -382,20 +382,11 @@ class Id003Simulator:
 
     def serve(self, port: BytePort, stop: threading.Event) -> None:
         """Answer the host on ``port`` until ``stop`` is set, the port fails, or :meth:`unplug`."""
-        while not stop.is_set():
-            if self._unplug:
-                port.close()
-                self.unplugged = True
-                log.info("id003 sim: unplugged")
-                return
-            try:
-                data = port.read(READ_SLICE_S)
-                if data:
-                    for chunk in self.feed(data):
-                        port.write(chunk)
-            except OSError as exc:
-                log.warning("id003 sim: port failed, stopping: %s", exc)
-                return
+        serve_replies(port, stop, self.feed, unplug=lambda: self._unplug,
+                      on_unplug=self._unplugged, who="id003 sim", logger=log)
+
+    def _unplugged(self) -> None:
+        self.unplugged = True
 
     # --- control API: the player and the hardware -------------------------------------------
     def insert_note(self, value: int) -> bool:

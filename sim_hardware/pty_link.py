@@ -8,7 +8,8 @@ like any serial device: the driver under test is the production driver, byte for
 a device to a terminal on the other end of a cable.
 
 :class:`ServeThread` runs a simulator's ``serve(port, stop)`` loop in a thread and stops it cleanly;
-:func:`run_on_pty` does both and closes everything it opened, in order, on exit.
+:func:`run_on_pty` does both and closes everything it opened, in order, on exit. :func:`serve_replies`
+is the serve loop of a simulator that only answers the host (validators, printer).
 
 The link keeps its own descriptor on the slave open for its whole life: on Linux a pty master whose
 slave is not open by anyone reads as an I/O error, and the driver opens and closes the slave as it
@@ -246,6 +247,31 @@ class ServeThread:
         self._thread.join(timeout)
         if self._thread.is_alive():
             raise RuntimeError(f"{self._thread.name} did not stop within {timeout} s")
+
+
+def serve_replies(port: BytePort, stop: threading.Event, feed: Callable[[bytes], list[bytes]], *,
+                  unplug: Callable[[], bool], on_unplug: Callable[[], None], who: str,
+                  logger: logging.Logger) -> None:
+    """The serve loop of a simulator that only answers: each chunk the host sends goes to
+    ``feed``, and the chunks it returns are written back.
+
+    Runs until ``stop`` is set, the port fails, or ``unplug()`` says the cable was pulled: then the
+    port is closed and ``on_unplug()`` called. ``who`` names the simulator in ``logger``'s lines.
+    """
+    while not stop.is_set():
+        if unplug():
+            port.close()
+            on_unplug()
+            logger.info("%s: unplugged", who)
+            return
+        try:
+            data = port.read(READ_SLICE_S)
+            if data:
+                for chunk in feed(data):
+                    port.write(chunk)
+        except OSError as exc:
+            logger.warning("%s: port failed, stopping: %s", who, exc)
+            return
 
 
 class Serves(Protocol):

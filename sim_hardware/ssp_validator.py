@@ -39,7 +39,7 @@ from drivers.ssp.codec import Command, Packet, PollEvent, Response, SspCodec, en
 from drivers.ssp.essp import DecryptError, EsspSession, ReplayError, is_encrypted, is_prime, u64
 from drivers.ssp.essp import pack64 as _pack64
 from drivers.ssp.setup import PROTOCOL_VERSION, USD_SETUP, Setup, enabled_channels, encode_setup
-from sim_hardware.pty_link import READ_SLICE_S, BytePort
+from sim_hardware.pty_link import BytePort, serve_replies
 
 log = logging.getLogger(__name__)
 
@@ -407,20 +407,11 @@ class SspSimulator:
 
     def serve(self, port: BytePort, stop: threading.Event) -> None:
         """Answer the host on ``port`` until ``stop`` is set, the port fails, or :meth:`unplug`."""
-        while not stop.is_set():
-            if self._unplug:
-                port.close()
-                self.unplugged = True
-                log.info("ssp sim: unplugged")
-                return
-            try:
-                data = port.read(READ_SLICE_S)
-                if data:
-                    for chunk in self.feed(data):
-                        port.write(chunk)
-            except OSError as exc:
-                log.warning("ssp sim: port failed, stopping: %s", exc)
-                return
+        serve_replies(port, stop, self.feed, unplug=lambda: self._unplug,
+                      on_unplug=self._unplugged, who="ssp sim", logger=log)
+
+    def _unplugged(self) -> None:
+        self.unplugged = True
 
     # --- control API: the player and the hardware -------------------------------------------
     def insert_note(self, value: int) -> bool:

@@ -49,7 +49,7 @@ from drivers.tcl.codec import (
     Template,
 )
 from drivers.tcl.voucher import Voucher, itf_decode, itf_encode
-from sim_hardware.pty_link import READ_SLICE_S, BytePort
+from sim_hardware.pty_link import BytePort, serve_replies
 
 log = logging.getLogger(__name__)
 
@@ -336,20 +336,11 @@ class TclPrinterSimulator:
 
     def serve(self, port: BytePort, stop: threading.Event) -> None:
         """Answer the host on ``port`` until ``stop`` is set, the port fails, or :meth:`unplug`."""
-        while not stop.is_set():
-            if self._unplug:
-                port.close()
-                self.unplugged = True
-                log.info("tcl sim: unplugged")
-                return
-            try:
-                data = port.read(READ_SLICE_S)
-                if data:
-                    for chunk in self.feed(data):
-                        port.write(chunk)
-            except OSError as exc:
-                log.warning("tcl sim: port failed, stopping: %s", exc)
-                return
+        serve_replies(port, stop, self.feed, unplug=lambda: self._unplug,
+                      on_unplug=self._unplugged, who="tcl sim", logger=log)
+
+    def _unplugged(self) -> None:
+        self.unplugged = True
 
     # --- control API: paper, mechanism, power ----------------------------------------------
     def paper_low(self, on: bool = True) -> None:
