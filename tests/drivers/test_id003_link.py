@@ -6,11 +6,10 @@ at the bottom also runs against a real validator when ``EGM_HW_BILL_VALIDATOR`` 
 
 from __future__ import annotations
 
-import contextlib
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import pytest
 import serial
@@ -36,6 +35,8 @@ from hal.events import (
 )
 from sim_hardware.id003_validator import Id003Simulator, Note, State, Ticket
 from sim_hardware.pty_link import PtyLink, run_on_pty
+from tests.drivers.events import collect
+from tests.drivers.leaks import open_fds
 
 NAME = "validator"
 TICKET = "000111222333444555"
@@ -44,27 +45,7 @@ HW_PORT = os.environ.get("EGM_HW_BILL_VALIDATOR", "")
 REPLY_S = 0.5
 
 
-# --- leak checks --------------------------------------------------------------------------------
-def _fds() -> dict[str, str]:
-    out = {}
-    for fd in os.listdir("/proc/self/fd"):
-        with contextlib.suppress(OSError):          # the descriptor listdir itself used
-            out[fd] = os.readlink(f"/proc/self/fd/{fd}")
-    return out
-
-
-@pytest.fixture(autouse=True)
-def no_leaks() -> Iterator[None]:
-    """Fail the test if it leaves a thread running or a file descriptor (pty, pipe) open."""
-    threads = set(threading.enumerate())
-    fds = _fds()
-    yield
-    deadline = time.monotonic() + 2.0
-    while (extra := set(threading.enumerate()) - threads) and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert not extra, f"leaked threads: {extra}"
-    leaked = {fd: target for fd, target in _fds().items() if fds.get(fd) != target}
-    assert not leaked, f"leaked file descriptors: {leaked}"
+pytestmark = pytest.mark.usefixtures("no_leaks")
 
 
 # --- rig ----------------------------------------------------------------------------------------
@@ -100,20 +81,6 @@ def idle(ready, sim) -> Id003Validator:
     """Ready, and the validator through INITIALIZE to IDLING with no event on the way."""
     assert settle(ready, sim, State.IDLING) == []
     return ready
-
-
-def collect(dev: Id003Validator, until: Callable[[DeviceEvent], bool],
-            timeout: float = 3.0) -> list[DeviceEvent]:
-    """Events up to and including the first one ``until`` accepts (fails after ``timeout``)."""
-    seen: list[DeviceEvent] = []
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        event = dev.next_event(0.05)
-        if event is not None:
-            seen.append(event)
-            if until(event):
-                return seen
-    raise AssertionError(f"timed out; events so far: {seen}")
 
 
 def settle(dev: Id003Validator, sim: Id003Simulator, state: State, polls: int = 8,
@@ -154,13 +121,13 @@ def test_the_pty_is_raw_and_carries_every_byte_value_both_ways(no_leaks):
 
 
 def test_open_close_cycles_leave_nothing_behind(no_leaks, sim):
-    before = len(_fds())
+    before = len(open_fds())
     for _ in range(3):
         with run_on_pty(sim) as link, Id003Validator(NAME, port=link.path, timeout=REPLY_S,
                                                      poll_interval=0.01) as dev:
             assert dev.poll() in (Status.INITIALIZE, Status.DISABLED)
             assert any(t.name == f"id003-poll-{NAME}" for t in threading.enumerate())
-    assert len(_fds()) == before
+    assert len(open_fds()) == before
 
 
 # --- open, settings -----------------------------------------------------------------------------

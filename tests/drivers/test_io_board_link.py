@@ -6,11 +6,9 @@ port."""
 
 from __future__ import annotations
 
-import contextlib
 import os
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import pytest
 
@@ -31,31 +29,14 @@ from hal.events import (
 )
 from sim_hardware.io_board import IoBoardSimulator
 from sim_hardware.pty_link import PtyLink, ServeThread, run_on_pty
+from tests.drivers.events import collect, wait_until
 
 NAME = "io"
 HW_PORT = os.environ.get("EGM_HW_IO", "")
 REPLY_S = 0.5
 
 
-def _fds() -> dict[str, str]:
-    out = {}
-    for fd in os.listdir("/proc/self/fd"):
-        with contextlib.suppress(OSError):
-            out[fd] = os.readlink(f"/proc/self/fd/{fd}")
-    return out
-
-
-@pytest.fixture(autouse=True)
-def no_leaks() -> Iterator[None]:
-    threads = set(threading.enumerate())
-    fds = _fds()
-    yield
-    deadline = time.monotonic() + 2.0
-    while (extra := set(threading.enumerate()) - threads) and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert not extra, f"leaked threads: {extra}"
-    leaked = {fd: target for fd, target in _fds().items() if fds.get(fd) != target}
-    assert not leaked, f"leaked file descriptors: {leaked}"
+pytestmark = pytest.mark.usefixtures("no_leaks")
 
 
 @pytest.fixture
@@ -73,25 +54,6 @@ def link(no_leaks, sim) -> Iterator[PtyLink]:
 def board(link) -> Iterator[IoBoardDriver]:
     with IoBoardDriver(NAME, port=link.path, timeout=REPLY_S) as dev:
         yield dev
-
-
-def collect(dev, done: Callable[[DeviceEvent], bool], timeout: float = 3.0) -> list[DeviceEvent]:
-    deadline = time.monotonic() + timeout
-    seen: list[DeviceEvent] = []
-    while time.monotonic() < deadline:
-        event = dev.next_event(0.05)
-        if event is not None:
-            seen.append(event)
-            if done(event):
-                return seen
-    raise AssertionError(f"no such event within {timeout} s; saw {seen}")
-
-
-def wait_until(condition: Callable[[], bool], timeout: float = 3.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "condition not reached"
-        time.sleep(0.005)
 
 
 def io_events(events: list[DeviceEvent]) -> list[DeviceEvent]:

@@ -7,11 +7,10 @@ The contract class at the bottom also runs against a real shoe when ``EGM_HW_SHO
 
 from __future__ import annotations
 
-import contextlib
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import pytest
 
@@ -33,7 +32,6 @@ from hal.errors import (
 from hal.events import (
     CardBurned,
     CardDrawn,
-    DeviceEvent,
     DeviceFault,
     DeviceOffline,
     DeviceOnline,
@@ -43,6 +41,7 @@ from hal.events import (
 )
 from sim_hardware.pty_link import PtyLink, ServeThread, run_on_pty
 from sim_hardware.shoe import ShoeSimulator
+from tests.drivers.events import collect, wait_until
 
 NAME = "shoe"
 HW_PORT = os.environ.get("EGM_HW_SHOE", "")
@@ -53,26 +52,7 @@ FIG8 = parse_cards("Qs 2d 3h Ah Td Ts 6c 9s")
 WAGERS = {1: {"bac": 10, "war": 10}}
 
 
-def _fds() -> dict[str, str]:
-    out = {}
-    for fd in os.listdir("/proc/self/fd"):
-        with contextlib.suppress(OSError):
-            out[fd] = os.readlink(f"/proc/self/fd/{fd}")
-    return out
-
-
-@pytest.fixture(autouse=True)
-def no_leaks() -> Iterator[None]:
-    """Fail the test if it leaves a thread running or a file descriptor (pty, pipe) open."""
-    threads = set(threading.enumerate())
-    fds = _fds()
-    yield
-    deadline = time.monotonic() + 2.0
-    while (extra := set(threading.enumerate()) - threads) and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert not extra, f"leaked threads: {extra}"
-    leaked = {fd: target for fd, target in _fds().items() if fds.get(fd) != target}
-    assert not leaked, f"leaked file descriptors: {leaked}"
+pytestmark = pytest.mark.usefixtures("no_leaks")
 
 
 @pytest.fixture
@@ -90,27 +70,6 @@ def link(no_leaks, sim) -> Iterator[PtyLink]:
 def shoe(link) -> Iterator[ShoeDriver]:
     with ShoeDriver(NAME, port=link.path, timeout=REPLY_S) as dev:
         yield dev
-
-
-def collect(dev: ShoeDriver, done: Callable[[DeviceEvent], bool], timeout: float = 3.0
-            ) -> list[DeviceEvent]:
-    """Events until one satisfies ``done`` (inclusive)."""
-    deadline = time.monotonic() + timeout
-    seen: list[DeviceEvent] = []
-    while time.monotonic() < deadline:
-        event = dev.next_event(0.05)
-        if event is not None:
-            seen.append(event)
-            if done(event):
-                return seen
-    raise AssertionError(f"no such event within {timeout} s; saw {seen}")
-
-
-def wait_until(condition: Callable[[], bool], timeout: float = 3.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "condition not reached"
-        time.sleep(0.005)
 
 
 def deal_all(sim: ShoeSimulator, n: int) -> list[Card]:

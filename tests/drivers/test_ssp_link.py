@@ -6,11 +6,9 @@ port (and ``EGM_HW_BILL_VALIDATOR_SSP_KEY`` its fixed key, for eSSP).
 
 from __future__ import annotations
 
-import contextlib
 import os
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import pytest
 
@@ -33,6 +31,7 @@ from hal.events import (
 )
 from sim_hardware.pty_link import run_on_pty
 from sim_hardware.ssp_validator import Note, SspSimulator, State
+from tests.drivers.events import collect
 
 NAME = "validator"
 TEST_FIXED_KEY = 0x0F1E2D3C4B5A6978          # a test key only, never a machine's
@@ -41,25 +40,7 @@ HW_KEY = os.environ.get("EGM_HW_BILL_VALIDATOR_SSP_KEY", "")
 REPLY_S = 0.2
 
 
-def _fds() -> dict[str, str]:
-    out = {}
-    for fd in os.listdir("/proc/self/fd"):
-        with contextlib.suppress(OSError):
-            out[fd] = os.readlink(f"/proc/self/fd/{fd}")
-    return out
-
-
-@pytest.fixture(autouse=True)
-def no_leaks() -> Iterator[None]:
-    threads = set(threading.enumerate())
-    fds = _fds()
-    yield
-    deadline = time.monotonic() + 2.0
-    while (extra := set(threading.enumerate()) - threads) and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert not extra, f"leaked threads: {extra}"
-    leaked = {fd: target for fd, target in _fds().items() if fds.get(fd) != target}
-    assert not leaked, f"leaked file descriptors: {leaked}"
+pytestmark = pytest.mark.usefixtures("no_leaks")
 
 
 def _driver(path: str, encryption: bool, **kw) -> SspValidator:
@@ -99,19 +80,6 @@ def idle(validator, sim) -> SspValidator:
     validator.enable([d * 100 for d in USD_SETUP.channel_values])
     assert settle(validator, sim) == []
     return validator
-
-
-def collect(dev: SspValidator, until: Callable[[DeviceEvent], bool],
-            timeout: float = 3.0) -> list[DeviceEvent]:
-    seen: list[DeviceEvent] = []
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        event = dev.next_event(0.05)
-        if event is not None:
-            seen.append(event)
-            if until(event):
-                return seen
-    raise AssertionError(f"timed out; events so far: {seen}")
 
 
 def settle(dev: SspValidator, sim: SspSimulator, state: State = State.IDLE, polls: int = 8,

@@ -6,13 +6,12 @@ at the bottom also runs against a real printer when ``EGM_HW_PRINTER`` names its
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import datetime as dt
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import pytest
 
@@ -34,6 +33,8 @@ from hal.events import (
 )
 from sim_hardware.pty_link import run_on_pty
 from sim_hardware.tcl_printer import MidTicket, TclPrinterSimulator
+from tests.drivers.events import collect
+from tests.drivers.leaks import open_fds
 
 NAME = "printer"
 HW_PORT = os.environ.get("EGM_HW_PRINTER", "")
@@ -49,27 +50,7 @@ def _is_outcome(event: DeviceEvent) -> bool:
     return isinstance(event, TicketPrinted | TicketNotPrinted)
 
 
-# --- leak checks --------------------------------------------------------------------------------
-def _fds() -> dict[str, str]:
-    out = {}
-    for fd in os.listdir("/proc/self/fd"):
-        with contextlib.suppress(OSError):
-            out[fd] = os.readlink(f"/proc/self/fd/{fd}")
-    return out
-
-
-@pytest.fixture(autouse=True)
-def no_leaks() -> Iterator[None]:
-    """Fail the test if it leaves a thread running or a file descriptor (pty, pipe) open."""
-    threads = set(threading.enumerate())
-    fds = _fds()
-    yield
-    deadline = time.monotonic() + 2.0
-    while (extra := set(threading.enumerate()) - threads) and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert not extra, f"leaked threads: {extra}"
-    leaked = {fd: target for fd, target in _fds().items() if fds.get(fd) != target}
-    assert not leaked, f"leaked file descriptors: {leaked}"
+pytestmark = pytest.mark.usefixtures("no_leaks")
 
 
 # --- rig ----------------------------------------------------------------------------------------
@@ -96,20 +77,6 @@ def ready(printer) -> TclPrinter:
     printer.open()
     assert printer.next_event(1.0) == DeviceOnline(NAME)
     return printer
-
-
-def collect(dev: TclPrinter, until: Callable[[DeviceEvent], bool],
-            timeout: float = 3.0) -> list[DeviceEvent]:
-    """Events up to and including the first one ``until`` accepts (fails after ``timeout``)."""
-    seen: list[DeviceEvent] = []
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        event = dev.next_event(0.05)
-        if event is not None:
-            seen.append(event)
-            if until(event):
-                return seen
-    raise AssertionError(f"timed out; events so far: {seen}")
 
 
 def quiet(dev: TclPrinter, sim: TclPrinterSimulator, polls: int = 8) -> list[DeviceEvent]:
@@ -140,13 +107,13 @@ def test_open_defines_the_template_and_clears_the_power_up(printer, sim):
 
 
 def test_open_close_cycles_leave_nothing_behind(no_leaks, sim):
-    before = len(_fds())
+    before = len(open_fds())
     for _ in range(3):
         with run_on_pty(sim) as link, TclPrinter(NAME, port=link.path, timeout=REPLY_S,
                                                  poll_interval=0.01) as dev:
             assert dev.poll().flags & Flag.TOP_OF_FORM
             assert any(t.name == f"tcl-poll-{NAME}" for t in threading.enumerate())
-    assert len(_fds()) == before
+    assert len(open_fds()) == before
 
 
 # --- the acceptance -----------------------------------------------------------------------------

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import threading
-import time
 from collections.abc import Iterator
 
 import pytest
@@ -20,51 +18,22 @@ from hal import registry
 from hal.base import Lifecycle
 from hal.calibration import fit, targets
 from hal.errors import BackendError, DeviceInitError
-from hal.events import DeviceEvent, DeviceOffline, DeviceOnline, Touch, TouchPhase
+from hal.events import DeviceOffline, DeviceOnline, Touch, TouchPhase
 from sim_hardware.touch_evdev import EvdevTouchSimulator, Sensor, make_fifo
+from tests.drivers.events import take
 
 NAME = "touch"
 W, H = 1920, 1080
 HW_PATH = os.environ.get("EGM_HW_TOUCH", "")
 
 
-def _fds() -> dict[str, str]:
-    out = {}
-    for fd in os.listdir("/proc/self/fd"):
-        with contextlib.suppress(OSError):
-            out[fd] = os.readlink(f"/proc/self/fd/{fd}")
-    return out
-
-
-@pytest.fixture(autouse=True)
-def no_leaks() -> Iterator[None]:
-    """Fail the test if it leaves a thread running or a file descriptor (FIFO, pipe) open."""
-    threads = set(threading.enumerate())
-    fds = _fds()
-    yield
-    deadline = time.monotonic() + 2.0
-    while (extra := set(threading.enumerate()) - threads) and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert not extra, f"leaked threads: {extra}"
-    leaked = {fd: target for fd, target in _fds().items() if fds.get(fd) != target}
-    assert not leaked, f"leaked file descriptors: {leaked}"
+pytestmark = pytest.mark.usefixtures("no_leaks")
 
 
 def calibration_for(sensor: Sensor) -> dict:
     """The 3-point calibration a technician would fit on this sensor (the critical-memory record)."""
     points = targets(W, H)
     return fit(points, [sensor.raw(*p) for p in points], W, H).to_json()
-
-
-def touches(dev: EvdevTouch, n: int, timeout: float = 3.0) -> list[DeviceEvent]:
-    out: list[DeviceEvent] = []
-    deadline = time.monotonic() + timeout
-    while len(out) < n:
-        assert time.monotonic() < deadline, f"timed out; events so far: {out}"
-        event = dev.next_event(0.05)
-        if event is not None:
-            out.append(event)
-    return out
 
 
 @pytest.fixture
@@ -88,7 +57,7 @@ def test_a_touch_at_a_screen_point_comes_out_at_the_calibrated_coordinates(fifo)
                   *targets(W, H)]
         for x, y in points:
             sim.touch_screen(x, y)
-        got = touches(dev, 2 * len(points))
+        got = take(dev, 2 * len(points))
         assert got == [Touch(NAME, x, y, phase, 0) for x, y in points
                        for phase in (TouchPhase.DOWN, TouchPhase.UP)]
 
@@ -98,7 +67,7 @@ def test_uncalibrated_the_driver_reports_raw_points_for_the_calibration_screen(f
         sim.down(1000, 2000)
         sim.move(1100, 2000)
         sim.up()
-        assert touches(dev, 3) == [Touch(NAME, 1000, 2000, TouchPhase.DOWN),
+        assert take(dev, 3) == [Touch(NAME, 1000, 2000, TouchPhase.DOWN),
                                    Touch(NAME, 1100, 2000, TouchPhase.MOVE),
                                    Touch(NAME, 1100, 2000, TouchPhase.UP)]
 
@@ -109,14 +78,14 @@ def test_two_fingers_and_a_split_stream_and_syn_dropped(fifo):
         a, b = sensor.raw(100, 100), sensor.raw(1700, 900)
         sim.split(5)                                    # every record torn across reads
         sim.two_finger(a, b)
-        assert touches(dev, 4) == [
+        assert take(dev, 4) == [
             Touch(NAME, 100, 100, TouchPhase.DOWN, 0), Touch(NAME, 1700, 900, TouchPhase.DOWN, 1),
             Touch(NAME, 100, 100, TouchPhase.UP, 0), Touch(NAME, 1700, 900, TouchPhase.UP, 1)]
         sim.down(*sensor.raw(10, 10))
         sim.syn_dropped()
         sim.frame([(0, Phase.MOVE, *sensor.raw(20, 20))])   # lost in the overrun
         sim.frame([(0, Phase.MOVE, *sensor.raw(30, 30))])
-        assert touches(dev, 2) == [Touch(NAME, 10, 10, TouchPhase.DOWN),
+        assert take(dev, 2) == [Touch(NAME, 10, 10, TouchPhase.DOWN),
                                    Touch(NAME, 30, 30, TouchPhase.MOVE)]
         assert dev.counters["dropped"] == 1
 
@@ -129,7 +98,7 @@ def test_a_half_written_record_waits_for_its_end(fifo):
         sim.write_raw(data[:-10])
         assert dev.next_event(0.2) is None
         sim.write_raw(data[-10:])
-        assert touches(dev, 1) == [Touch(NAME, 1, 2, TouchPhase.DOWN)]
+        assert take(dev, 1) == [Touch(NAME, 1, 2, TouchPhase.DOWN)]
 
 
 def test_the_writer_going_away_is_lost_and_reopen_recovers(fifo):
@@ -137,7 +106,7 @@ def test_the_writer_going_away_is_lost_and_reopen_recovers(fifo):
         assert dev.next_event(1.0) == DeviceOnline(NAME)
         with EvdevTouchSimulator(fifo).connect() as sim:
             sim.tap(5, 6)
-            assert len(touches(dev, 2)) == 2
+            assert len(take(dev, 2)) == 2
             sim.unplug()
             offline = dev.next_event(2.0)
         assert isinstance(offline, DeviceOffline) and "ended" in offline.reason
@@ -146,7 +115,7 @@ def test_the_writer_going_away_is_lost_and_reopen_recovers(fifo):
         assert dev.next_event(1.0) == DeviceOnline(NAME)
         with EvdevTouchSimulator(fifo).connect() as sim:
             sim.tap(7, 8)
-            assert touches(dev, 2) == [Touch(NAME, 7, 8, TouchPhase.DOWN),
+            assert take(dev, 2) == [Touch(NAME, 7, 8, TouchPhase.DOWN),
                                        Touch(NAME, 7, 8, TouchPhase.UP)]
 
 
@@ -225,7 +194,7 @@ class TestTouchContract:
         dev, world = contract
         assert dev.next_event(1.0) == DeviceOnline(NAME)
         world.touch(W // 2, H // 2)
-        got = touches(dev, 2, world.wait_s)
+        got = take(dev, 2, world.wait_s)
         tol = 0 if isinstance(world, SimulatedWorld) else 40     # a finger is not a pixel
         assert [e.phase for e in got] == [TouchPhase.DOWN, TouchPhase.UP]
         for e in got:
