@@ -87,6 +87,9 @@ class Game(ABC):
     name: ClassVar[str]
     #: Wager names, lower case, in the order a record lists them.
     wager_names: ClassVar[tuple[str, ...]]
+    #: Wagers placed only by a decision, mapped to the wager they raise (Three Card Poker's PLAY
+    #: raises ANTE): the PAR sheet reports them together, per unit of the raised wager.
+    raises: ClassVar[Mapping[str, str]] = {}
     #: The pydantic model of the game's options (the rules' (option) settings).
     options_model: ClassVar[type[BaseModel]]
     #: Whether the game ever waits for players (DECISIONS state).

@@ -55,7 +55,7 @@ bookkeeping. All money is integer credits; no floats.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import lru_cache
@@ -404,6 +404,7 @@ class ThreeCardPoker(Game):
     #: Record order; ``play`` comes only from the decision, ``commission`` and ``bank`` only with
     #: ``banking = player``.
     wager_names: ClassVar[tuple[str, ...]] = ("ante", "play", "pair_plus", "six_card", "commission", "bank")
+    raises: ClassVar[Mapping[str, str]] = {"play": "ante"}
     options_model: ClassVar[type[ThreeCardPokerOptions]] = ThreeCardPokerOptions
     has_decisions: ClassVar[bool] = True
     max_seats: ClassVar[int] = 7
