@@ -8,7 +8,8 @@ same way: the cabinet's requests run on the caller's thread, one thread polls ev
 a row without an answer, or a port error, and the device is :meth:`~hal.base.Device.lost`.
 
 :func:`drop_waiting` and :func:`read_some` are the two reads every exchange makes: drop what waits
-on the line before a request, then read the answer a slice at a time.
+on the line before a request, then read the answer a slice at a time. :func:`stop_and_close` is
+the close of a driver with a reader thread on pyserial (these, and the shoe's).
 """
 
 from __future__ import annotations
@@ -41,6 +42,33 @@ def read_some(port: serial.Serial) -> bytes:
     if data and port.in_waiting:
         data += port.read(port.in_waiting)
     return data
+
+
+def stop_and_close(device: Any, *, join_timeout: float, thread_kind: str,
+                   logger: logging.Logger = log) -> None:
+    """Stop ``device``'s thread and close its port: set ``_stop``, cancel the pending read of
+    ``_serial`` (best effort), join ``_thread`` (up to ``join_timeout`` s, unless it is this
+    thread), then close the port; ``_thread`` and ``_serial`` end up None. Failures are logged on
+    ``logger`` (the driver's own), never raised."""
+    device._stop.set()
+    port, thread = device._serial, device._thread
+    if port is not None:
+        try:
+            port.cancel_read()
+        except Exception:      # cancel_read is best effort: the join below bounds the wait
+            logger.debug("%s: cancel_read failed", device.name, exc_info=True)
+    if thread is not None and thread is not threading.current_thread():
+        thread.join(timeout=join_timeout)
+        if thread.is_alive():
+            logger.error("%s: the %s thread did not stop; closing the port under it", device.name,
+                         thread_kind)
+    device._thread = None
+    if port is not None:
+        device._serial = None
+        try:
+            port.close()
+        except Exception:
+            logger.exception("%s: error while closing %s (ignored)", device.name, device.port)
 
 
 class PolledSerialDevice(Device):
@@ -98,24 +126,7 @@ class PolledSerialDevice(Device):
         self._thread.start()
 
     def _close(self) -> None:
-        self._stop.set()
-        port, thread = self._serial, self._thread
-        if port is not None:
-            try:
-                port.cancel_read()
-            except Exception:      # cancel_read is best effort: the join below bounds the wait
-                log.debug("%s: cancel_read failed", self.name, exc_info=True)
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(timeout=self._join_timeout())
-            if thread.is_alive():
-                log.error("%s: the poll thread did not stop; closing the port under it", self.name)
-        self._thread = None
-        if port is not None:
-            self._serial = None
-            try:
-                port.close()
-            except Exception:
-                log.exception("%s: error while closing %s (ignored)", self.name, self.port)
+        stop_and_close(self, join_timeout=self._join_timeout(), thread_kind="poll")
 
     # --- the wire -----------------------------------------------------------------------------
     def _port(self) -> serial.Serial:

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import collections
 import logging
-import threading
 import time
 from typing import ClassVar
 
@@ -41,6 +40,7 @@ from drivers.codec import LocalProtocolError
 from drivers.link.codec import LinkFrame
 from drivers.link.endpoint import LinkEndpoint
 from drivers.link.reliable import Receiver, Sender
+from drivers.serial_loop import stop_and_close
 from drivers.shoe.control import SHOE_KIND, Hello, ShoeState
 from drivers.shoe.messages import MisreadReason, ShoeType, decode
 from firmware.cards.card import Card
@@ -141,24 +141,8 @@ class ShoeDriver(LinkEndpoint[ShoeState]):
         return self
 
     def _close(self) -> None:
-        self._stop.set()
-        port, thread = self._serial, self._thread
-        if port is not None:
-            try:
-                port.cancel_read()
-            except Exception:      # best effort: the join below bounds the wait
-                log.debug("%s: cancel_read failed", self.name, exc_info=True)
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(timeout=max(2 * self.timeout, 1.0))
-            if thread.is_alive():
-                log.error("%s: the read thread did not stop; closing the port under it", self.name)
-        self._thread = None
-        if port is not None:
-            self._serial = None
-            try:
-                port.close()
-            except Exception:
-                log.exception("%s: error while closing %s (ignored)", self.name, self.port)
+        stop_and_close(self, join_timeout=max(2 * self.timeout, 1.0), thread_kind="read",
+                       logger=log)
         with self._cond:
             self._cond.notify_all()          # a read_card waiting sees the new lifecycle
 
