@@ -31,7 +31,6 @@ from __future__ import annotations
 import collections
 import enum
 import logging
-import threading
 from dataclasses import dataclass
 
 from drivers.codec import NEED_DATA, Garbage, Role
@@ -51,7 +50,7 @@ from drivers.id003.settings import (
     enabled_codes,
     encode_assignment,
 )
-from sim_hardware.pty_link import BytePort, serve_replies
+from sim_hardware.answering import OneShotReplyFaults
 
 log = logging.getLogger(__name__)
 
@@ -162,29 +161,26 @@ class Ticket:
 Item = Note | Ticket
 
 
-class Id003Simulator:
+class Id003Simulator(OneShotReplyFaults):
     """One simulated ID-003 validator. ``feed(bytes) -> [bytes]`` is the whole device; ``serve``
     runs it on a byte port."""
+
+    WHO = "id003 sim"
 
     def __init__(self, *, table: tuple[Denomination, ...] = USD_TABLE, dwell: int = 1,
                  version: bytes = b"EGM-SIM ID003 USA 1.00") -> None:
         if dwell < 1:
             raise ValueError(f"dwell is at least 1 status request, not {dwell}")
+        super().__init__()                     # the lock and the wire faults
         self.table = table
         self.dwell = dwell
         self.version = version
         self._by_value = {d.value: d for d in table}
-        self._lock = threading.RLock()
         #: What ended in the cash box, what was handed back, reject reasons, host frames by code.
         self.cashbox: list[Item] = []
         self.returned: list[Item] = []
         self.rejected: list[int] = []
         self.received: collections.Counter[int] = collections.Counter()
-        # wire faults: one-shot ones by kind -> the host code whose reply they hit (None: any)
-        self._next: dict[str, int | None] = {}
-        self._repeat = False
-        self._unplug = False
-        self.unplugged = False
         self._fault: Frame | None = None       # outlives a power cut, like a real jam
         self._kept: Item | None = None         # the bill inside while the power is off
         self._kept_in_stacker = False
@@ -356,37 +352,18 @@ class Id003Simulator:
         self._bill_in_stacker = False
         self._enter(State.INITIALIZE)
 
-    def _take(self, kind: str, code: int | None) -> bool:
-        """Use up the one-shot wire fault ``kind`` if it is armed for host code ``code``."""
-        if kind not in self._next:
-            return False
-        target = self._next[kind]
-        if target is not None and target != code:
-            return False
-        del self._next[kind]
-        return True
-
     def _wire(self, reply: Frame, request: int | None) -> list[bytes]:
         """The bytes of ``reply`` (to host code ``request``) as the disturbed wire carries them."""
         data = self._codec.send(reply)
         log.debug("id003 sim: reply %s %s", reply.name(Role.DEVICE), reply.data.hex())
-        if self._take("corrupt", request):
-            data = data[:-1] + bytes((data[-1] ^ 0x5A,))
-        if self._take("drop", request):
+        disturbed = self._disturb(data, request)
+        if disturbed is None:
             return []
         if self._take("cut", request):
             self._power_off()
             self._power_on()
-            return [data[: len(data) // 2]]
-        return [data, data] if self._repeat else [data]
-
-    def serve(self, port: BytePort, stop: threading.Event) -> None:
-        """Answer the host on ``port`` until ``stop`` is set, the port fails, or :meth:`unplug`."""
-        serve_replies(port, stop, self.feed, unplug=lambda: self._unplug,
-                      on_unplug=self._unplugged, who="id003 sim", logger=log)
-
-    def _unplugged(self) -> None:
-        self.unplugged = True
+            return [disturbed[: len(disturbed) // 2]]
+        return self._copies(disturbed)
 
     # --- control API: the player and the hardware -------------------------------------------
     def insert_note(self, value: int) -> bool:
@@ -474,32 +451,12 @@ class Id003Simulator:
             if self._state not in (State.OFF, State.POWER_UP):
                 self._enter(State.INITIALIZE)
 
-    # --- control API: the wire ----------------------------------------------------------------
-    def corrupt_next_crc(self, to: int | None = None) -> None:
-        """The next reply (to host code ``to``, if given) goes out with a wrong CRC."""
-        with self._lock:
-            self._next["corrupt"] = to
-
-    def drop_next_reply(self, to: int | None = None) -> None:
-        """The next reply (to ``to``, if given) is lost; the command itself still takes effect."""
-        with self._lock:
-            self._next["drop"] = to
-
-    def repeat_replies(self, on: bool = True) -> None:
-        """Every reply goes out twice."""
-        with self._lock:
-            self._repeat = on
-
+    # --- control API: the wire (and OneShotReplyFaults': corrupt, drop, repeat, lose, unplug) ---
     def power_loss_mid_frame(self, to: int | None = None) -> None:
         """Power fails halfway through the next reply (to ``to``, if given); the unit powers up
         again at once."""
         with self._lock:
             self._next["cut"] = to
-
-    def lose_next_command(self, code: int | None = None) -> None:
-        """The next host frame (with ``code``, if given) never arrives: no effect, no reply."""
-        with self._lock:
-            self._next["lose"] = code
 
     def power_off(self) -> None:
         """Power is cut: the unit is silent until :meth:`power_on`."""
@@ -527,11 +484,6 @@ class Id003Simulator:
             return
         self._power_up(self._kept, self._kept_in_stacker)
         log.info("id003 sim: power on (%s)", self._status_frame().name(Role.DEVICE))
-
-    def unplug(self) -> None:
-        """Pull the cable: the serve loop closes its port (the driver's reads and writes fail)."""
-        with self._lock:
-            self._unplug = True
 
     def __repr__(self) -> str:
         return f"<Id003Simulator {self._state.value}{' fault' if self._fault else ''}>"

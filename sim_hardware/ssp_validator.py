@@ -31,7 +31,6 @@ import enum
 import logging
 import random
 import secrets
-import threading
 from dataclasses import dataclass
 
 from drivers.codec import NEED_DATA, Garbage, Role
@@ -39,7 +38,7 @@ from drivers.ssp.codec import Command, Packet, PollEvent, Response, SspCodec, en
 from drivers.ssp.essp import DecryptError, EsspSession, ReplayError, is_encrypted, is_prime, u64
 from drivers.ssp.essp import pack64 as _pack64
 from drivers.ssp.setup import PROTOCOL_VERSION, USD_SETUP, Setup, enabled_channels, encode_setup
-from sim_hardware.pty_link import BytePort, serve_replies
+from sim_hardware.answering import OneShotReplyFaults
 
 log = logging.getLogger(__name__)
 
@@ -93,15 +92,18 @@ class Note:
     value: int                    #: whole currency units
 
 
-class SspSimulator:
+class SspSimulator(OneShotReplyFaults):
     """One simulated SSP validator. ``feed(bytes) -> [bytes]`` is the whole device; ``serve`` runs it
     on a byte port."""
+
+    WHO = "ssp sim"
 
     def __init__(self, *, encryption: bool = False, fixed_key: int = 0, address: int = 0,
                  setup: Setup = USD_SETUP, dwell: int = 1, serial_number: int = 1_234_567,
                  rng: random.Random | None = None) -> None:
         if dwell < 1:
             raise ValueError(f"dwell is at least 1 POLL, not {dwell}")
+        super().__init__()                     # the lock and the wire faults
         self.encryption = encryption
         self.fixed_key = fixed_key
         self.address = address
@@ -110,7 +112,6 @@ class SspSimulator:
         self.serial_number = serial_number
         self._rng = rng if rng is not None else secrets.SystemRandom()
         self._by_value = {v: ch for ch, v in enumerate(setup.channel_values, 1) if v}
-        self._lock = threading.RLock()
         #: Notes stacked, handed back; reject codes; commands acted on by code (repeats not
         #: counted); repeated commands answered with the last reply; encrypted packets refused.
         self.cashbox: list[Note] = []
@@ -119,10 +120,6 @@ class SspSimulator:
         self.received: collections.Counter[int] = collections.Counter()
         self.resent = 0
         self.refused = 0
-        self._next: dict[str, int | None] = {}
-        self._repeat = False
-        self._unplug = False
-        self.unplugged = False
         self._fault: Fault | None = None
         self._kept: tuple[Note | None, bool] = (None, False)
         self._power_up(note=None, into_cashbox=False)
@@ -389,29 +386,9 @@ class SspSimulator:
         return OK + _pack64(own)
 
     # --- the wire -----------------------------------------------------------------------------
-    def _take(self, kind: str, code: int | None) -> bool:
-        if kind not in self._next:
-            return False
-        target = self._next[kind]
-        if target is not None and target != code:
-            return False
-        del self._next[kind]
-        return True
-
     def _wire(self, data: bytes, request: int | None) -> list[bytes]:
-        if self._take("corrupt", request):
-            data = data[:-1] + bytes((data[-1] ^ 0x5A,))
-        if self._take("drop", request):
-            return []
-        return [data, data] if self._repeat else [data]
-
-    def serve(self, port: BytePort, stop: threading.Event) -> None:
-        """Answer the host on ``port`` until ``stop`` is set, the port fails, or :meth:`unplug`."""
-        serve_replies(port, stop, self.feed, unplug=lambda: self._unplug,
-                      on_unplug=self._unplugged, who="ssp sim", logger=log)
-
-    def _unplugged(self) -> None:
-        self.unplugged = True
+        disturbed = self._disturb(data, request)
+        return [] if disturbed is None else self._copies(disturbed)
 
     # --- control API: the player and the hardware -------------------------------------------
     def insert_note(self, value: int) -> bool:
@@ -470,27 +447,7 @@ class SspSimulator:
                 self._pending.append((PollEvent.CASHBOX_REPLACED, None))
             self._fault = None
 
-    # --- control API: the wire ----------------------------------------------------------------
-    def corrupt_next_crc(self, to: int | None = None) -> None:
-        """The next reply (to command ``to``, if given) goes out with a wrong CRC."""
-        with self._lock:
-            self._next["corrupt"] = to
-
-    def drop_next_reply(self, to: int | None = None) -> None:
-        """The next reply (to ``to``, if given) is lost; the command itself took effect."""
-        with self._lock:
-            self._next["drop"] = to
-
-    def repeat_replies(self, on: bool = True) -> None:
-        """Every reply goes out twice."""
-        with self._lock:
-            self._repeat = on
-
-    def lose_next_command(self, code: int | None = None) -> None:
-        """The next host packet (a plain one with ``code``, if given) never arrives."""
-        with self._lock:
-            self._next["lose"] = code
-
+    # --- control API: the power (the wire: OneShotReplyFaults) -----------------------------
     def power_off(self) -> None:
         with self._lock:
             self._power_off()
@@ -511,11 +468,6 @@ class SspSimulator:
         self._item = None
         self._state = State.OFF
         log.info("ssp sim: power off")
-
-    def unplug(self) -> None:
-        """Pull the cable: the serve loop closes its port."""
-        with self._lock:
-            self._unplug = True
 
     def __repr__(self) -> str:
         return f"<SspSimulator {self._state.value}{' ' + self._fault.name if self._fault else ''}>"

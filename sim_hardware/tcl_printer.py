@@ -29,7 +29,6 @@ from __future__ import annotations
 import collections
 import enum
 import logging
-import threading
 from dataclasses import dataclass, field
 
 from drivers.codec import NEED_DATA, Garbage, Role
@@ -49,7 +48,7 @@ from drivers.tcl.codec import (
     Template,
 )
 from drivers.tcl.voucher import Voucher, itf_decode, itf_encode
-from sim_hardware.pty_link import BytePort, serve_replies
+from sim_hardware.answering import AnsweringDevice
 
 log = logging.getLogger(__name__)
 
@@ -103,19 +102,21 @@ class _Job:
     barcodes: dict[str, str] = field(default_factory=dict)
 
 
-class TclPrinterSimulator:
+class TclPrinterSimulator(AnsweringDevice):
     """One simulated TCL printer. ``feed(bytes) -> [bytes]`` is the whole device; ``serve`` runs it
     on a byte port."""
+
+    WHO = "tcl sim"
 
     def __init__(self, *, version: str = "EGMTCL01", print_polls: int = 2, paper: int = 500,
                  low_at: int = 20) -> None:
         if print_polls < 2:
             raise ValueError(f"a print takes at least 2 status requests, not {print_polls}")
         StatusRecord(version=version)            # validates the version
+        super().__init__()                       # the lock, repeat and unplug
         self.version = version
         self.print_polls = print_polls
         self.low_at = low_at
-        self._lock = threading.RLock()
         self.printed: list[PrintedTicket] = []
         self.partial: list[PrintedTicket] = []
         #: Host messages by kind ("ENQ", "P", "R", "T", "C", "f") and garbage reports.
@@ -130,9 +131,6 @@ class TclPrinterSimulator:
         self._powered = True
         self._next: set[str] = set()             # one-shot wire faults: corrupt, drop
         self._lose: set[str] = set()             # host message kinds to lose once
-        self._repeat = False
-        self._unplug = False
-        self.unplugged = False
         self._power_up()
         self._update_paper()
 
@@ -332,15 +330,7 @@ class TclPrinterSimulator:
         elif "drop" in self._next:            # armed together, they hit two replies in a row
             self._next.discard("drop")
             return []
-        return [data, data] if self._repeat else [data]
-
-    def serve(self, port: BytePort, stop: threading.Event) -> None:
-        """Answer the host on ``port`` until ``stop`` is set, the port fails, or :meth:`unplug`."""
-        serve_replies(port, stop, self.feed, unplug=lambda: self._unplug,
-                      on_unplug=self._unplugged, who="tcl sim", logger=log)
-
-    def _unplugged(self) -> None:
-        self.unplugged = True
+        return self._copies(data)
 
     # --- control API: paper, mechanism, power ----------------------------------------------
     def paper_low(self, on: bool = True) -> None:
@@ -431,20 +421,12 @@ class TclPrinterSimulator:
         with self._lock:
             self._next.add("drop")
 
-    def repeat_replies(self, on: bool = True) -> None:
-        with self._lock:
-            self._repeat = on
-
     def lose_next(self, kind: str) -> None:
         """The next host message of ``kind`` ("ENQ", "P", "R", "T", "C", "f") never arrives."""
         if kind not in ("ENQ", "P", "R", "T", "C", "f"):
             raise ValueError(f"unknown TCL message kind {kind!r}")
         with self._lock:
             self._lose.add(kind)
-
-    def unplug(self) -> None:
-        with self._lock:
-            self._unplug = True
 
     def __repr__(self) -> str:
         return f"<TclPrinterSimulator {self._flags()!r}>"
