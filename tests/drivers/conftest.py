@@ -1,4 +1,5 @@
-"""The no-leak check shared by the driver tests that run real threads, ptys and FIFOs."""
+"""The fixtures shared by the driver tests that run real threads, ptys and FIFOs: the no-leak
+check, and a module's simulator (its ``sim`` fixture) served on a pty."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from sim_hardware.pty_link import PtyLink, run_on_pty
 from tests.drivers.leaks import open_fds
 
 
@@ -25,3 +27,10 @@ def no_leaks() -> Iterator[None]:
     assert not extra, f"leaked threads: {extra}"
     leaked = {fd: target for fd, target in open_fds().items() if fds.get(fd) != target}
     assert not leaked, f"leaked file descriptors: {leaked}"
+
+
+@pytest.fixture
+def link(no_leaks, sim) -> Iterator[PtyLink]:
+    """The module's ``sim`` fixture served on a pty (the driver opens ``link.path``)."""
+    with run_on_pty(sim) as link:
+        yield link

@@ -36,6 +36,7 @@ from hal.events import (
 from sim_hardware.id003_validator import Id003Simulator, Note, State, Ticket
 from sim_hardware.pty_link import PtyLink, run_on_pty
 from tests.drivers.events import collect
+from tests.drivers.hardware import Technician, contract_params
 from tests.drivers.leaks import open_fds
 
 NAME = "validator"
@@ -52,12 +53,6 @@ pytestmark = pytest.mark.usefixtures("no_leaks")
 @pytest.fixture
 def sim() -> Id003Simulator:
     return Id003Simulator()
-
-
-@pytest.fixture
-def link(no_leaks, sim) -> Iterator[PtyLink]:
-    with run_on_pty(sim) as link:
-        yield link
 
 
 @pytest.fixture
@@ -331,25 +326,18 @@ class SimulatedWorld:
         assert self.sim.insert_note(dollars)
 
 
-class HardwareWorld:
+class HardwareWorld(Technician):
     """A technician at a real validator, prompted on the terminal."""
 
     wait_s = 60.0
 
-    def __init__(self, request: pytest.FixtureRequest) -> None:
-        self.capture = request.config.pluginmanager.getplugin("capturemanager")
-
     def insert_note(self, dollars: int) -> None:
-        with self.capture.global_and_fixture_disabled():
-            print(f"\n>>> insert a ${dollars} note into the validator", flush=True)
+        self._say(f"insert a ${dollars} note into the validator")
 
 
-@pytest.fixture(params=[
-    "simulator",
-    pytest.param("hardware", marks=pytest.mark.skipif(
-        not HW_PORT, reason="no bill validator hardware attached: set "
-                            "EGM_HW_BILL_VALIDATOR=<port> to run this contract on a real one")),
-])
+@pytest.fixture(params=contract_params(
+    HW_PORT, "no bill validator hardware attached: set EGM_HW_BILL_VALIDATOR=<port> to run this "
+             "contract on a real one"))
 def contract(request, no_leaks) -> Iterator[tuple[Id003Validator, SimulatedWorld | HardwareWorld]]:
     if request.param == "hardware":
         with Id003Validator(NAME, port=HW_PORT, timeout=1.0, poll_interval=0.2) as dev:

@@ -30,6 +30,8 @@ from hal.events import (
 from sim_hardware.io_board import IoBoardSimulator
 from sim_hardware.pty_link import PtyLink, ServeThread, run_on_pty
 from tests.drivers.events import collect, wait_until
+from tests.drivers.hardware import Technician, contract_params
+from tests.drivers.sim_process import egm_sim, line, lines, pty_path, send
 
 NAME = "io"
 HW_PORT = os.environ.get("EGM_HW_IO", "")
@@ -42,12 +44,6 @@ pytestmark = pytest.mark.usefixtures("no_leaks")
 @pytest.fixture
 def sim() -> IoBoardSimulator:
     return IoBoardSimulator(pulse_s=0.005, retry_s=0.05)
-
-
-@pytest.fixture
-def link(no_leaks, sim) -> Iterator[PtyLink]:
-    with run_on_pty(sim) as link:
-        yield link
 
 
 @pytest.fixture
@@ -201,16 +197,8 @@ class SimulatedTechnician:
         return self.sim.meters[meter]
 
 
-class HardwareTechnician:
+class HardwareTechnician(Technician):
     wait_s = 60.0
-
-    def __init__(self, request: pytest.FixtureRequest) -> None:
-        self.capture = request.config.pluginmanager.getplugin("capturemanager")
-
-    def _say(self, text: str) -> str:
-        with self.capture.global_and_fixture_disabled():
-            print(f"\n>>> {text}", flush=True)
-            return input("... ").strip() if text.endswith("?") else ""
 
     def main_door(self) -> None:
         self._say("open the main door, then close it")
@@ -222,12 +210,8 @@ class HardwareTechnician:
         return int(self._say(f"what does hard meter {meter} read?"))
 
 
-@pytest.fixture(params=[
-    "simulator",
-    pytest.param("hardware", marks=pytest.mark.skipif(
-        not HW_PORT, reason="no I/O board attached: set EGM_HW_IO=<port> to run this contract "
-                            "on a real one")),
-])
+@pytest.fixture(params=contract_params(
+    HW_PORT, "no I/O board attached: set EGM_HW_IO=<port> to run this contract on a real one"))
 def contract(request, no_leaks):
     if request.param == "hardware":
         with IoBoardDriver(NAME, port=HW_PORT, timeout=1.0) as dev:
@@ -270,33 +254,18 @@ class TestIoBoardContract:
 
 
 def test_egm_sim_io_process_serves_the_real_driver():
-    import subprocess
-    import sys
-
-    proc = subprocess.Popen([sys.executable, "-m", "firmware.cli", "sim", "io", "--pty"],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, bufsize=1)
-    try:
-        path = proc.stdout.readline().strip()
-        assert path.startswith("/dev/pts/"), proc.stderr.read()
+    with egm_sim("io", "--pty") as proc:
+        path = pty_path(proc)
         with IoBoardDriver(NAME, port=path, timeout=REPLY_S) as dev:
-            proc.stdin.write("open main\npress deal bet\n")
-            proc.stdin.flush()
-            assert [proc.stdout.readline().strip() for _ in range(2)] == ["ok", "ok"]
+            send(proc, "open main\npress deal bet\n")
+            assert lines(proc, 2) == ["ok", "ok"]
             events = io_events(collect(dev, lambda e: e == ButtonPressed(NAME, Button.BET)))
             assert events == [DoorChanged(NAME, Door.MAIN, True), ButtonPressed(NAME, Button.DEAL),
                               ButtonPressed(NAME, Button.BET)]
             dev.pulse_meter(Meter.JACKPOT, 2)
             dev.tower(0, TowerPattern.ON)
             assert dev.wait_sent(3.0)
-        proc.stdin.write("meters\ntower\nquit\n")
-        proc.stdin.flush()
-        assert proc.stdout.readline().strip() == "3:2"
-        assert proc.stdout.readline().strip() == "0:on"
+        send(proc, "meters\ntower\nquit\n")
+        assert line(proc) == "3:2"
+        assert line(proc) == "0:on"
         assert proc.wait(timeout=5) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        for pipe in (proc.stdin, proc.stdout, proc.stderr):
-            pipe.close()

@@ -42,6 +42,8 @@ from hal.events import (
 from sim_hardware.pty_link import PtyLink, ServeThread, run_on_pty
 from sim_hardware.shoe import ShoeSimulator
 from tests.drivers.events import collect, wait_until
+from tests.drivers.hardware import Technician, contract_params
+from tests.drivers.sim_process import egm_sim, line, pty_path, send
 
 NAME = "shoe"
 HW_PORT = os.environ.get("EGM_HW_SHOE", "")
@@ -58,12 +60,6 @@ pytestmark = pytest.mark.usefixtures("no_leaks")
 @pytest.fixture
 def sim() -> ShoeSimulator:
     return ShoeSimulator(FIG8, retry_s=0.05)
-
-
-@pytest.fixture
-def link(no_leaks, sim) -> Iterator[PtyLink]:
-    with run_on_pty(sim) as link:
-        yield link
 
 
 @pytest.fixture
@@ -338,17 +334,10 @@ class SimulatedDealer:
         self.sim.close_door()
 
 
-class HardwareDealer:
+class HardwareDealer(Technician):
     """A technician at a real shoe, prompted on the terminal."""
 
     wait_s = 60.0
-
-    def __init__(self, request: pytest.FixtureRequest) -> None:
-        self.capture = request.config.pluginmanager.getplugin("capturemanager")
-
-    def _say(self, text: str) -> None:
-        with self.capture.global_and_fixture_disabled():
-            print(f"\n>>> {text}", flush=True)
 
     def draw(self, n: int) -> None:
         self._say(f"draw {n} cards from the shoe")
@@ -360,12 +349,9 @@ class HardwareDealer:
         self._say("open the shoe's door, then close it")
 
 
-@pytest.fixture(params=[
-    "simulator",
-    pytest.param("hardware", marks=pytest.mark.skipif(
-        not HW_PORT, reason="no card-reading shoe attached: set EGM_HW_SHOE=<port> to run "
-                            "this contract on a real one")),
-])
+@pytest.fixture(params=contract_params(
+    HW_PORT, "no card-reading shoe attached: set EGM_HW_SHOE=<port> to run this contract on a "
+             "real one"))
 def contract(request, no_leaks) -> Iterator[tuple[ShoeDriver, SimulatedDealer | HardwareDealer]]:
     if request.param == "hardware":
         with ShoeDriver(NAME, port=HW_PORT, timeout=1.0) as dev:
@@ -417,31 +403,16 @@ def test_state_lost_is_raised_for_a_round_waiting_on_the_shoe(shoe, sim):
 
 
 def test_egm_sim_shoe_process_deals_to_the_real_driver():
-    import subprocess
-    import sys
-
-    proc = subprocess.Popen([sys.executable, "-m", "firmware.cli", "sim", "shoe", "--pty"],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, bufsize=1)
-    try:
-        path = proc.stdout.readline().strip()
-        assert path.startswith("/dev/pts/"), proc.stderr.read()
+    with egm_sim("shoe", "--pty") as proc:
+        path = pty_path(proc)
         with ShoeDriver(NAME, port=path, timeout=REPLY_S) as dev:
             wait_until(lambda: dev.loaded == 416)
-            proc.stdin.write("draw 3\nburn\n")
-            proc.stdin.flush()
-            drawn = parse_cards(proc.stdout.readline().strip())
-            burned = Card.parse(proc.stdout.readline().strip())
+            send(proc, "draw 3\nburn\n")
+            drawn = parse_cards(line(proc))
+            burned = Card.parse(line(proc))
             assert [dev.read_card(2.0) for _ in range(3)] == drawn
             assert collect(dev, lambda e: isinstance(e, CardBurned))[-1] == CardBurned(
                 NAME, burned, 4)
-        proc.stdin.write("left\nquit\n")
-        proc.stdin.flush()
-        assert proc.stdout.readline().strip() == "412"
+        send(proc, "left\nquit\n")
+        assert line(proc) == "412"
         assert proc.wait(timeout=5) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        for pipe in (proc.stdin, proc.stdout, proc.stderr):
-            pipe.close()

@@ -32,6 +32,7 @@ from hal.events import (
 from sim_hardware.pty_link import run_on_pty
 from sim_hardware.ssp_validator import Note, SspSimulator, State
 from tests.drivers.events import collect
+from tests.drivers.hardware import Technician, contract_params
 
 NAME = "validator"
 TEST_FIXED_KEY = 0x0F1E2D3C4B5A6978          # a test key only, never a machine's
@@ -57,12 +58,6 @@ def encryption(request) -> bool:
 @pytest.fixture
 def sim(encryption) -> SspSimulator:
     return SspSimulator(encryption=encryption, fixed_key=TEST_FIXED_KEY)
-
-
-@pytest.fixture
-def link(no_leaks, sim):
-    with run_on_pty(sim) as link:
-        yield link
 
 
 @pytest.fixture
@@ -280,23 +275,16 @@ class SimulatedWorld:
         assert self.sim.insert_note(dollars)
 
 
-class HardwareWorld:
+class HardwareWorld(Technician):
     wait_s = 60.0
 
-    def __init__(self, request: pytest.FixtureRequest) -> None:
-        self.capture = request.config.pluginmanager.getplugin("capturemanager")
-
     def insert_note(self, dollars: int) -> None:
-        with self.capture.global_and_fixture_disabled():
-            print(f"\n>>> insert a ${dollars} note into the SSP validator", flush=True)
+        self._say(f"insert a ${dollars} note into the SSP validator")
 
 
-@pytest.fixture(params=[
-    "simulator",
-    pytest.param("hardware", marks=pytest.mark.skipif(
-        not HW_PORT, reason="no SSP bill validator attached: set EGM_HW_BILL_VALIDATOR_SSP=<port> "
-                            "(and EGM_HW_BILL_VALIDATOR_SSP_KEY=<fixed key> for eSSP)")),
-])
+@pytest.fixture(params=contract_params(
+    HW_PORT, "no SSP bill validator attached: set EGM_HW_BILL_VALIDATOR_SSP=<port> "
+             "(and EGM_HW_BILL_VALIDATOR_SSP_KEY=<fixed key> for eSSP)"))
 def contract(request, no_leaks) -> Iterator[tuple[SspValidator, SimulatedWorld | HardwareWorld]]:
     if request.param == "hardware":
         with SspValidator(NAME, port=HW_PORT, timeout=1.0, poll_interval=0.2,

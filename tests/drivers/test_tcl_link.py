@@ -34,6 +34,7 @@ from hal.events import (
 from sim_hardware.pty_link import run_on_pty
 from sim_hardware.tcl_printer import MidTicket, TclPrinterSimulator
 from tests.drivers.events import collect
+from tests.drivers.hardware import Technician, contract_params
 from tests.drivers.leaks import open_fds
 
 NAME = "printer"
@@ -57,12 +58,6 @@ pytestmark = pytest.mark.usefixtures("no_leaks")
 @pytest.fixture
 def sim() -> TclPrinterSimulator:
     return TclPrinterSimulator()
-
-
-@pytest.fixture
-def link(no_leaks, sim):
-    with run_on_pty(sim) as link:
-        yield link
 
 
 @pytest.fixture
@@ -311,25 +306,18 @@ class SimulatedWorld:
         assert self.sim.printed[-1].voucher() == voucher
 
 
-class HardwareWorld:
+class HardwareWorld(Technician):
     """A technician at a real printer, asked on the terminal to check the ticket."""
 
     wait_s = 30.0
 
-    def __init__(self, request: pytest.FixtureRequest) -> None:
-        self.capture = request.config.pluginmanager.getplugin("capturemanager")
-
     def check(self, voucher: Voucher) -> None:
-        with self.capture.global_and_fixture_disabled():
-            print(f"\n>>> check the ticket: {voucher.texts()}", flush=True)
+        self._say(f"check the ticket: {voucher.texts()}")
 
 
-@pytest.fixture(params=[
-    "simulator",
-    pytest.param("hardware", marks=pytest.mark.skipif(
-        not HW_PORT, reason="no ticket printer hardware attached: set "
-                            "EGM_HW_PRINTER=<port> to run this contract on a real one")),
-])
+@pytest.fixture(params=contract_params(
+    HW_PORT, "no ticket printer hardware attached: set EGM_HW_PRINTER=<port> to run this contract "
+             "on a real one"))
 def contract(request, no_leaks) -> Iterator[tuple[TclPrinter, SimulatedWorld | HardwareWorld]]:
     if request.param == "hardware":
         with TclPrinter(NAME, port=HW_PORT, timeout=1.0, poll_interval=0.2) as dev:

@@ -21,6 +21,7 @@ from hal.errors import BackendError, DeviceInitError
 from hal.events import DeviceOffline, DeviceOnline, Touch, TouchPhase
 from sim_hardware.touch_evdev import EvdevTouchSimulator, Sensor, make_fifo
 from tests.drivers.events import take
+from tests.drivers.hardware import Technician, contract_params
 
 NAME = "touch"
 W, H = 1920, 1080
@@ -147,26 +148,18 @@ class SimulatedWorld:
         self.sim.touch_screen(x, y)
 
 
-class HardwareWorld:
+class HardwareWorld(Technician):
     """A technician at a real, calibrated touchscreen, prompted on the terminal."""
 
     wait_s = 60.0
 
-    def __init__(self, request: pytest.FixtureRequest) -> None:
-        self.capture = request.config.pluginmanager.getplugin("capturemanager")
-
     def touch(self, x: int, y: int) -> None:
-        with self.capture.global_and_fixture_disabled():
-            print(f"\n>>> touch the screen at pixel ({x}, {y}) and lift", flush=True)
+        self._say(f"touch the screen at pixel ({x}, {y}) and lift")
 
 
-@pytest.fixture(params=[
-    "simulator",
-    pytest.param("hardware", marks=pytest.mark.skipif(
-        not HW_PATH, reason="no touchscreen attached: set EGM_HW_TOUCH=/dev/input/eventN (and "
-                            "EGM_HW_TOUCH_CALIBRATION to its calibration JSON) to run this "
-                            "contract on a real one")),
-])
+@pytest.fixture(params=contract_params(
+    HW_PATH, "no touchscreen attached: set EGM_HW_TOUCH=/dev/input/eventN (and "
+             "EGM_HW_TOUCH_CALIBRATION to its calibration JSON) to run this contract on a real one"))
 def contract(request, no_leaks, tmp_path) -> Iterator[tuple[EvdevTouch, object]]:
     if request.param == "hardware":
         import json

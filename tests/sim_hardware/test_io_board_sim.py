@@ -29,17 +29,8 @@ from drivers.link.codec import LinkCodec, LinkFrame, LinkType, encode, seq_bytes
 from drivers.shoe.control import Hello, HelloCause
 from hal.events import Button, Door, KeySwitch
 from sim_hardware.io_board import IoBoardSimulator
-
-
-def _kermit(data: bytes) -> int:
-    """CRC-16/KERMIT bit by bit: an independent check of the golden frames."""
-    crc = 0
-    for byte in data:
-        crc ^= byte
-        for _ in range(8):
-            crc = (crc >> 1) ^ 0x8408 if crc & 1 else crc >> 1
-    return crc
-
+from tests.drivers.streams import feed
+from tests.sim_hardware.link_host import Host, kermit
 
 G = bytes.fromhex
 #: (frame, its message); from docs/protocols/io-board.md.
@@ -61,7 +52,7 @@ STATUS = G("02 0A 00 00 05 00 09 00 03 01 00 28 7A 75")
 
 @pytest.mark.parametrize(("wire", "frame", "message"), GOLDEN)
 def test_golden_frames_both_ways(wire, frame, message):
-    assert _kermit(wire[:-2]) == wire[-2] | wire[-1] << 8
+    assert kermit(wire[:-2]) == wire[-2] | wire[-1] << 8
     assert encode(frame) == wire
     codec = LinkCodec()
     codec.receive_data(wire)
@@ -82,7 +73,7 @@ def test_payload_builders_match_the_golden_frames():
     state = IoState.decode(STATUS[5:-2])
     assert state == IoState(9, 3, 1, 40)
     assert state.is_on(Door.MAIN) and state.is_on(KeySwitch.AUDIT) and not state.is_on(Door.LOGIC)
-    assert states_of(9)[KeySwitch.AUDIT] and _kermit(HELLO[:-2]) == HELLO[-2] | HELLO[-1] << 8
+    assert states_of(9)[KeySwitch.AUDIT] and kermit(HELLO[:-2]) == HELLO[-2] | HELLO[-1] << 8
 
 
 STREAM = b"".join(g[0] for g in GOLDEN)
@@ -90,12 +81,7 @@ FRAMES = [g[1] for g in GOLDEN]
 
 
 def _decode_in(chunks) -> list:
-    codec = LinkCodec()
-    out = []
-    for chunk in chunks:
-        codec.receive_data(chunk)
-        out += codec.events()
-    return out
+    return feed(LinkCodec(), chunks)
 
 
 def test_whole_split_byte_by_byte_and_with_garbage():
@@ -152,35 +138,6 @@ def test_fuzz_decoder_and_codec_never_crash(type_, payload, noise):
 
 
 # --- the simulator, sans-I/O --------------------------------------------------------------------
-class Clock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-class Host:
-    def __init__(self, sim: IoBoardSimulator) -> None:
-        self.sim = sim
-        self.codec = LinkCodec()
-
-    def _read(self, writes: list[bytes]) -> list:
-        self.codec.receive_data(b"".join(writes))
-        return self.codec.events()
-
-    def send(self, frame: LinkFrame) -> list:
-        return self._read(self.sim.feed(encode(frame)))
-
-    def tick(self) -> list:
-        return self._read(self.sim.tick())
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
 @pytest.fixture
 def board(clock):
     sim = IoBoardSimulator(pulse_s=0.1, clock=clock)

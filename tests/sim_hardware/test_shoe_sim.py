@@ -10,67 +10,24 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from drivers.codec import Garbage
-from drivers.link.codec import LinkCodec, LinkFrame, LinkType, encode, seq_bytes
+from drivers.link.codec import LinkFrame, LinkType, encode, seq_bytes
 from drivers.shoe.control import SHOE_KIND, Hello, HelloCause, ShoeState
 from drivers.shoe.messages import MisreadReason, ShoeType, card_payload
 from firmware.cards.card import Card, parse_cards
 from sim_hardware.shoe import ShoeSimulator
+from tests.sim_hardware.link_host import Host as LinkHost
+from tests.sim_hardware.link_host import kermit
 
 CARDS = parse_cards("Qs 2d 3h Ah Td Ts 6c 9s")
 
 
-def _kermit(data: bytes) -> int:
-    """CRC-16/KERMIT written out bit by bit: an independent check of the golden frames."""
-    crc = 0
-    for byte in data:
-        crc ^= byte
-        for _ in range(8):
-            crc = (crc >> 1) ^ 0x8408 if crc & 1 else crc >> 1
-    return crc
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-class Host:
-    """The terminal's end: encodes frames, decodes what the simulator writes."""
-
-    def __init__(self, sim: ShoeSimulator) -> None:
-        self.sim = sim
-        self.codec = LinkCodec()
-        self.writes: list[bytes] = []
-
-    def _read(self, writes: list[bytes]) -> list:
-        self.writes = writes
-        self.codec.receive_data(b"".join(writes))
-        return self.codec.events()
-
-    def send(self, frame: LinkFrame) -> list:
-        return self._read(self.sim.feed(encode(frame)))
-
-    def tick(self) -> list:
-        return self._read(self.sim.tick())
-
-    def ack(self, seq: int) -> list:
-        return self.send(LinkFrame(0, LinkType.ACK, seq_bytes(seq)))
-
-    def reset(self) -> list:
-        return self.send(LinkFrame(0, LinkType.RESET))
+class Host(LinkHost):
+    """The terminal's end, asking the shoe for its STATUS too."""
 
     def status(self) -> ShoeState:
         (frame,) = [f for f in self.send(LinkFrame(0, LinkType.STATUS_REQUEST))
                     if f.type == LinkType.STATUS]
         return ShoeState.decode(frame.payload)
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
 
 
 @pytest.fixture
@@ -99,7 +56,7 @@ def test_golden_frames():
     # link.md: the 258th card, the ace of spades.
     golden_card = bytes.fromhex("02 05 01 02 20 41 73 97 0c")
     for golden in (golden_hello, golden_status, golden_card):
-        crc = _kermit(golden[:-2])
+        crc = kermit(golden[:-2])
         assert golden[-2:] == bytes((crc & 0xFF, crc >> 8))
     assert encode(hello(HelloCause.POWER_UP, 1)) == golden_hello
     state = ShoeState(door_open=True, cut_card=True, left=416, next_seq=258, pending=2)
