@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import functools
 import os
-import statistics
-import time
 
+from benchmarks.timing import median, p99, repeat, time_each_us
 from drivers.id003.codec import Status
 from drivers.id003.driver import Id003Validator
 from sim_hardware.id003_validator import Id003Simulator
@@ -29,25 +28,17 @@ def _round_trips_us() -> tuple[float, ...]:
     with run_on_pty(sim) as link, Id003Validator("bench", port=link.path, timeout=1.0,
                                                  poll_interval=3600.0) as dev:
         dev.enable([2000])
-        for _ in range(WARMUP):
-            dev.poll()
+        repeat(dev.poll, WARMUP)
         assert dev.poll() is Status.IDLING
-        samples = []
-        clock = time.perf_counter_ns
-        for _ in range(POLLS):
-            start = clock()
-            dev.poll()
-            samples.append((clock() - start) / 1000)
-        return tuple(samples)
+        return time_each_us(dev.poll, POLLS)
 
 
 def poll_median() -> tuple[float, str]:
-    return statistics.median(_round_trips_us()), f"µs median, status poll over a pty ({POLLS:,} polls)"
+    return median(_round_trips_us()), f"µs median, status poll over a pty ({POLLS:,} polls)"
 
 
 def poll_p99() -> tuple[float, str]:
-    samples = sorted(_round_trips_us())
-    return samples[int(0.99 * (len(samples) - 1))], f"µs 99th percentile, same {POLLS:,} polls"
+    return p99(_round_trips_us()), f"µs 99th percentile, same {POLLS:,} polls"
 
 
 BENCHMARKS = [

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import functools
 import os
-import statistics
-import time
 
+from benchmarks.timing import median, p99, repeat, time_each_us
 from drivers.shoe.driver import ShoeDriver
 from sim_hardware.pty_link import run_on_pty
 from sim_hardware.shoe import ShoeSimulator
@@ -28,26 +27,18 @@ WARMUP = 200
 def _round_trips_us() -> tuple[float, ...]:
     sim = ShoeSimulator(seed=0)
     with run_on_pty(sim) as link, ShoeDriver("bench", port=link.path, timeout=1.0) as dev:
-        for _ in range(WARMUP):
-            dev.status()
+        repeat(dev.status, WARMUP)
         assert dev.status().left == 416
-        samples = []
-        clock = time.perf_counter_ns
-        for _ in range(REQUESTS):
-            start = clock()
-            dev.status()
-            samples.append((clock() - start) / 1000)
-        return tuple(samples)
+        return time_each_us(dev.status, REQUESTS)
 
 
 def status_median() -> tuple[float, str]:
-    return (statistics.median(_round_trips_us()),
+    return (median(_round_trips_us()),
             f"µs median, status request over a pty ({REQUESTS:,} requests)")
 
 
 def status_p99() -> tuple[float, str]:
-    samples = sorted(_round_trips_us())
-    return samples[int(0.99 * (len(samples) - 1))], f"µs 99th percentile, same {REQUESTS:,} requests"
+    return p99(_round_trips_us()), f"µs 99th percentile, same {REQUESTS:,} requests"
 
 
 BENCHMARKS = [

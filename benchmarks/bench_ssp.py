@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import functools
 import os
-import statistics
-import time
 
+from benchmarks.timing import median, p99, repeat, time_each_us
 from drivers.ssp.driver import SspValidator
 from sim_hardware.pty_link import run_on_pty
 from sim_hardware.ssp_validator import SspSimulator
@@ -32,26 +31,18 @@ def _round_trips_us(encryption: bool) -> tuple[float, ...]:
             "bench", port=link.path, timeout=1.0, poll_interval=3600.0, encryption=encryption,
             fixed_key=f"{_BENCH_KEY:016X}" if encryption else "") as dev:
         dev.enable([2000])
-        for _ in range(WARMUP):
-            dev.poll()
+        repeat(dev.poll, WARMUP)
         assert dev.poll() == ()
-        samples = []
-        clock = time.perf_counter_ns
-        for _ in range(POLLS):
-            start = clock()
-            dev.poll()
-            samples.append((clock() - start) / 1000)
-        return tuple(samples)
+        return time_each_us(dev.poll, POLLS)
 
 
 def _median(encryption: bool) -> tuple[float, str]:
-    return (statistics.median(_round_trips_us(encryption)),
+    return (median(_round_trips_us(encryption)),
             f"µs median, POLL over a pty ({POLLS:,} polls)")
 
 
 def _p99(encryption: bool) -> tuple[float, str]:
-    samples = sorted(_round_trips_us(encryption))
-    return samples[int(0.99 * (len(samples) - 1))], f"µs 99th percentile, same {POLLS:,} polls"
+    return p99(_round_trips_us(encryption)), f"µs 99th percentile, same {POLLS:,} polls"
 
 
 BENCHMARKS = [

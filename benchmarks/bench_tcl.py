@@ -12,9 +12,9 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import os
-import statistics
 import time
 
+from benchmarks.timing import median, p99, repeat, time_each_us
 from drivers.tcl.codec import Flag
 from drivers.tcl.driver import TclPrinter
 from drivers.tcl.voucher import Voucher
@@ -35,16 +35,9 @@ def _round_trips_us() -> tuple[float, ...]:
     sim = TclPrinterSimulator()
     with run_on_pty(sim) as link, TclPrinter("bench", port=link.path, timeout=1.0,
                                              poll_interval=3600.0) as dev:
-        for _ in range(WARMUP):
-            dev.poll()
+        repeat(dev.poll, WARMUP)
         assert dev.poll().flags == Flag.TOP_OF_FORM
-        samples = []
-        clock = time.perf_counter_ns
-        for _ in range(POLLS):
-            start = clock()
-            dev.poll()
-            samples.append((clock() - start) / 1000)
-        return tuple(samples)
+        return time_each_us(dev.poll, POLLS)
 
 
 @functools.cache
@@ -65,16 +58,15 @@ def _tickets_ms() -> tuple[float, ...]:
 
 
 def poll_median() -> tuple[float, str]:
-    return statistics.median(_round_trips_us()), f"µs median, status poll over a pty ({POLLS:,} polls)"
+    return median(_round_trips_us()), f"µs median, status poll over a pty ({POLLS:,} polls)"
 
 
 def poll_p99() -> tuple[float, str]:
-    samples = sorted(_round_trips_us())
-    return samples[int(0.99 * (len(samples) - 1))], f"µs 99th percentile, same {POLLS:,} polls"
+    return p99(_round_trips_us()), f"µs 99th percentile, same {POLLS:,} polls"
 
 
 def ticket_median() -> tuple[float, str]:
-    return statistics.median(_tickets_ms()), (
+    return median(_tickets_ms()), (
         f"ms median, print_voucher to TicketPrinted, 10 ms polling, simulator 2-poll job "
         f"({TICKETS} tickets)")
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import functools
 import os
-import statistics
 import tempfile
 import time
 
+from benchmarks.timing import median, p99
 from drivers.touch.evdev_driver import EvdevTouch
 from hal.calibration import fit, targets
 from hal.events import Touch
@@ -53,12 +53,11 @@ def _latencies_us() -> tuple[float, ...]:
 
 
 def latency_median() -> tuple[float, str]:
-    return statistics.median(_latencies_us()), f"µs median, touch report through a FIFO ({REPORTS:,} reports)"
+    return median(_latencies_us()), f"µs median, touch report through a FIFO ({REPORTS:,} reports)"
 
 
 def latency_p99() -> tuple[float, str]:
-    samples = sorted(_latencies_us())
-    return samples[int(0.99 * (len(samples) - 1))], f"µs 99th percentile, same {REPORTS:,} reports"
+    return p99(_latencies_us()), f"µs 99th percentile, same {REPORTS:,} reports"
 
 
 BENCHMARKS = [
