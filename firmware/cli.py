@@ -22,6 +22,7 @@ from firmware.errors import EgmError
 COMMAND_MODULES: tuple[str, ...] = (
     "firmware.commands.run",
     "firmware.commands.play",
+    "firmware.commands.par",
     "firmware.commands.diagram",
     "firmware.commands.ledger",
     "firmware.commands.rng",

@@ -57,15 +57,21 @@ def _game_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _load(args: argparse.Namespace) -> tuple[Any, Any, Any]:
-    """The game, its options (config file, then --option) and the table limits."""
-    from firmware.config import load_config
+    """The game, its options and the table limits.
+
+    Options are the rules' defaults, then the ``--config`` file's ``[games.options.GAME]`` when one
+    is given, then ``--option``. Without ``--config`` the terminal's built-in game options (which
+    switch the pools off for a one-seat cabinet) do not apply: these commands play the rules.
+    """
+    from firmware.config import Config, load_config
     from firmware.games.options import parse_assignments
     from firmware.games.registry import get_game, make_options
     from firmware.kernel.limits import BetLimits
 
     game = get_game(args.game)
-    cfg = load_config(args.config) if args.config else load_config()
-    options = make_options(game.id, cfg.games.options.get(game.id, {}), parse_assignments(args.option))
+    cfg = load_config(args.config) if args.config else Config()
+    table = cfg.games.options.get(game.id, {}) if args.config else {}
+    options = make_options(game.id, table, parse_assignments(args.option))
     return game, options, BetLimits.from_config(cfg.limits)
 
 

@@ -12,7 +12,10 @@ listed plainly instead of being pretended.
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
+
+log = logging.getLogger(__name__)
 
 NOT_YET = (
     ("devices and their simulated twins (validator, printer, touch, shoe, I/O)", "the devices issue"),
@@ -57,6 +60,7 @@ def _run(args: argparse.Namespace) -> int:
     out.write(f"  {'configuration':<24s} ok\n")
     for name, verdict in _rng_power_up_test(cfg):
         out.write(f"  {name:<24s} {verdict}\n")
+    _math_check(cfg, out, args.state_dir)
     out.write(f"games: {', '.join(playable) or 'none'} playable")
     missing = [g for g in cfg.games.enabled if g not in built]
     out.write(f"; not built yet: {', '.join(missing)}\n" if missing else "\n")
@@ -101,6 +105,33 @@ def _autoplay(cfg, game_id: str, rounds: int, out, state_dir: str | None) -> Non
             out.write(f"resumed round {result.resumed} from its journal\n")
         out.write(f"autoplay: {rounds} round(s) of {game_id}; credits {result.credits_cents} cents; "
                   f"critical memory in {path}\n")
+
+
+def _math_check(cfg, out, state_dir: str | None) -> None:
+    """Every enabled game's PAR against the jurisdiction profile; a refused wager stops the start."""
+    from pathlib import Path
+
+    import platformdirs
+
+    from firmware.errors import EgmError
+    from firmware.math.profile import check_configuration, load_profile
+
+    profile = load_profile(cfg.math.profile)
+    cache_dir = (Path(state_dir) if state_dir else Path(platformdirs.user_cache_dir("egm"))) / "par"
+    findings = check_configuration(cfg, profile, cache_dir=cache_dir)
+    refused = [f for f in findings if f.verdict == "refused"]
+    unproven = [f for f in findings if f.verdict == "unproven"]
+    verdict = "REFUSED" if refused else f"ok ({len(findings)} wagers" + (
+        f", {len(unproven)} within Monte Carlo error of a limit)" if unproven else ")")
+    out.write(f"  {'game math (' + profile.name + ')':<24s} {verdict}\n")
+    for f in unproven:
+        log.warning("%s", f.message)
+    if refused:
+        for f in refused:
+            out.write(f"    refused: {f.message}\n")
+        out.flush()
+        more = f" (and {len(refused) - 1} more)" if len(refused) > 1 else ""
+        raise EgmError(f"configuration refused: {refused[0].message}{more}")
 
 
 def _rng_power_up_test(cfg) -> list[tuple[str, str]]:

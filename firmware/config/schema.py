@@ -22,6 +22,15 @@ GAME_IDS: tuple[str, ...] = (
     "double-super-9",
 )
 
+#: The terminal's built-in game options: the multi-player pools are off on a one-seat cabinet
+#: (default.toml says why).
+ONE_SEAT_OPTIONS: dict[str, dict[str, Any]] = {
+    "baccarat-war": {"pool": {"enabled": False}},
+    "blackjack-war": {"pool": {"enabled": False}},
+    "holdem-war": {"pool": {"enabled": False}},
+    "split21-stud": {"jackpot": {"enabled": False}},
+}
+
 Credits = Annotated[int, Field(ge=0, strict=True)]
 PositiveCredits = Annotated[int, Field(ge=1, strict=True)]
 
@@ -75,7 +84,9 @@ class GamesSection(Section):
         60, ge=5, le=3600, description="seconds a player has to decide; then the documented default applies"
     )
     #: Per-game option tables, ``[games.options.baccarat-war]``; validated by each game's options model.
-    options: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    #: By default the pools are off: with one seat they return 45% (docs/math/README.md).
+    options: dict[str, dict[str, Any]] = Field(default_factory=lambda: {
+        game: dict(table) for game, table in ONE_SEAT_OPTIONS.items()})
 
     @model_validator(mode="after")
     def _default_enabled(self) -> GamesSection:
@@ -114,6 +125,17 @@ class HostSection(Section):
     meter_interval_s: int = Field(300, ge=10, le=86_400)
 
 
+class MathSection(Section):
+    """The game-math check of the configuration (firmware/math/profile.py)."""
+
+    profile: str = Field("default", min_length=1,
+                         description="jurisdiction profile: a built-in name or a TOML file")
+    monte_carlo_rounds: int = Field(
+        200_000, ge=10_000, le=100_000_000,
+        description="rounds behind a wager that only Monte Carlo reaches (its sheet is cached)",
+    )
+
+
 class Config(Section):
     terminal: TerminalSection = TerminalSection()
     limits: LimitsSection = LimitsSection()
@@ -121,3 +143,4 @@ class Config(Section):
     rng: RngSection = RngSection()
     devices: DevicesSection = DevicesSection()
     host: HostSection = HostSection()
+    math: MathSection = MathSection()

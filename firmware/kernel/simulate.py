@@ -86,13 +86,17 @@ def simulate(
     wagers: dict[int, dict[str, int]] | None = None,
     progress: Callable[[int], None] | None = None,
     progress_every: int = 10_000,
+    source: RngShoe | None = None,
 ) -> SimulationResult:
     """Play ``rounds`` rounds with the automatic strategy and accumulate each wager's return.
 
-    ``wagers`` replaces the automatic wagers (seats and units) when given.
+    ``wagers`` replaces the automatic wagers (seats and units) when given. ``source`` continues an
+    earlier run's shoe (made on the same ``rng``), so runs in batches deal exactly the cards of one
+    long run; by default a fresh shoe is made.
     """
     kernel = RoundKernel(game, options, limits=NO_LIMITS)
-    source = RngShoe(rng, game.shoe(options))
+    if source is None:
+        source = RngShoe(rng, game.shoe(options))
     if wagers is None:
         wagers = game.automatic_wagers(options, seats, unit)
     else:

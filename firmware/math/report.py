@@ -21,14 +21,12 @@ the result of a single ``simulate()`` of the same seed and rounds.
 from __future__ import annotations
 
 import html
-import importlib
 import io
 import json
 import math
 import re
-import threading
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager, suppress
+from collections.abc import Mapping, Sequence
+from contextlib import suppress
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -70,6 +68,7 @@ def convergence(
     ``options`` is the game's options object or an option table (``make_options`` builds it).
     Wagers are named as :func:`simulate` names them; a wager never staked is left out.
     """
+    from firmware.cards.source import RngShoe
     from firmware.games.registry import get_game, make_options
     from firmware.kernel.simulate import WagerStats, simulate
     from firmware.rng.service import RngService
@@ -80,25 +79,26 @@ def convergence(
     if options is None or isinstance(options, Mapping):
         options = make_options(game_id, options or {})
     rng = RngService.seeded(seed)
+    shoe = RngShoe(rng, game.shoe(options))        # one shoe: the batches are one run
     totals: dict[str, WagerStats] = {}
     series: dict[str, list[Point]] = {}
     done = 0
-    with _one_shoe(rng):
-        for mark in checkpoints(rounds, points):
-            batch = simulate(game, options, mark - done, rng=rng, seed=seed, seats=seats, unit=unit)
-            done = mark
-            for name, stats in batch.wagers.items():
-                total = totals.setdefault(name, WagerStats())
-                total.rounds += stats.rounds
-                total.wagered += stats.wagered
-                total.net += stats.net
-                total.net_sq += stats.net_sq
-                summary = total.summary()
-                rtp = summary["rtp"]
-                if rtp is None:
-                    continue
-                low, high = summary["ci95"] or (rtp, rtp)
-                series.setdefault(name, []).append((done, rtp, low, high))
+    for mark in checkpoints(rounds, points):
+        batch = simulate(game, options, mark - done, rng=rng, seed=seed, seats=seats, unit=unit,
+                         source=shoe)
+        done = mark
+        for name, stats in batch.wagers.items():
+            total = totals.setdefault(name, WagerStats())
+            total.rounds += stats.rounds
+            total.wagered += stats.wagered
+            total.net += stats.net
+            total.net_sq += stats.net_sq
+            summary = total.summary()
+            rtp = summary["rtp"]
+            if rtp is None:
+                continue
+            low, high = summary["ci95"] or (rtp, rtp)
+            series.setdefault(name, []).append((done, rtp, low, high))
     return series
 
 
@@ -111,37 +111,6 @@ def checkpoints(rounds: int, points: int) -> list[int]:
     marks = {round(first * ratio ** (i / (points - 1))) for i in range(points)}
     marks.add(rounds)
     return sorted(m for m in marks if 1 <= m <= rounds)
-
-
-_SHOE_LOCK = threading.Lock()
-
-
-@contextmanager
-def _one_shoe(rng: Any) -> Iterator[None]:
-    """Make every ``simulate()`` on ``rng`` deal from one shoe for the duration.
-
-    ``simulate()`` builds a fresh :class:`RngShoe` per call, and the shoe's lazy Fisher-Yates
-    shuffle starts every round from the order the previous round left, so batches on one DRBG
-    deal different cards from one long run unless they share the shoe. Other RNGs (other threads)
-    still get their own shoe; convergence runs take turns.
-    """
-    module = importlib.import_module("firmware.kernel.simulate")
-    real = module.RngShoe
-    shared: list[Any] = []
-
-    def shoe_for(source_rng: Any, cards: Sequence[int]) -> Any:
-        if source_rng is not rng:
-            return real(source_rng, cards)
-        if not shared:
-            shared.append(real(source_rng, cards))
-        return shared[0]
-
-    with _SHOE_LOCK:
-        module.RngShoe = shoe_for
-        try:
-            yield
-        finally:
-            module.RngShoe = real
 
 
 # --- HTML -----------------------------------------------------------------------------------------

@@ -16,8 +16,9 @@ def test_default_file_documents_exactly_the_model_defaults():
     assert set(parsed) == set(Config.model_fields)
     for section, table in parsed.items():
         fields = set(type(getattr(Config(), section)).model_fields)
-        # [games.options.<game>] tables are optional and shown commented out.
-        assert set(table) == fields - {"options"}, section
+        # [games.options.<game>]: the built-in game options (pools off) and commented examples.
+        assert set(table) == fields if section == "games" else set(table) == fields - {"options"}, section
+    assert parsed["games"]["options"] == Config().games.options
 
 
 def write(tmp_path, text):

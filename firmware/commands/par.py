@@ -1,0 +1,104 @@
+"""``egm par GAME``: the PAR sheet (CONTRACTS.md), as JSON, text or a self-contained HTML report."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from firmware.commands._common import emit_json, positive_int
+from firmware.commands.play import DEFAULT_UNIT, _game_arguments, _load, _progress
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "par",
+        help="the PAR sheet of a game: return, house edge, hit frequency, variance, outcome tables",
+        description=(
+            "Exact wherever the game can be enumerated (Three Card Poker, Double Super 9, one-seat "
+            "Baccarat War and Blackjack War); Monte Carlo through the real kernel for the rest, with "
+            "its sample size and 95%% interval."
+        ),
+    )
+    _game_arguments(p)
+    p.add_argument("--method", choices=["auto", "exact", "monte-carlo"], default="auto",
+                   help="auto (default): exact where possible, Monte Carlo for the rest")
+    p.add_argument("--seats", type=positive_int, default=1, help="seats played (default 1)")
+    p.add_argument("--unit", type=positive_int, default=DEFAULT_UNIT,
+                   help=f"credits per wager, where pays round (commissions, pools; default {DEFAULT_UNIT})")
+    p.add_argument("--rounds", type=positive_int, default=None,
+                   help="Monte Carlo rounds (default 1,000,000)")
+    p.add_argument("--seed", help="seed the Monte Carlo DRBGs (default: the production RNG)")
+    p.add_argument("--processes", type=positive_int, help="Monte Carlo worker processes (default: every core)")
+    p.add_argument("--html", metavar="FILE", help="also write the PAR sheet as a self-contained HTML report")
+    p.add_argument("--convergence-rounds", type=positive_int, default=200_000,
+                   help="with --html: rounds of the egm simulate convergence plot (default 200,000)")
+    p.add_argument("--verify", type=positive_int, metavar="ROUNDS",
+                   help="also play ROUNDS rounds through the kernel and check every exact figure lies "
+                        "in the simulated 95%% interval (exit 1 if one does not)")
+    p.add_argument("--json", action="store_true", help="print the PAR sheet as JSON")
+    p.set_defaults(func=_par)
+
+
+def _par(args: argparse.Namespace) -> int:
+    from firmware.math.par import DEFAULT_ROUNDS, par_sheet
+
+    game, options, _limits = _load(args)
+    rounds = args.rounds or DEFAULT_ROUNDS
+    with _progress(rounds, f"par {game.id}") as advance:
+        sheet = par_sheet(game.id, options, method=args.method, seats=args.seats, unit=args.unit,
+                          rounds=rounds, seed=args.seed, processes=args.processes, progress=advance)
+    if args.html:
+        from firmware.math.report import convergence, write_html
+
+        curve = convergence(game.id, options, rounds=args.convergence_rounds,
+                            seed=args.seed or "convergence", seats=args.seats, unit=args.unit)
+        write_html(sheet, args.html, convergence=curve)
+    doc = sheet.to_json()
+    failed = False
+    if args.verify:
+        from firmware.math.verify import verify
+
+        with _progress(args.verify, f"verify {game.id}") as advance:
+            checks = verify(sheet, options, args.verify, seed=args.seed, processes=args.processes,
+                            progress=advance)
+        doc["verification"] = [c.to_json() for c in checks]
+        failed = not all(c.inside for c in checks)
+    if args.json:
+        emit_json(doc)
+    else:
+        _print(doc)
+        for c in doc.get("verification", []):
+            sys.stdout.write(f"verify {c['wager']:<10s} exact {c['exact']:.6f}  simulated "
+                             f"{c['simulated']:.6f}  [{c['ci95'][0]:.6f}, {c['ci95'][1]:.6f}]  "
+                             f"{'inside' if c['inside'] else 'OUTSIDE'} ({c['rounds']:,} rounds)\n")
+        if args.html:
+            sys.stdout.write(f"HTML report: {args.html}\n")
+    return 1 if failed else 0
+
+
+def _pct(value: Any) -> str:
+    return "-" if value is None else f"{100 * value:.4f}%"
+
+
+def _print(doc: dict[str, Any]) -> None:
+    out = sys.stdout
+    out.write(f"PAR sheet: {doc['game']} ({doc['method']}), {doc['seats']} seat(s), unit {doc['unit']}\n")
+    out.write(f"{'wager':<12s} {'method':<12s} {'return':>10s} {'house edge':>11s} {'hit freq':>9s} "
+              f"{'std dev':>8s} {'EoR':>8s}  95% interval / precision\n")
+    for name, w in doc["wagers"].items():
+        extra = ""
+        if w.get("ci95"):
+            extra = f"[{_pct(w['ci95'][0])}, {_pct(w['ci95'][1])}] n={w['sample_size']:,}"
+        elif w.get("precision"):
+            extra = f"+-{w['precision']:.1e}"
+        out.write(f"{name:<12s} {w['method']:<12s} {_pct(w['rtp']):>10s} {_pct(w['house_edge']):>11s} "
+                  f"{w['hit_frequency']:>9.5f} {w['standard_deviation']:>8.4f} "
+                  f"{_pct(w.get('element_of_risk')) if 'element_of_risk' in w else '-':>8s}  {extra}\n")
+    war = doc.get("war")
+    if war and war.get("average_steps") is not None:
+        out.write(f"war: probability {war['probability']:.6f}, average {war['average_steps']:.4f} steps\n")
+    strategy = doc.get("strategy")
+    if strategy:
+        out.write(f"strategy: {strategy}\n")
+    out.write(f"computed in {doc['elapsed_s']} s\n")

@@ -1,0 +1,86 @@
+"""``egm par`` per CONTRACTS.md: the PAR sheet as JSON, exact where enumerable, Monte Carlo otherwise."""
+
+from __future__ import annotations
+
+import json
+
+from firmware.cli import main
+
+
+def par(capsys, *args: str) -> dict:
+    code = main(["par", *args, "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    return json.loads(out)
+
+
+def par_error(capsys, *args: str) -> str:
+    code = main(["par", *args, "--json"])
+    out, err = capsys.readouterr()
+    assert code != 0 and out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err, err
+    return lines[0]
+
+
+def test_contract_shape_and_exact_baccarat_war(capsys):
+    doc = par(capsys, "baccarat-war")
+    assert doc["game"] == "baccarat-war" and doc["method"] == "exact"
+    assert doc["options"]["decks"] == 8
+    for name in ("bac", "war", "tie", "four_card", "war_pool"):
+        w = doc["wagers"][name]
+        assert {"rtp", "house_edge", "hit_frequency", "variance", "outcomes"} <= set(w)
+        assert abs(w["rtp"] + w["house_edge"] - 1) < 1e-12
+        assert abs(sum(o["probability"] for o in w["outcomes"]) - 1) < 1e-12
+    assert doc["wagers"]["bac"]["house_edge"] == 0
+    assert doc["war"]["average_steps"] > 1
+
+
+def test_even_war_win_makes_bac_plus_war_exactly_zero(capsys):
+    doc = par(capsys, "baccarat-war", "--option", "war_win_pays=even")
+    assert doc["wagers"]["bac+war"]["house_edge"] == 0
+    assert doc["wagers"]["bac+war"]["rtp_exact"] == "1/1"
+
+
+def test_three_card_poker_published_figures(capsys):
+    doc = par(capsys, "three-card-poker")
+    ante = doc["wagers"]["ante"]
+    assert round(100 * ante["house_edge"], 2) == 3.37
+    assert round(100 * ante["element_of_risk"], 2) == 2.01
+    assert doc["strategy"]["play_at_or_above"] == "Q-6-4"
+    for pays, edge in (("40,30,6,4,1", 2.32), ("40,30,6,3,1", 7.28), ("35,25,6,4,1", 4.58),
+                       ("40,25,6,4,1", 3.49)):
+        doc = par(capsys, "three-card-poker", "--option", f"pair_plus_pays={pays}")
+        assert round(100 * doc["wagers"]["pair_plus"]["house_edge"], 2) == edge
+
+
+def test_monte_carlo_states_sample_size_and_interval(capsys):
+    doc = par(capsys, "split21-stud", "--rounds", "3000", "--seed", "cli", "--processes", "1")
+    assert doc["method"] == "monte-carlo"
+    ante = doc["wagers"]["ante"]
+    assert ante["method"] == "monte-carlo" and ante["sample_size"] == 3000
+    lo, hi = ante["ci95"]
+    assert lo < ante["rtp"] < hi and ante["standard_error"] > 0
+    assert doc["monte_carlo"]["rounds"] == 3000
+
+
+def test_several_seats_mix_exact_side_bets_with_simulated_wars(capsys):
+    doc = par(capsys, "blackjack-war", "--seats", "3", "--rounds", "2000", "--seed", "s",
+              "--processes", "1")
+    assert doc["seats"] == 3 and doc["method"] == "monte-carlo"
+    assert doc["wagers"]["tie"]["method"] == "exact"
+    assert doc["wagers"]["war_pool"]["method"] == "monte-carlo"
+    assert "bac+war" not in doc["wagers"]
+
+
+def test_bad_requests_are_one_clear_line(capsys):
+    assert "no exact method" in par_error(capsys, "split21-stud", "--method", "exact")
+    assert "war_win_pays" in par_error(capsys, "baccarat-war", "--option", "war_win_pays=double")
+    assert "unknown game" in par_error(capsys, "roulette")
+    assert "seats 1-7" in par_error(capsys, "baccarat-war", "--seats", "9")
+
+
+def test_verify_checks_exact_figures_against_the_kernel(capsys):
+    doc = par(capsys, "double-super-9", "--verify", "4000", "--seed", "verify", "--processes", "1")
+    (check,) = doc["verification"]
+    assert check["wager"] == "bet" and check["rounds"] == 4000 and check["inside"]
