@@ -125,7 +125,7 @@ def _math_check(cfg, out, state_dir: str | None) -> None:
         f", {len(unproven)} within Monte Carlo error of a limit)" if unproven else ")")
     out.write(f"  {'game math (' + profile.name + ')':<24s} {verdict}\n")
     for f in unproven:
-        log.warning("%s", f.message)
+        log.info("%s", f.message)
     if refused:
         for f in refused:
             out.write(f"    refused: {f.message}\n")
