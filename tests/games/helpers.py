@@ -14,6 +14,17 @@ def egm_round(capsys, game: str, *args: str) -> dict:
     return json.loads(out)
 
 
+def egm_fails(capsys, *argv: str) -> str:
+    """Run ``egm ARGV`` in-process; it must fail with one clear stderr line and nothing on stdout.
+    Returns that line."""
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    assert code != 0 and out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err, err
+    return lines[0]
+
+
 def wagers(*specs: str) -> list[str]:
     """``wagers("7:bac=10", "7:war=10")`` -> ``["--wager", "7:bac=10", "--wager", "7:war=10"]``."""
     out: list[str] = []

@@ -32,7 +32,7 @@ from firmware.games.errors import DecisionError, OptionError
 from firmware.games.registry import get_game, make_options
 from firmware.kernel.round import RoundKernel, replay
 from firmware.rng.service import RngService
-from tests.games.helpers import egm_round, outcome, seat, wagers
+from tests.games.helpers import egm_fails, egm_round, outcome, seat, wagers
 
 GAME = "double-super-9"
 
@@ -57,12 +57,7 @@ def stack(first: int, hands: dict[int, str]) -> str:
 
 def fails(capsys, *args: str) -> str:
     """Run ``egm round double-super-9 --json ARGS``; it must fail with one clear line."""
-    code = main(["round", GAME, "--json", *args])
-    out, err = capsys.readouterr()
-    assert code != 0 and out == ""
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and "Traceback" not in err, err
-    return lines[0]
+    return egm_fails(capsys, "round", GAME, "--json", *args)
 
 
 # --- seed rule 15: the dice --------------------------------------------------------------------

@@ -16,13 +16,12 @@ from hypothesis import strategies as st
 
 from firmware.cards.card import parse_cards
 from firmware.cards.source import RngShoe, StackedSource
-from firmware.cli import main
 from firmware.games.errors import DecisionError
 from firmware.games.registry import get_game, make_options
 from firmware.games.split21_stud_house_way import splits
 from firmware.kernel.round import RoundKernel, replay
 from firmware.rng.service import RngService
-from tests.games.helpers import egm_round, outcome, seat, wagers
+from tests.games.helpers import egm_fails, egm_round, outcome, seat, wagers
 from tests.games.split21_cards import round_args, stack
 
 GAME = "split21-stud"
@@ -58,12 +57,7 @@ def results(record: dict, number: int) -> dict[str, tuple[str, int]]:
 
 def egm_error(capsys, *args: str) -> str:
     """``egm round split21-stud`` that must fail: one stderr line, nothing on stdout."""
-    code = main(["round", GAME, "--json", *args])
-    out, err = capsys.readouterr()
-    assert code != 0 and out == ""
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and "Traceback" not in err, err
-    return lines[0]
+    return egm_fails(capsys, "round", GAME, "--json", *args)
 
 
 # --- dealing and the round record ---------------------------------------------------------------

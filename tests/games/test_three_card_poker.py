@@ -18,7 +18,7 @@ from firmware.cli import main
 from firmware.games.errors import DecisionError
 from firmware.games.registry import get_game, make_options
 from firmware.kernel.round import RoundKernel, replay
-from tests.games.helpers import egm_round, outcome, seat, wagers
+from tests.games.helpers import egm_fails, egm_round, outcome, seat, wagers
 
 GAME = "three-card-poker"
 
@@ -49,12 +49,7 @@ def play_round(capsys, *args: str) -> dict:
 
 def fails(capsys, *args: str) -> str:
     """``egm round`` must exit non-zero with one clear line on stderr; return it."""
-    code = main(["round", GAME, "--json", *args])
-    out, err = capsys.readouterr()
-    assert code != 0 and out == ""
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and "Traceback" not in err, err
-    return lines[0]
+    return egm_fails(capsys, "round", GAME, "--json", *args)
 
 
 # --- fold, the Q-6-4 strategy and the decision record ----------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from firmware.cli import main
+from tests.games.helpers import egm_fails
 
 
 def par(capsys, *args: str) -> dict:
@@ -15,12 +16,7 @@ def par(capsys, *args: str) -> dict:
 
 
 def par_error(capsys, *args: str) -> str:
-    code = main(["par", *args, "--json"])
-    out, err = capsys.readouterr()
-    assert code != 0 and out == ""
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and "Traceback" not in err, err
-    return lines[0]
+    return egm_fails(capsys, "par", *args, "--json")
 
 
 def test_contract_shape_and_exact_baccarat_war(capsys):
