@@ -3,6 +3,10 @@
 Nothing registers itself at import time; the table below is the whole list, reviewed in one place.
 A backend's settings are its constructor's keyword arguments: an unknown setting is a
 :class:`BackendError` naming it and the ones allowed (no ``**kwargs`` swallowing a misspelling).
+
+The configuration's ``[devices]`` section names each device's backend as a *spec*
+(:func:`parse_spec`): ``"id003"`` (the real device), ``"sim:id003"`` (the same backend driving its
+simulated twin on a pty: ``sim_hardware.twins``) or ``"none"`` (no such device on this cabinet).
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ from __future__ import annotations
 import importlib
 import inspect
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from hal.base import Device
@@ -72,3 +77,35 @@ def create(device_class: str, backend: str, name: str, settings: Mapping[str, An
         return cls(name, **settings)
     except (TypeError, ValueError) as exc:
         raise BackendError(f"{device_class}.{backend}: {exc}") from exc
+
+
+#: The spec prefix of a simulated twin, and the spec of an absent device.
+SIM_PREFIX = "sim:"
+NONE = "none"
+
+
+@dataclass(frozen=True, slots=True)
+class BackendSpec:
+    """A configured device: its ``backend`` (None: no device) and whether it is ``simulated``."""
+
+    device_class: str
+    backend: str | None
+    simulated: bool = False
+
+
+def parse_spec(device_class: str, spec: str) -> BackendSpec:
+    """``"microtouch"``, ``"sim:microtouch"`` or ``"none"`` for ``device_class``; the backend must
+    be one of the table's (:class:`BackendError` otherwise). Nothing is imported."""
+    text = spec.strip()
+    if text == NONE:
+        return BackendSpec(device_class, None)
+    simulated = text.startswith(SIM_PREFIX)
+    backend = text[len(SIM_PREFIX):] if simulated else text
+    backends = BACKENDS.get(device_class)
+    if backends is None:
+        raise BackendError(f"unknown device class {device_class!r}; classes are {', '.join(BACKENDS)}")
+    if backend not in backends:
+        raise BackendError(
+            f"{device_class}: {spec!r} names no backend; write one of {', '.join(backends)}, "
+            f"{SIM_PREFIX}<backend> for its simulator, or {NONE}")
+    return BackendSpec(device_class, backend, simulated)

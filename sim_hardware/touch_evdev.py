@@ -36,19 +36,22 @@ RAW_MAX = 32767
 
 @dataclass(frozen=True, slots=True)
 class Sensor:
-    """Screen pixel -> raw sensor point: ``scale`` raw units per pixel, rotated, then offset."""
+    """Screen pixel -> raw sensor point: ``scale`` raw units per pixel, rotated, then offset, and
+    kept in the sensor's range ``0..raw_max``."""
 
     scale_x: float = 15.5
     scale_y: float = 27.0
     angle_deg: float = 1.5
     offset_x: float = 900.0
     offset_y: float = 1200.0
+    raw_max: int = RAW_MAX
 
     def raw(self, x: float, y: float) -> tuple[int, int]:
         t = math.radians(self.angle_deg)
         rx = (math.cos(t) * x - math.sin(t) * y) * self.scale_x + self.offset_x
         ry = (math.sin(t) * x + math.cos(t) * y) * self.scale_y + self.offset_y
-        return (min(max(round(rx), 0), RAW_MAX), min(max(round(ry), 0), RAW_MAX))
+        top = self.raw_max
+        return (min(max(round(rx), 0), top), min(max(round(ry), 0), top))
 
 
 def make_fifo(path: str) -> str:

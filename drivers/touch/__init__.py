@@ -1,1 +1,1 @@
-"""Touchscreen drivers: Linux evdev multitouch (3M MicroTouch serial: not built yet)."""
+"""Touchscreen drivers: Linux evdev multitouch and 3M MicroTouch serial (Format Tablet)."""

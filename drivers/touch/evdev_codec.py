@@ -30,13 +30,13 @@ the next ``SYN_REPORT`` is discarded (the kernel's rule); contacts keep their la
 
 from __future__ import annotations
 
-import enum
 import struct
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from drivers.codec import NEED_DATA, StreamDecoder
+from drivers.touch.contact import Contact, Phase
 
 # linux/input-event-codes.h
 EV_SYN = 0x00
@@ -71,22 +71,6 @@ class InputEvent:
 
     def encode(self) -> bytes:
         return RECORD.pack(self.sec, self.usec, self.type, self.code, self.value)
-
-
-class Phase(enum.StrEnum):
-    DOWN = "down"
-    MOVE = "move"
-    UP = "up"
-
-
-@dataclass(frozen=True, slots=True)
-class Contact:
-    """A raw contact change at one ``SYN_REPORT``: sensor coordinates, before calibration."""
-
-    slot: int
-    x: int
-    y: int
-    phase: Phase
 
 
 class RecordDecoder(StreamDecoder):

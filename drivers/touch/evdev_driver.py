@@ -28,10 +28,10 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from drivers.codec import NEED_DATA
+from drivers.touch.contact import load_calibration, to_touch
 from drivers.touch.evdev_codec import RECORD, Contact, TouchDecoder
 from hal.base import Device
-from hal.calibration import Calibration, CalibrationError
-from hal.events import Touch, TouchPhase
+from hal.events import Touch
 
 log = logging.getLogger(__name__)
 
@@ -49,10 +49,7 @@ class EvdevTouch(Device):
             raise ValueError(f"{name}: an evdev touchscreen needs a path (/dev/input/eventN)")
         self.path = path
         self.max_slots = max_slots
-        try:
-            self.calibration = None if calibration is None else Calibration.from_json(calibration)
-        except CalibrationError as exc:
-            raise ValueError(f"{name}: calibration: {exc}") from exc
+        self.calibration = load_calibration(name, calibration)
         self._fd = -1
         self._wake: tuple[int, int] | None = None
         self._thread: threading.Thread | None = None
@@ -124,10 +121,7 @@ class EvdevTouch(Device):
 
     def to_touch(self, contact: Contact) -> Touch:
         """The cabinet's event for a raw contact: calibrated to screen pixels if calibrated."""
-        x, y = contact.x, contact.y
-        if self.calibration is not None:
-            x, y = self.calibration.apply(x, y)
-        return Touch(self.name, x, y, TouchPhase(contact.phase.value), contact.slot)
+        return to_touch(self.name, self.calibration, contact)
 
     @property
     def counters(self) -> dict[str, int]:

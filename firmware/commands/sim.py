@@ -23,7 +23,7 @@ from firmware.errors import UsageError
 DEVICES: dict[str, tuple[str, ...]] = {
     "bill-validator": ("id003", "ssp"),
     "printer": ("tcl",),
-    "touch": ("evdev",),
+    "touch": ("evdev", "microtouch"),   #: --pty: microtouch (evdev writes a FIFO, no pty)
     "shoe": ("shoe",),
     "io": ("io",),
 }
@@ -36,7 +36,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     where = p.add_mutually_exclusive_group(required=True)
     where.add_argument("--pty", action="store_true", help="serve on a new pseudo-terminal")
     where.add_argument("--port", metavar="PATH", help="serve on this serial port")
-    p.add_argument("--protocol", metavar="P", help="wire protocol (bill-validator: id003, ssp; printer: tcl; shoe: shoe; io: io)")
+    p.add_argument("--protocol", metavar="P", help="wire protocol (bill-validator: id003, ssp; printer: tcl; "
+                   "touch: evdev (--port FIFO), microtouch (the default with --pty); shoe: shoe; io: io)")
     p.set_defaults(func=_sim)
 
 
@@ -44,12 +45,15 @@ def _sim(args: argparse.Namespace) -> int:
     built = DEVICES[args.device]
     if not built:
         raise UsageError(f"the {args.device} simulator is not built yet (devices issue)")
-    protocol = args.protocol or built[0]
+    default = "microtouch" if args.device == "touch" and args.pty else built[0]
+    protocol = args.protocol or default
     if protocol not in built:
         raise UsageError(f"{args.device} protocols built: {', '.join(built)}; not {protocol!r}")
-    if args.device == "touch":
+    if args.device == "touch" and protocol == "evdev":
         return _touch(args)
-    if args.device == "io":
+    if args.device == "touch":
+        simulator, commands, serial_settings = _microtouch()
+    elif args.device == "io":
         simulator, commands, serial_settings = _io()
     elif args.device == "shoe":
         simulator, commands, serial_settings = _shoe()
@@ -199,16 +203,47 @@ def _shoe() -> tuple[Any, dict[str, Callable[..., Any]], dict[str, Any]]:
     return sim, commands, dict(SERIAL)
 
 
+def _microtouch() -> tuple[Any, dict[str, Callable[..., Any]], dict[str, Any]]:
+    """The 3M MicroTouch serial controller: touches at screen pixels through its sensor, faults."""
+    from drivers.touch.microtouch_codec import SERIAL
+    from sim_hardware.touch_microtouch import MicroTouchSimulator
+
+    sim = MicroTouchSimulator()
+
+    def raw(point: tuple[int, int]) -> str:
+        return f"{point[0]} {point[1]}"
+
+    commands: dict[str, Callable[..., Any]] = {
+        "touch": lambda x, y: raw(sim.touch(int(x), int(y))),
+        "raw": lambda x, y: sim.touch_raw(int(x), int(y)),
+        "drag": lambda x1, y1, x2, y2, steps="8": raw(
+            sim.drag((int(x1), int(y1)), (int(x2), int(y2)), int(steps))[-1]),
+        "hold": lambda n="1": sim.hold(int(n)),
+        "lift": lambda: sim.lift(),
+        "tap": lambda x, y: raw(sim.tap(int(x), int(y))),
+        "garbage": lambda hex_bytes="": sim.garbage(bytes.fromhex(hex_bytes)) if hex_bytes
+        else sim.garbage(),
+        "tear": lambda keep="3": sim.tear_next(int(keep)),
+        "split": lambda step="1": sim.split(int(step)),
+        "repeat": lambda on="on": sim.repeat_replies(on == "on"),
+        "unplug": lambda: sim.unplug(),
+        "state": lambda: f"{'touching' if sim.touching else 'up'} {raw(sim.point)}",
+        "reports": lambda: sim.reports_sent,
+        "commands": lambda: " ".join(sim.commands) or "-",
+    }
+    return sim, commands, dict(SERIAL)
+
+
 def _touch(args: argparse.Namespace) -> int:
     """The evdev touchscreen: records into the FIFO ``--port`` names (created if missing).
 
-    ``--pty`` would be the 3M MicroTouch serial simulator, which is not built yet.
+    ``--pty`` is the 3M MicroTouch serial simulator (``--protocol microtouch``): evdev has no pty.
     """
     from sim_hardware.touch_evdev import EvdevTouchSimulator, make_fifo
 
     if args.pty:
-        raise UsageError("the touch simulator is not built yet for --pty (3M MicroTouch serial); "
-                         "evdev: egm sim touch --port FIFO_PATH")
+        raise UsageError("the evdev touch simulator writes a FIFO: egm sim touch --port FIFO_PATH "
+                         "(--pty is the 3M MicroTouch serial one: --protocol microtouch)")
     try:
         path = make_fifo(args.port)
     except (OSError, ValueError) as exc:
@@ -331,6 +366,6 @@ def _command(commands: dict[str, Callable[..., Any]], line: str) -> str | None:
         return f"error: unknown command {name!r}; try help"
     try:
         result = command(*rest)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OSError) as exc:     # OSError: the simulator is unplugged
         return f"error: {name}: {exc}"
     return "ok" if result is None or result is True else ("refused" if result is False else str(result))
