@@ -80,3 +80,11 @@ def test_verify_checks_exact_figures_against_the_kernel(capsys):
     doc = par(capsys, "double-super-9", "--verify", "4000", "--seed", "verify", "--processes", "1")
     (check,) = doc["verification"]
     assert check["wager"] == "bet" and check["rounds"] == 4000 and check["inside"]
+
+
+def test_html_report_is_written(capsys, tmp_path):
+    path = tmp_path / "ds9.html"
+    doc = par(capsys, "double-super-9", "--html", str(path), "--convergence-rounds", "500")
+    html = path.read_text("utf-8")
+    assert doc["wagers"]["bet"]["method"] == "exact"
+    assert html.count("<svg") >= 3 and "Double Super 9" in html and "https://" not in html
