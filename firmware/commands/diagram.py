@@ -21,15 +21,23 @@ def _diagram(args: argparse.Namespace) -> int:
     from firmware.kernel.states import RoundState
 
     if args.name == "cabinet":
-        raise UsageError("the cabinet state machine is not built yet (the terminal issue)")
-    from firmware.games.registry import get_game
+        # The very table the cabinet runs on (firmware.cabinet.states.TRANSITIONS), guards in brackets.
+        from firmware.cabinet.states import CabinetState, diagram_transitions
 
-    game = get_game(args.name)
-    states, transitions = round_machine(game.has_decisions)
-    if args.format == "dot":
-        text = to_dot(f"{game.id} round", states, transitions, RoundState.BETTING, [RoundState.COMPLETE])
+        drawn = diagram_transitions()
+        if args.format == "dot":
+            text = to_dot("cabinet", list(CabinetState), drawn, CabinetState.POWER_UP)
+        else:
+            text = to_mermaid(list(CabinetState), drawn, CabinetState.POWER_UP)
     else:
-        text = to_mermaid(states, transitions, RoundState.BETTING, [RoundState.COMPLETE])
+        from firmware.games.registry import get_game
+
+        game = get_game(args.name)
+        states, transitions = round_machine(game.has_decisions)
+        if args.format == "dot":
+            text = to_dot(f"{game.id} round", states, transitions, RoundState.BETTING, [RoundState.COMPLETE])
+        else:
+            text = to_mermaid(states, transitions, RoundState.BETTING, [RoundState.COMPLETE])
     if args.out:
         try:
             Path(args.out).write_text(text, "utf-8")

@@ -1,0 +1,10 @@
+"""Errors of the cabinet state machine."""
+
+from firmware.errors import EgmError
+
+
+class CabinetError(EgmError):
+    """A cabinet trigger refused: not allowed in the current state, or with impossible arguments.
+
+    A refused trigger changes nothing (state, tilts, pending requests) and emits no event.
+    """
