@@ -10,6 +10,13 @@ POLL replies only; ``dwell`` is how many POLLs a passing state lasts::
     ESCROW --HOLD--> ESCROW (kept)   --REJECT_BANKNOTE--> REJECTING [REJECTING] --> [REJECTED] --> IDLE
     ESCROW --POLL--> STACKING [STACKING] --dwell--> [CREDIT n, STACKING] --> [STACKED] --> IDLE
 
+A bar-code ticket (:meth:`SspSimulator.insert_ticket`) goes the same way, with
+[BARCODE_TICKET_VALIDATED] instead of READ n in escrow (GET_BARCODE_DATA then answers its number)
+and [BARCODE_TICKET_ACK, STACKING] instead of CREDIT n. Tickets inhibited (SET_BARCODE_INHIBIT, a
+reset inhibits them), or a bar code that is not ``ticket_digits`` digits, and the ticket is
+rejected like a refused note; a unit built with ``barcode_reader=False`` knows no bar-code command
+and rejects every ticket as an invalid note.
+
 IDLE reports DISABLED on every POLL until ENABLE. Faults (jam, stacker full, fraud, cash box
 removed) are an overlay reported on every POLL until :meth:`SspSimulator.clear_fault`; a note
 caught by one is gone. RESET, and power coming back, restart the unit: no key, disabled, every
@@ -34,6 +41,14 @@ import secrets
 from dataclasses import dataclass
 
 from drivers.codec import NEED_DATA, Garbage, Role
+from drivers.ssp.barcode import (
+    POWER_UP_INHIBIT,
+    BarcodeData,
+    TicketStatus,
+    accepts_notes,
+    accepts_tickets,
+    encode_barcode_data,
+)
 from drivers.ssp.codec import Command, Packet, PollEvent, Response, SspCodec, encode_events
 from drivers.ssp.essp import DecryptError, EsspSession, ReplayError, is_encrypted, is_prime, u64
 from drivers.ssp.essp import pack64 as _pack64
@@ -50,6 +65,10 @@ KEYLESS = frozenset({Command.SYNC, Command.SET_GENERATOR, Command.SET_MODULUS,
 REJECT_INHIBITED = 0x06
 REJECT_BY_HOST = 0x08
 REJECT_INVALID = 0x02
+#: A ticket whose bar code the reader cannot take (wrong length, not digits): this product's choice.
+REJECT_BAD_BARCODE = 0x0A
+#: The simulator's ticket length: 18 digits, the TITO validation number (this product's setting).
+TICKET_DIGITS = 18
 
 
 class State(enum.Enum):
@@ -92,6 +111,17 @@ class Note:
     value: int                    #: whole currency units
 
 
+@dataclass(frozen=True, slots=True)
+class Ticket:
+    """A bar-code voucher; ``barcode`` is what is printed on it."""
+
+    barcode: str
+    channel: int = 0              #: tickets have no channel (0 in the events that carry one)
+
+
+Item = Note | Ticket
+
+
 class SspSimulator(OneShotReplyFaults):
     """One simulated SSP validator. ``feed(bytes) -> [bytes]`` is the whole device; ``serve`` runs it
     on a byte port."""
@@ -100,6 +130,7 @@ class SspSimulator(OneShotReplyFaults):
 
     def __init__(self, *, encryption: bool = False, fixed_key: int = 0, address: int = 0,
                  setup: Setup = USD_SETUP, dwell: int = 1, serial_number: int = 1_234_567,
+                 barcode_reader: bool = True, ticket_digits: int = TICKET_DIGITS,
                  rng: random.Random | None = None) -> None:
         if dwell < 1:
             raise ValueError(f"dwell is at least 1 POLL, not {dwell}")
@@ -110,22 +141,26 @@ class SspSimulator(OneShotReplyFaults):
         self.setup = setup
         self.dwell = dwell
         self.serial_number = serial_number
+        self.barcode_reader = barcode_reader
+        self.ticket_digits = ticket_digits
         self._rng = rng if rng is not None else secrets.SystemRandom()
         self._by_value = {v: ch for ch, v in enumerate(setup.channel_values, 1) if v}
-        #: Notes stacked, handed back; reject codes; commands acted on by code (repeats not
-        #: counted); repeated commands answered with the last reply; encrypted packets refused.
-        self.cashbox: list[Note] = []
-        self.returned: list[Note] = []
+        #: Notes and tickets stacked, handed back; reject codes; commands acted on by code (repeats
+        #: not counted); repeated commands answered with the last reply; encrypted packets refused.
+        self.cashbox: list[Item] = []
+        self.returned: list[Item] = []
         self.rejected: list[int] = []
         self.received: collections.Counter[int] = collections.Counter()
         self.resent = 0
         self.refused = 0
         self._fault: Fault | None = None
-        self._kept: tuple[Note | None, bool] = (None, False)
+        self._kept: tuple[Item | None, bool] = (None, False)
+        #: GET_BARCODE_DATA's answer: the last valid ticket and what became of it.
+        self._barcode_data = BarcodeData(TicketStatus.NO_VALID_DATA)
         self._power_up(note=None, into_cashbox=False)
 
     # --- state ------------------------------------------------------------------------------
-    def _power_up(self, note: Note | None, into_cashbox: bool) -> None:
+    def _power_up(self, note: Item | None, into_cashbox: bool) -> None:
         self._codec = SspCodec(Role.DEVICE, self.address)
         self._essp = (EsspSession(Role.DEVICE, self.fixed_key, rng=self._rng)
                       if self.encryption else None)
@@ -133,12 +168,14 @@ class SspSimulator(OneShotReplyFaults):
         self._modulus: int | None = None
         self._state = State.IDLE
         self._polls = 0
-        self._item: Note | None = None
+        self._item: Item | None = None
         self._refuse: int | None = None
         self._announced = False
         self.enabled = False
         self.inhibits = b"\x00\x00"
+        self.barcode_inhibit = POWER_UP_INHIBIT
         self.protocol = 4
+        self._credit_in_reply = False
         self._last_code: int | None = None
         self._last_reject = 0
         self._pending: list[tuple[PollEvent, int | None]] = [(PollEvent.SLAVE_RESET, None)]
@@ -172,6 +209,8 @@ class SspSimulator(OneShotReplyFaults):
         if state is State.REJECTED:
             if self._item is not None:
                 self.returned.append(self._item)
+                if self._announced:                # a ticket read into escrow, then handed back
+                    self._ticket_status(self._item, TicketStatus.REJECTED)
             self.rejected.append(self._last_reject)
             self._item = None
         elif state is State.IDLE:
@@ -189,7 +228,11 @@ class SspSimulator(OneShotReplyFaults):
         elif state is State.ESCROW and item is not None:
             if not self._announced:
                 self._announced = True
-                events.append((PollEvent.READ, item.channel))
+                if isinstance(item, Ticket):
+                    self._ticket_status(item, TicketStatus.IN_ESCROW)
+                    events.append((PollEvent.BARCODE_TICKET_VALIDATED, None))
+                else:
+                    events.append((PollEvent.READ, item.channel))
             else:                                          # a plain POLL accepts the note
                 self._enter(State.STACKING)
                 events.append((PollEvent.STACKING, None))
@@ -197,7 +240,12 @@ class SspSimulator(OneShotReplyFaults):
             events.append((PollEvent.STACKING, None))
         elif state is State.CREDIT and item is not None:
             self.cashbox.append(item)
-            events += [(PollEvent.CREDIT, item.channel), (PollEvent.STACKING, None)]
+            self._credit_in_reply = True
+            if isinstance(item, Ticket):
+                self._ticket_status(item, TicketStatus.STACKED)
+                events += [(PollEvent.BARCODE_TICKET_ACK, None), (PollEvent.STACKING, None)]
+            else:
+                events += [(PollEvent.CREDIT, item.channel), (PollEvent.STACKING, None)]
         elif state is State.STACKED:
             events.append((PollEvent.STACKED, None))
         elif state is State.REJECTING:
@@ -209,6 +257,11 @@ class SspSimulator(OneShotReplyFaults):
             events.append((PollEvent(self._fault.value), channel))
         self._tick()
         return OK + encode_events(events)
+
+    def _ticket_status(self, item: Item, status: TicketStatus) -> None:
+        """GET_BARCODE_DATA answers ``status`` for ``item`` from now on (a valid ticket only)."""
+        if isinstance(item, Ticket) and self._ticket_readable(item.barcode):
+            self._barcode_data = BarcodeData(status, item.barcode.encode("ascii"))
 
     def _tick(self) -> None:
         state = self._state
@@ -282,12 +335,12 @@ class SspSimulator(OneShotReplyFaults):
             return None
         self._last_code = code
         self.received[code] += 1
+        self._credit_in_reply = False
         if essp is not None and not essp.keyed and code not in KEYLESS:
             reply = bytes((Response.KEY_NOT_SET,))
         else:
             reply = self._answer(code, args)
-        credit = code == Command.POLL and PollEvent.CREDIT in reply[1:]
-        if essp is not None and essp.keyed and (encrypted or credit):
+        if essp is not None and essp.keyed and (encrypted or self._credit_in_reply):
             return essp.wrap(reply)
         return reply
 
@@ -345,6 +398,24 @@ class SspSimulator(OneShotReplyFaults):
         self._enter(State.REJECTING)
         return OK
 
+    def _set_barcode_inhibit(self, args: bytes) -> bytes:
+        if not self.barcode_reader:
+            return bytes((Response.UNKNOWN_COMMAND,))
+        if len(args) != 1:
+            return bytes((Response.WRONG_PARAMETERS,))
+        self.barcode_inhibit = bytes(args)
+        return OK
+
+    def _get_barcode_inhibit(self, args: bytes) -> bytes:
+        if not self.barcode_reader:
+            return bytes((Response.UNKNOWN_COMMAND,))
+        return OK + self.barcode_inhibit
+
+    def _get_barcode_data(self, args: bytes) -> bytes:
+        if not self.barcode_reader:
+            return bytes((Response.UNKNOWN_COMMAND,))
+        return OK + encode_barcode_data(self._barcode_data)
+
     def _serial(self, args: bytes) -> bytes:
         return OK + self.serial_number.to_bytes(4, "big")
 
@@ -401,9 +472,33 @@ class SspSimulator(OneShotReplyFaults):
         with self._lock:
             if not self._can_insert():
                 return False
-            refused = None if channel in self.enabled_channels else REJECT_INHIBITED
-            self._insert(Note(channel, value), refused)
+            accepted = channel in self.enabled_channels and accepts_notes(self.barcode_inhibit)
+            self._insert(Note(channel, value), None if accepted else REJECT_INHIBITED)
             return True
+
+    def insert_ticket(self, barcode: str) -> bool:
+        """A player inserts a voucher whose bar code reads ``barcode`` (any text: one that is not
+        ``ticket_digits`` digits is rejected); False if the unit cannot take it (disabled, busy,
+        faulted)."""
+        if not isinstance(barcode, str):
+            raise TypeError(f"a bar code is text, not {type(barcode).__name__}")
+        with self._lock:
+            if not self._can_insert():
+                return False
+            if not self.barcode_reader:
+                refused: int | None = REJECT_INVALID
+            elif not self._ticket_readable(barcode):
+                refused = REJECT_BAD_BARCODE
+            elif not accepts_tickets(self.barcode_inhibit):
+                refused = REJECT_INHIBITED
+            else:
+                refused = None
+            self._insert(Ticket(barcode), refused)
+            return True
+
+    def _ticket_readable(self, barcode: str) -> bool:
+        return (len(barcode) == self.ticket_digits and barcode.isascii()
+                and barcode.isdigit())
 
     def insert_bad_note(self, code: int = REJECT_INVALID) -> bool:
         """Something the validator cannot recognise: READ 0, then rejected with ``code``."""
@@ -416,7 +511,7 @@ class SspSimulator(OneShotReplyFaults):
     def _can_insert(self) -> bool:
         return self._state is State.IDLE and self.enabled and self._fault is None
 
-    def _insert(self, note: Note | None, refuse: int | None) -> None:
+    def _insert(self, note: Item | None, refuse: int | None) -> None:
         self._item, self._refuse, self._announced = note, refuse, False
         self._enter(State.READING)
 
@@ -486,6 +581,9 @@ _HANDLERS = {
     Command.REJECT_BANKNOTE: SspSimulator._reject,
     Command.GET_SERIAL_NUMBER: SspSimulator._serial,
     Command.LAST_REJECT_CODE: SspSimulator._last_reject_code,
+    Command.SET_BARCODE_INHIBIT: SspSimulator._set_barcode_inhibit,
+    Command.GET_BARCODE_INHIBIT: SspSimulator._get_barcode_inhibit,
+    Command.GET_BARCODE_DATA: SspSimulator._get_barcode_data,
     Command.SET_GENERATOR: SspSimulator._set_generator,
     Command.SET_MODULUS: SspSimulator._set_modulus,
     Command.REQUEST_KEY_EXCHANGE: SspSimulator._key_exchange,

@@ -49,6 +49,9 @@ class Command(enum.IntEnum):
     SYNC = 0x11
     LAST_REJECT_CODE = 0x17
     HOLD = 0x18
+    GET_BARCODE_INHIBIT = 0x25
+    SET_BARCODE_INHIBIT = 0x26
+    GET_BARCODE_DATA = 0x27
     SET_GENERATOR = 0x4A
     SET_MODULUS = 0x4B
     REQUEST_KEY_EXCHANGE = 0x4C
@@ -80,11 +83,13 @@ class PollEvent(enum.IntEnum):
     DISABLED = 0xE8
     STACKER_FULL = 0xE7
     FRAUD_ATTEMPT = 0xE6
+    BARCODE_TICKET_VALIDATED = 0xE5    #: a bar-code ticket waits in escrow (no data byte)
     CASHBOX_REPLACED = 0xE4
     CASHBOX_REMOVED = 0xE3
     NOTE_CLEARED_INTO_CASHBOX = 0xE2
     NOTE_CLEARED_FROM_FRONT = 0xE1
     NOTE_PATH_OPEN = 0xE0
+    BARCODE_TICKET_ACK = 0xD1          #: the ticket passed a safe point in the stacker (no data)
     CHANNEL_DISABLE = 0xB5
     INITIALISING = 0xB6
 

@@ -3,8 +3,9 @@
 
 Open: SYNC; with ``encryption``, the key exchange (SET_GENERATOR, SET_MODULUS,
 REQUEST_KEY_EXCHANGE) and every later command encrypted; HOST_PROTOCOL_VERSION 6; SETUP_REQUEST
-(the channel values); GET_SERIAL_NUMBER; SET_CHANNEL_INHIBITS (all inhibited); DISABLE. The cabinet
-calls ``enable(...)`` when it wants money.
+(the channel values); GET_SERIAL_NUMBER; SET_CHANNEL_INHIBITS (all inhibited); SET_BARCODE_INHIBIT
+(tickets inhibited; refused: the unit has no bar-code reader); DISABLE. The cabinet calls
+``enable(...)`` when it wants money.
 
 One exchange (:meth:`SspValidator._transact`): drop whatever waits on the line, send the command
 with a new sequence flag, read until a reply *with that flag* arrives. A time-out or a damaged reply
@@ -19,9 +20,16 @@ the note; REJECT returns it"): after ``READ n`` (n > 0) the poll thread sends HO
 until the cabinet decides; ``stack()`` sends the POLL that accepts, ``return_escrow()`` sends
 REJECT_BANKNOTE.
 
-Exactly once: :class:`EventTracker` credits (``NoteStacked``) on CREDIT for the note in escrow and
-marks it credited; a second CREDIT before the next READ credits nothing. The transport already
-hands each reply over once (sequence flag, counter); the tracker is the second line.
+Tickets (bar-code vouchers): ``enable(..., tickets=True)`` clears the ticket bit of the bar-code
+inhibit register (SET_BARCODE_INHIBIT). BARCODE_TICKET_VALIDATED (a ticket in escrow, no data) and
+the driver holds it at once, reads its number with GET_BARCODE_DATA and emits ``TicketEscrowed``;
+the cabinet stacks (the accepting POLL) or returns (REJECT_BANKNOTE) it exactly as a note;
+BARCODE_TICKET_ACK is ``TicketStacked``. A ticket whose number cannot be read is returned.
+
+Exactly once: :class:`EventTracker` credits (``NoteStacked``) on CREDIT for the note in escrow, and
+reports a ticket stacked (``TicketStacked``) on BARCODE_TICKET_ACK for the ticket in escrow, and
+marks it credited; a second CREDIT or ACK before the next escrow credits nothing. The transport
+already hands each reply over once (sequence flag, counter); the tracker is the second line.
 """
 
 from __future__ import annotations
@@ -39,6 +47,7 @@ import serial
 
 from drivers.codec import NEED_DATA, Garbage, Role
 from drivers.serial_loop import PolledSerialDevice, drop_waiting, read_some
+from drivers.ssp.barcode import BarcodeData, TicketStatus, barcode_inhibit, parse_barcode_data
 from drivers.ssp.codec import (
     SERIAL,
     Command,
@@ -74,6 +83,8 @@ from hal.events import (
     NoteStacked,
     Rejected,
     Returned,
+    TicketEscrowed,
+    TicketStacked,
 )
 
 log = logging.getLogger(__name__)
@@ -90,6 +101,9 @@ FAULTS: dict[int, tuple[FaultKind, str]] = {
 _GENERIC_ERRORS = frozenset(r for r in Response if r != Response.OK)
 _INFO_EVENTS = frozenset({PollEvent.STACKING, PollEvent.INITIALISING, PollEvent.NOTE_PATH_OPEN,
                           PollEvent.CHANNEL_DISABLE, PollEvent.CASHBOX_REPLACED})
+#: Generic refusals that mean "no bar-code reader here" when SET_BARCODE_INHIBIT gets them.
+_NO_READER = frozenset({Response.UNKNOWN_COMMAND, Response.WRONG_PARAMETERS,
+                        Response.PARAMETER_OUT_OF_RANGE, Response.CANNOT_PROCESS})
 
 
 class KeyNotSetError(DeviceOperationError):
@@ -103,12 +117,24 @@ def _dollars(cents: int) -> str:
 # --- poll events -> device events (sans-I/O) ---------------------------------------------------
 @dataclass(slots=True)
 class _Item:
+    """What is in escrow: a note (``value_cents`` None if its channel is unknown) or a ticket
+    (``ticket``; ``barcode`` None until GET_BARCODE_DATA has read it)."""
+
     channel: int
     value_cents: int | None
     credited: bool = False
     decided: bool = False          #: the cabinet said stack or return: stop holding it
+    ticket: bool = False
+    barcode: str | None = None
+
+    @property
+    def known(self) -> bool:
+        """The cabinet can be told what it is: a note of a known value, a ticket read."""
+        return self.barcode is not None if self.ticket else self.value_cents is not None
 
     def describe(self) -> str:
+        if self.ticket:
+            return f"ticket {self.barcode}" if self.barcode is not None else "unread ticket"
         if self.value_cents is None:
             return f"note on unknown channel {self.channel}"
         return f"{_dollars(self.value_cents)} note (channel {self.channel})"
@@ -118,7 +144,8 @@ class _Item:
 class Reaction:
     events: list[DeviceEvent] = field(default_factory=list)
     rejected: bool = False         #: a note was rejected: ask LAST_REJECT_CODE for the reason
-    return_escrow: bool = False    #: a note on a channel the setup does not know
+    return_escrow: bool = False    #: a note on a channel the setup does not know, an unread ticket
+    read_barcode: bool = False     #: a ticket waits in escrow: ask GET_BARCODE_DATA
     reinitialise: bool = False     #: SLAVE_RESET: the unit restarted
     disabled: bool = False         #: the unit reports DISABLED
 
@@ -136,12 +163,19 @@ class EventTracker:
     @property
     def escrowed(self) -> bool:
         item = self.item
-        return item is not None and not item.credited and item.value_cents is not None
+        return item is not None and not item.credited and item.known
+
+    @property
+    def reading_ticket(self) -> bool:
+        """A ticket waits in escrow and its number is not read yet: GET_BARCODE_DATA."""
+        item = self.item
+        return (item is not None and item.ticket and item.barcode is None and not item.decided
+                and not item.credited)
 
     @property
     def holding(self) -> bool:
-        """A note waits in escrow for the cabinet: HOLD instead of POLL."""
-        return self.escrowed and not self.item.decided
+        """A note or ticket waits in escrow for the cabinet: HOLD instead of POLL."""
+        return (self.escrowed or self.reading_ticket) and not self.item.decided
 
     def on_poll(self, events: Iterable[tuple[int, int | None]]) -> Reaction:
         out = Reaction()
@@ -153,6 +187,10 @@ class EventTracker:
                 self._on_read(channel or 0, out)
             elif code == PollEvent.CREDIT:
                 self._on_credit(channel or 0, out)
+            elif code == PollEvent.BARCODE_TICKET_VALIDATED:
+                self._on_ticket(out)
+            elif code == PollEvent.BARCODE_TICKET_ACK:
+                self._on_ticket_ack(out)
             elif code == PollEvent.STACKED:
                 if self.item is None or not self.item.credited:
                     log.error("%s: STACKED without a CREDIT: nothing credited", self.device)
@@ -167,8 +205,10 @@ class EventTracker:
                     out.events.append(Returned(self.device))
                 self.item = None
             elif code == PollEvent.NOTE_CLEARED_INTO_CASHBOX:
-                log.error("%s: a note (channel %s) was cleared into the cash box at reset: "
-                          "not credited, for the attendant", self.device, channel)
+                what = (self.item.describe() if self.item is not None and not self.item.credited
+                        else f"a note (channel {channel})")
+                log.error("%s: %s was cleared into the cash box at reset: not credited, for the "
+                          "attendant", self.device, what)
                 self.item = None
             elif code in _INFO_EVENTS:
                 log.debug("%s: event %s", self.device, PollEvent(code).name)
@@ -215,6 +255,54 @@ class EventTracker:
         item.credited = True
         out.events.append(NoteStacked(self.device, item.value_cents))
 
+    def _on_ticket(self, out: Reaction) -> None:
+        item = self.item
+        if item is not None and item.ticket and not item.credited:
+            return                                      # the same escrow, reported again
+        if self.escrowed:
+            log.warning("%s: escrow changed from %s to a ticket", self.device, item.describe())
+        self.item = _Item(0, None, ticket=True)         # held at once: a POLL would accept it
+        self._rejecting = False
+        out.read_barcode = True
+
+    def on_barcode(self, answer: BarcodeData | None, why: str = "") -> Reaction:
+        """The GET_BARCODE_DATA answer for the ticket in escrow (None: none could be had, for
+        ``why``): ``TicketEscrowed`` with its number, or the ticket is returned."""
+        out = Reaction()
+        item = self.item
+        if not self.reading_ticket:
+            log.warning("%s: bar-code data with no ticket waiting for it: ignored", self.device)
+            return out
+        digits = answer.digits if answer is not None else None
+        if answer is not None and answer.status == TicketStatus.IN_ESCROW and digits is not None:
+            item.barcode = digits
+            out.events.append(TicketEscrowed(self.device, digits))
+            return out
+        if answer is not None:
+            why = f"status {_status_name(answer.status)}, data {answer.data!r}"
+        log.error("%s: ticket in escrow unreadable (%s): returning it", self.device, why)
+        item.decided = True
+        out.return_escrow = True
+        out.events.append(Rejected(self.device, "unreadable ticket"))
+        return out
+
+    def _on_ticket_ack(self, out: Reaction) -> None:
+        item = self.item
+        if item is None or not item.ticket:
+            log.error("%s: BARCODE_TICKET_ACK without a ticket in escrow: nothing reported, "
+                      "for the attendant", self.device)
+            return
+        if item.credited:
+            log.warning("%s: BARCODE_TICKET_ACK repeated for %s: reported once only",
+                        self.device, item.describe())
+            return
+        item.credited = True
+        if item.barcode is None:
+            log.error("%s: an unread ticket was stacked: nothing reported, for the attendant",
+                      self.device)
+            return
+        out.events.append(TicketStacked(self.device, item.barcode))
+
     def _on_reject(self, code: int, out: Reaction) -> None:
         if self.escrowed:
             out.events.append(Returned(self.device))
@@ -248,6 +336,7 @@ class _Wanted:
 
     inhibits: bytes = b"\x00\x00"
     enabled: bool = False
+    barcode: bytes = barcode_inhibit(notes=True, tickets=False)
 
 
 class SspValidator(PolledSerialDevice):
@@ -279,6 +368,8 @@ class SspValidator(PolledSerialDevice):
         self._wanted = _Wanted()
         self._tracker = EventTracker(name, {})
         self.serial_number: int | None = None
+        #: False when the validator refused SET_BARCODE_INHIBIT: it reads no tickets.
+        self.barcode_reader = True
         #: Link health: garbage, bad_crc, timeouts, repeats, stale, replays, reinit, reenable.
         self.counters: collections.Counter[str] = collections.Counter()
 
@@ -305,13 +396,20 @@ class SspValidator(PolledSerialDevice):
         """Channel -> cents, from SETUP_REQUEST."""
         return dict(self._tracker.notes)
 
-    def enable(self, denominations_cents: Iterable[int]) -> None:
-        """Accept exactly the notes worth ``denominations_cents``."""
+    def enable(self, denominations_cents: Iterable[int], *, tickets: bool = True) -> None:
+        """Accept exactly the notes worth ``denominations_cents`` (and tickets if ``tickets`` and
+        the validator has a bar-code reader)."""
         self.require_open()
         channels = channels_for_cents(self._tracker.notes, denominations_cents)
-        wanted = _Wanted(inhibit_mask(channels), True)
+        wanted = _Wanted(inhibit_mask(channels), True,
+                         barcode_inhibit(notes=bool(channels), tickets=tickets))
         with self._exchange("enable"):
             self._command(Command.SET_CHANNEL_INHIBITS, wanted.inhibits)
+            if self.barcode_reader:
+                self._command(Command.SET_BARCODE_INHIBIT, wanted.barcode)
+            elif tickets:
+                log.warning("%s: tickets asked for, but the validator reads no bar codes",
+                            self.name)
             self._command(Command.ENABLE)
             self._wanted = wanted
 
@@ -320,26 +418,27 @@ class SspValidator(PolledSerialDevice):
         self.require_open()
         with self._exchange("disable"):
             self._command(Command.DISABLE)
-            self._wanted = _Wanted(self._wanted.inhibits, False)
+            self._wanted = _Wanted(self._wanted.inhibits, False, self._wanted.barcode)
 
     def stack(self) -> None:
-        """Accept the note in escrow (the POLL that ends the hold); ``NoteStacked`` follows once."""
+        """Accept the note or ticket in escrow (the POLL that ends the hold); ``NoteStacked`` or
+        ``TicketStacked`` follows once."""
         with self._exchange("stack"):
             item = self._escrowed("stack")
             item.decided = True
             if self._poll_once() is None:
                 raise DeviceTimeoutError(f"{self.name}: no answer to the POLL that accepts the "
-                                         "note (the next POLL accepts it)")
+                                         f"{item.describe()} (the next POLL accepts it)")
 
     def return_escrow(self) -> None:
-        """Hand the note in escrow back (REJECT_BANKNOTE); ``Returned`` follows."""
+        """Hand the note or ticket in escrow back (REJECT_BANKNOTE); ``Returned`` follows."""
         with self._exchange("return"):
             item = self._escrowed("return")
             self._command(Command.REJECT_BANKNOTE)
             item.decided = True
 
     def hold(self) -> None:
-        """Keep the note in escrow now (the poll thread keeps holding it anyway)."""
+        """Keep the note or ticket in escrow now (the poll thread keeps holding it anyway)."""
         with self._exchange("hold"):
             self._escrowed("hold")
             self._command(Command.HOLD)
@@ -376,6 +475,7 @@ class SspValidator(PolledSerialDevice):
             serial_data = self._command(Command.GET_SERIAL_NUMBER)
             self.serial_number = int.from_bytes(serial_data[:4], "big") if serial_data else None
             self._command(Command.SET_CHANNEL_INHIBITS, self._wanted.inhibits)
+            self._set_barcode_inhibit(self._wanted.barcode)
             self._command(Command.ENABLE if self._wanted.enabled else Command.DISABLE)
             self._fresh = True
             log.info("%s: validator %s, firmware %s, %s notes %s", self.name, self.serial_number,
@@ -383,6 +483,24 @@ class SspValidator(PolledSerialDevice):
                      ", ".join(_dollars(c) for c in setup.notes.values()))
         finally:
             self._initialising = False
+
+    def _set_barcode_inhibit(self, register: bytes) -> None:
+        """SET_BARCODE_INHIBIT at set-up; a generic refusal means the unit has no reader."""
+        reply = self._transact(bytes((Command.SET_BARCODE_INHIBIT,)) + register)
+        if reply is None:
+            raise DeviceTimeoutError(f"{self.name}: no answer to SET_BARCODE_INHIBIT")
+        if reply[:1] == bytes((Response.KEY_NOT_SET,)):
+            raise KeyNotSetError(f"{self.name}: KEY_NOT_SET in reply to SET_BARCODE_INHIBIT")
+        if not reply:
+            raise DeviceOperationError(f"{self.name}: empty reply to SET_BARCODE_INHIBIT")
+        self.barcode_reader = reply[0] == Response.OK
+        if self.barcode_reader:
+            return
+        if reply[0] not in _NO_READER:
+            raise DeviceOperationError(f"{self.name}: the validator refused SET_BARCODE_INHIBIT "
+                                       f"({_label(reply[0])})")
+        log.info("%s: no bar-code reader (SET_BARCODE_INHIBIT: %s): notes only", self.name,
+                 _label(reply[0]))
 
     def _negotiate(self, essp: EsspSession) -> None:
         exchange = KeyExchange.for_host(self._rng)
@@ -431,16 +549,39 @@ class SspValidator(PolledSerialDevice):
         self._react(reaction)
         return events
 
+    def _read_ticket(self) -> None:
+        """GET_BARCODE_DATA for the ticket in escrow; the tracker reports or returns it. No
+        answer: counted as a missed poll, asked again at the next poll step."""
+        try:
+            answer = parse_barcode_data(self._command(Command.GET_BARCODE_DATA))
+        except DeviceTimeoutError:
+            self._missed += 1
+            return
+        except KeyNotSetError:
+            raise
+        except DeviceOperationError as exc:
+            self._react(self._tracker.on_barcode(None, f"GET_BARCODE_DATA: {exc}"))
+        except ValueError as exc:
+            self.counters["garbage"] += 1
+            self._react(self._tracker.on_barcode(None, f"malformed bar-code data: {exc}"))
+        else:
+            self._missed = 0
+            self._react(self._tracker.on_barcode(answer))
+
     def _react(self, reaction: Reaction) -> None:
         for event in reaction.events:
             self._emit(event)
         if reaction.rejected:
             self._emit(Rejected(self.name, self._reject_reason()))
         if reaction.return_escrow:
+            item = self._tracker.item
             try:
                 self._command(Command.REJECT_BANKNOTE)
             except DeviceOperationError as exc:
-                log.error("%s: could not return a note of unknown channel: %s", self.name, exc)
+                log.error("%s: could not return the %s: %s", self.name,
+                          item.describe() if item is not None else "item in escrow", exc)
+        if reaction.read_barcode and not reaction.reinitialise:
+            self._read_ticket()
         if reaction.reinitialise and not self._initialising:
             log.warning("%s: the validator restarted: key, protocol and settings again", self.name)
             self.counters["reinit"] += 1
@@ -542,7 +683,11 @@ class SspValidator(PolledSerialDevice):
             super()._poll_error(exc, stop)
 
     def _poll_step(self) -> None:
-        """POLL, or HOLD while a note waits in escrow for the cabinet."""
+        """POLL, or HOLD while a note or ticket waits in escrow for the cabinet (after reading a
+        ticket's number if that is still to do)."""
+        if self._tracker.reading_ticket:
+            self._read_ticket()
+            return
         if self._tracker.holding:
             try:
                 self._command(Command.HOLD)
@@ -581,3 +726,10 @@ def _label(code: int) -> str:
         return Response(code).name
     except ValueError:
         return f"0x{code:02X}"
+
+
+def _status_name(status: int) -> str:
+    try:
+        return TicketStatus(status).name
+    except ValueError:
+        return f"0x{status:02X}"

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from drivers.codec import NEED_DATA, Garbage, LocalProtocolError, Role
 from drivers.crc import crc16_ssp
-from drivers.ssp.codec import Command, Packet, Response, SspCodec, encode
+from drivers.ssp.barcode import parse_barcode_data
+from drivers.ssp.codec import Command, Packet, Response, SspCodec, encode, parse_events
 
 SYNC = bytes.fromhex("7F 80 01 11 65 82")       # shared/vectors/protocol-frames.md
 OK = bytes.fromhex("7F 80 01 F0 23 80")
@@ -144,3 +147,18 @@ def test_fuzz_ssp_codec(data, pieces, cuts):
     codec.receive_data(data)
     codec.events()
     _roundtrip(pieces, cuts)
+    _decode_replies(data)
+    for _, (_, _, packet_data) in pieces:
+        _decode_replies(packet_data)
+
+
+def _decode_replies(data: bytes) -> None:
+    """The reply decoders (poll events, bar-code data) take any bytes: a result or ValueError."""
+    for decoder in (parse_events, parse_barcode_data):
+        with contextlib.suppress(ValueError):
+            decoder(data)
+
+
+@given(st.binary(max_size=300))
+def test_reply_decoders_take_any_bytes(data):
+    _decode_replies(data)

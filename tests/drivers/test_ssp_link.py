@@ -28,9 +28,11 @@ from hal.events import (
     NoteStacked,
     Rejected,
     Returned,
+    TicketEscrowed,
+    TicketStacked,
 )
 from sim_hardware.pty_link import run_on_pty
-from sim_hardware.ssp_validator import Note, SspSimulator, State
+from sim_hardware.ssp_validator import Note, SspSimulator, State, Ticket
 from tests.drivers.events import collect
 from tests.drivers.hardware import Technician, contract_params
 
@@ -39,6 +41,7 @@ TEST_FIXED_KEY = 0x0F1E2D3C4B5A6978          # a test key only, never a machine'
 HW_PORT = os.environ.get("EGM_HW_BILL_VALIDATOR_SSP", "")
 HW_KEY = os.environ.get("EGM_HW_BILL_VALIDATOR_SSP_KEY", "")
 REPLY_S = 0.2
+TICKET = "000111222333444555"                # an 18-digit validation number
 
 
 pytestmark = pytest.mark.usefixtures("no_leaks")
@@ -186,6 +189,83 @@ def test_an_inhibited_note_and_a_bad_note_are_rejected_with_their_reason(idle, s
     assert collect(idle, lambda e: isinstance(e, Rejected)) == [Rejected(NAME, "invalid note")]
     assert settle(idle, sim) == []
     escrow(idle, sim, 5)
+
+
+# --- bar-code tickets ---------------------------------------------------------------------------
+def escrow_ticket(dev: SspValidator, sim: SspSimulator, barcode: str = TICKET) -> None:
+    assert sim.insert_ticket(barcode)
+    assert collect(dev, lambda e: isinstance(e, TicketEscrowed)) == [TicketEscrowed(NAME, barcode)]
+
+
+@pytest.mark.parametrize("repeat", [False, True], ids=["clean", "every-frame-repeated"])
+def test_an_18_digit_ticket_is_escrowed_with_its_number_stacked_on_command_and_reported_once(
+        validator, sim, repeat, encryption):
+    sim.repeat_replies(repeat)
+    validator.open()
+    assert sim.barcode_inhibit == b"\xfe"                  # opened: tickets inhibited
+    validator.enable([2000])                               # tickets too, as with ID-003
+    assert sim.barcode_inhibit == b"\xfc" and validator.barcode_reader
+    assert settle(validator, sim) == [DeviceOnline(NAME)]
+    escrow_ticket(validator, sim)
+    settle(validator, sim, State.ESCROW)                   # held while the cashless layer decides
+    assert sim.received[Command.GET_BARCODE_DATA] == 1 and sim.received[Command.HOLD] >= 8
+    assert sim.cashbox == [] and validator.drain_events() == []
+    validator.stack()
+    assert collect(validator, lambda e: isinstance(e, TicketStacked)) == [
+        TicketStacked(NAME, TICKET)]
+    assert settle(validator, sim) == []                    # reported once, however long
+    assert sim.cashbox == [Ticket(TICKET)]
+    if repeat:
+        assert validator.counters["stale"] > 0
+    if encryption:
+        assert sim.keyed and sim.refused == 0
+
+
+def test_lost_replies_around_a_ticket_still_report_it_once(idle, sim):
+    sim.drop_next_reply(to=Command.GET_BARCODE_DATA)
+    escrow_ticket(idle, sim)
+    sim.drop_next_reply(to=Command.POLL)                   # the accepting POLL's reply is lost
+    idle.stack()
+    sim.corrupt_next_crc(to=Command.POLL)
+    assert collect(idle, lambda e: isinstance(e, TicketStacked)) == [TicketStacked(NAME, TICKET)]
+    assert settle(idle, sim) == []
+    assert sim.cashbox == [Ticket(TICKET)] and sim.resent >= 2
+
+
+def test_a_ticket_is_returned_on_command(idle, sim):
+    escrow_ticket(idle, sim)
+    idle.hold()
+    idle.return_escrow()
+    assert collect(idle, lambda e: isinstance(e, Returned)) == [Returned(NAME)]
+    assert settle(idle, sim) == []
+    assert sim.returned == [Ticket(TICKET)] and sim.cashbox == []
+    with pytest.raises(DeviceOperationError, match="nothing in escrow"):
+        idle.return_escrow()
+
+
+def test_inhibited_tickets_and_bad_bar_codes_are_not_accepted(idle, sim):
+    idle.enable([2000], tickets=False)
+    assert sim.barcode_inhibit == b"\xfe"
+    assert sim.insert_ticket(TICKET)
+    assert collect(idle, lambda e: isinstance(e, Rejected)) == [Rejected(NAME, "channel inhibited")]
+    assert settle(idle, sim) == []
+    idle.enable([2000])
+    assert sim.insert_ticket(TICKET[:12])                  # a short bar code
+    assert collect(idle, lambda e: isinstance(e, Rejected)) == [Rejected(NAME, "invalid note read")]
+    assert settle(idle, sim) == []
+    assert sim.returned == [Ticket(TICKET), Ticket(TICKET[:12])] and sim.cashbox == []
+    assert sim.received[Command.GET_BARCODE_DATA] == 0
+    escrow_ticket(idle, sim)                               # and a good one still goes in
+
+
+def test_a_validator_without_a_reader_opens_and_takes_notes(no_leaks):
+    sim = SspSimulator(barcode_reader=False)
+    with run_on_pty(sim) as link, _driver(link.path, False) as dev:
+        assert dev.next_event(1.0) == DeviceOnline(NAME)
+        assert not dev.barcode_reader
+        dev.enable([2000])                                 # tickets asked for: logged, not sent
+        assert sim.received[Command.SET_BARCODE_INHIBIT] == 1     # the probe at open only
+        escrow(dev, sim, 20)
 
 
 @pytest.mark.parametrize(("inject", "kind", "detail"), [

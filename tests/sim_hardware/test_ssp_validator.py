@@ -7,10 +7,11 @@ import random
 import pytest
 
 from drivers.codec import Role
+from drivers.ssp.barcode import BarcodeData, TicketStatus, barcode_inhibit, parse_barcode_data
 from drivers.ssp.codec import Command, Packet, PollEvent, Response, SspCodec, parse_events
 from drivers.ssp.essp import EsspSession, KeyExchange, pack64, u64
 from drivers.ssp.setup import USD_SETUP, inhibit_mask, parse_setup
-from sim_hardware.ssp_validator import Note, SspSimulator, State
+from sim_hardware.ssp_validator import Note, SspSimulator, State, Ticket
 
 TEST_FIXED_KEY = 0x0F1E2D3C4B5A6978          # a test key only
 OK = bytes((Response.OK,))
@@ -263,3 +264,131 @@ def test_lost_dropped_and_corrupted_wire_faults(host, sim):
     assert host.codec.events()[0].reason == "bad CRC"
     sim.repeat_replies()
     assert len(sim.feed(host.codec.command(bytes((Command.SYNC,))))) == 2
+
+
+# --- bar-code tickets ---------------------------------------------------------------------------
+TICKET = "000111222333444555"
+
+
+def _barcode_data(host: Host) -> BarcodeData:
+    reply = host.send(Command.GET_BARCODE_DATA)
+    assert reply[:1] == OK, reply
+    return parse_barcode_data(reply[1:])
+
+
+def _tickets_on(host: Host) -> None:
+    assert host.send(Command.SET_BARCODE_INHIBIT, barcode_inhibit(notes=True, tickets=True)) == OK
+
+
+def test_a_ticket_is_read_held_read_out_accepted_and_acknowledged_once(host, sim):
+    assert host.send(Command.GET_BARCODE_INHIBIT) == OK + b"\xfe"     # power-up: no tickets
+    assert _barcode_data(host) == BarcodeData(TicketStatus.NO_VALID_DATA)
+    _tickets_on(host)
+    assert host.send(Command.GET_BARCODE_INHIBIT) == OK + b"\xfc"
+    assert sim.insert_ticket(TICKET)
+    assert host.poll() == [(PollEvent.READ, 0)]
+    assert host.poll() == [(PollEvent.BARCODE_TICKET_VALIDATED, None)]   # in escrow
+    assert _barcode_data(host) == BarcodeData(TicketStatus.IN_ESCROW, TICKET.encode())
+    for _ in range(3):
+        assert host.send(Command.HOLD) == OK
+    assert sim.state is State.ESCROW and sim.cashbox == []
+    assert host.poll() == [(PollEvent.STACKING, None)]                  # a plain POLL accepts it
+    assert host.poll() == [(PollEvent.BARCODE_TICKET_ACK, None), (PollEvent.STACKING, None)]
+    assert host.poll() == [(PollEvent.STACKED, None)]
+    assert host.poll() == []
+    assert sim.cashbox == [Ticket(TICKET)]
+    assert _barcode_data(host) == BarcodeData(TicketStatus.STACKED, TICKET.encode())
+
+
+def test_a_ticket_is_returned_on_reject(host, sim):
+    _tickets_on(host)
+    assert sim.insert_ticket(TICKET)
+    host.poll()
+    assert host.poll() == [(PollEvent.BARCODE_TICKET_VALIDATED, None)]
+    assert host.send(Command.REJECT_BANKNOTE) == OK
+    assert host.poll() == [(PollEvent.REJECTING, None)]
+    assert host.poll() == [(PollEvent.REJECTED, None)]
+    assert sim.returned == [Ticket(TICKET)] and sim.cashbox == []
+    assert _barcode_data(host) == BarcodeData(TicketStatus.REJECTED, TICKET.encode())
+
+
+@pytest.mark.parametrize(("register", "barcode", "code"), [
+    (barcode_inhibit(notes=True, tickets=False), TICKET, 0x06),        # tickets inhibited
+    (barcode_inhibit(notes=True, tickets=True), TICKET[:12], 0x0A),     # short bar code
+    (barcode_inhibit(notes=True, tickets=True), TICKET[:17] + "X", 0x0A),
+], ids=["inhibited", "short", "not-digits"])
+def test_an_inhibited_or_unreadable_ticket_is_rejected(host, sim, register, barcode, code):
+    assert host.send(Command.SET_BARCODE_INHIBIT, register) == OK
+    assert sim.insert_ticket(barcode)
+    assert host.poll() == [(PollEvent.READ, 0)]
+    assert host.poll() == [(PollEvent.REJECTING, None)]
+    assert host.poll() == [(PollEvent.REJECTED, None)]
+    assert host.send(Command.LAST_REJECT_CODE) == OK + bytes((code,))
+    assert sim.returned == [Ticket(barcode)] and sim.cashbox == []
+    assert _barcode_data(host).status == TicketStatus.NO_VALID_DATA     # never read
+
+
+def test_currency_inhibited_by_the_barcode_register_rejects_notes_only(host, sim):
+    assert host.send(Command.SET_BARCODE_INHIBIT, barcode_inhibit(notes=False, tickets=True)) == OK
+    assert sim.insert_note(20)
+    assert [host.poll() for _ in range(3)][1:] == [[(PollEvent.REJECTING, None)],
+                                                   [(PollEvent.REJECTED, None)]]
+    assert sim.insert_ticket(TICKET)
+    host.poll()
+    assert host.poll() == [(PollEvent.BARCODE_TICKET_VALIDATED, None)]
+
+
+def test_a_disabled_unit_takes_no_ticket_and_a_reset_inhibits_tickets_again(host, sim):
+    _tickets_on(host)
+    assert host.send(Command.DISABLE) == OK
+    assert not sim.insert_ticket(TICKET)
+    assert host.send(Command.RESET) == OK
+    assert sim.barcode_inhibit == b"\xfe"
+    with pytest.raises(TypeError):
+        sim.insert_ticket(123)
+
+
+def test_a_unit_without_a_reader_knows_no_barcode_command_and_rejects_tickets():
+    sim = SspSimulator(barcode_reader=False)
+    h = Host(sim)
+    h.ready()
+    unknown = bytes((Response.UNKNOWN_COMMAND,))
+    assert h.send(Command.SET_BARCODE_INHIBIT, b"\xfc") == unknown
+    assert h.send(Command.GET_BARCODE_DATA) == unknown
+    assert h.send(Command.GET_BARCODE_INHIBIT) == unknown
+    assert sim.insert_ticket(TICKET)
+    assert [h.poll() for _ in range(3)][1:] == [[(PollEvent.REJECTING, None)],
+                                                [(PollEvent.REJECTED, None)]]
+    assert h.send(Command.LAST_REJECT_CODE) == OK + b"\x02"
+
+
+def test_the_ticket_ack_is_encrypted_even_to_a_plain_poll_and_resent_on_repeat():
+    sim = SspSimulator(encryption=True, fixed_key=TEST_FIXED_KEY, rng=random.Random(3))
+    h = Host(sim)
+    h.ready()
+    _tickets_on(h)
+    assert sim.insert_ticket(TICKET)
+    for _ in range(3):
+        h.poll()                                        # READ 0, VALIDATED, STACKING
+    h.last = h.codec.command(bytes((Command.POLL,)))
+    (packet,) = h.raw(h.last)
+    assert packet.data[0] == 0x7E
+    assert parse_events(h.essp.unwrap(packet.data)[1:])[0] == (PollEvent.BARCODE_TICKET_ACK, None)
+    (again,) = h.raw(h.last)                            # the reply was "lost": same flag again
+    assert again.data == packet.data and sim.resent == 1 and sim.cashbox == [Ticket(TICKET)]
+
+
+def test_power_off_with_a_ticket_in_escrow_clears_it_from_the_front(host, sim):
+    _tickets_on(host)
+    assert sim.insert_ticket(TICKET)
+    host.poll()
+    host.poll()
+    sim.power_off()
+    sim.power_on()
+    host.codec.restart()
+    assert host.send(Command.SYNC, plain=True) == OK
+    if sim.encryption:
+        host.exchange_keys()
+    assert host.poll()[:2] == [(PollEvent.SLAVE_RESET, None),
+                               (PollEvent.NOTE_CLEARED_FROM_FRONT, 0)]
+    assert sim.returned == [Ticket(TICKET)]
