@@ -2,7 +2,8 @@
 
 What exists so far runs: the configuration is loaded and validated; the power-up self-test of the
 certified RNG (known-answer test against a NIST vector built into the firmware, SP 800-90B health
-tests on fresh entropy) is performed; the enabled games that are built are listed, and
+tests on fresh entropy) is performed; every enabled game's PAR sheet is checked against the
+jurisdiction profile (a refused configuration stops the start); the enabled games are listed, and
 ``--autoplay ROUNDS`` plays rounds through the real round kernel and critical memory in
 ``--state-dir`` (simulated notes in, tickets out now and then; see ``firmware.ledger.driver``),
 resuming a round a power cut interrupted. The parts of the terminal that are not built yet are
@@ -18,8 +19,10 @@ import sys
 log = logging.getLogger(__name__)
 
 NOT_YET = (
-    ("devices and their simulated twins (validator, printer, touch, shoe, I/O)", "the devices issue"),
-    ("cabinet state machine, money flow, tilts, service functions", "the terminal issue"),
+    ("the devices wired into the terminal (their drivers and simulated twins exist: egm sim DEVICE)",
+     "the terminal issue"),
+    ("money flow, tilts from devices, service functions around the cabinet state machine "
+     "(the machine exists: egm diagram cabinet)", "the terminal issue"),
     ("host link and the embedded reference host", "the host-link issue"),
     ("player and service screens", "the screens issue"),
 )
