@@ -81,6 +81,7 @@ def _ssp() -> tuple[Any, dict[str, Callable[..., Any]], dict[str, Any]]:
         raise UsageError(f"EGM_SIM_SSP_FIXED_KEY: {exc}") from None
     commands: dict[str, Callable[..., Any]] = {
         "note": lambda value: sim.insert_note(int(value)),
+        "ticket": lambda barcode: sim.insert_ticket(barcode),
         "bad-note": lambda: sim.insert_bad_note(),
         "jam": lambda: sim.jam(),
         "unsafe-jam": lambda: sim.jam(safe=False),

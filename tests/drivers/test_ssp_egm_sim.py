@@ -7,7 +7,7 @@ import os
 
 from drivers.ssp.driver import SspValidator
 from firmware.cli import main
-from hal.events import NoteEscrowed, NoteStacked
+from hal.events import NoteEscrowed, NoteStacked, TicketEscrowed, TicketStacked
 from tests.drivers.events import wait_for
 from tests.drivers.sim_process import egm_sim, line, lines, pty_path, send
 
@@ -28,6 +28,21 @@ def test_a_20_note_through_the_essp_simulator_process_and_the_real_driver():
             assert wait_for(dev, NoteStacked).value_cents == 2000
         send(proc, "cashbox\nquit\n")
         assert line(proc) == "1"
+        assert proc.wait(timeout=5) == 0
+
+
+def test_a_ticket_through_the_simulator_process_and_the_real_driver():
+    ticket = "001234567890123456"
+    with egm_sim("bill-validator", "--pty", "--protocol", "ssp") as proc:
+        path = pty_path(proc)
+        with SspValidator("validator", port=path, timeout=0.5, poll_interval=0.02) as dev:
+            dev.enable([2000], tickets=True)
+            send(proc, f"ticket {ticket}\n")
+            assert line(proc) == "ok"
+            assert wait_for(dev, TicketEscrowed).barcode == ticket
+            dev.stack()
+            assert wait_for(dev, TicketStacked).barcode == ticket
+        send(proc, "quit\n")
         assert proc.wait(timeout=5) == 0
 
 
