@@ -156,22 +156,13 @@ class PolledSerialDevice(Device):
                         return
                     self._poll_step()
             except OSError as exc:
-                self._vanished(stop, f"port error: {exc}")
+                self.lost_from_thread(stop, f"port error: {exc}")
                 return
             except DeviceError as exc:
                 self._poll_error(exc, stop)
             except Exception:
                 log.exception("%s: unexpected error in the poll loop (polling on)", self.name)
             if self._missed >= self.MAX_MISSED_POLLS:
-                self._vanished(stop, f"no answer to {self._missed} {self.POLLS_NAME} in a row")
+                self.lost_from_thread(stop, f"no answer to {self._missed} {self.POLLS_NAME} in a row")
                 return
 
-    def _vanished(self, stop: threading.Event, reason: str) -> None:
-        """Report the loss, unless a close is already under way (it holds the device lock)."""
-        while not stop.is_set():
-            if self._lock.acquire(timeout=0.05):
-                try:
-                    self.lost(reason)
-                finally:
-                    self._lock.release()
-                return

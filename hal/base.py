@@ -108,6 +108,18 @@ class Device(ABC):
         log.warning("%s: lost: %s", self.name, reason)
         self._emit(DeviceOffline(self.name, reason))
 
+    def lost_from_thread(self, stop: threading.Event, reason: str) -> None:
+        """:meth:`lost`, called by the device's own reader or poll thread: reported unless a close
+        is already under way (the close holds the device lock and sets ``stop``, then waits for the
+        thread, so the thread must not block on the lock)."""
+        while not stop.is_set():
+            if self._lock.acquire(timeout=0.05):
+                try:
+                    self.lost(reason)
+                finally:
+                    self._lock.release()
+                return
+
     def _teardown(self) -> None:
         try:
             self._close()

@@ -172,12 +172,12 @@ class LinkEndpoint(Device, Generic[S]):
                     for frame in replies:
                         port.write(encode(frame))
             except OSError as exc:
-                self._vanished(stop, f"port error: {exc}")
+                self.lost_from_thread(stop, f"port error: {exc}")
                 return
             except Exception:
                 log_of(self).exception("%s: unexpected error in the read loop (reading on)", self.name)
             if self._missed >= self.MAX_MISSED:
-                self._vanished(stop, f"no answer to {self._missed} status requests in a row")
+                self.lost_from_thread(stop, f"no answer to {self._missed} status requests in a row")
                 return
 
     def _heartbeat(self, now: float) -> list[LinkFrame]:
@@ -189,16 +189,6 @@ class LinkEndpoint(Device, Generic[S]):
                 return []
         self._last_probe = now
         return [LinkFrame(0, LinkType.STATUS_REQUEST)]
-
-    def _vanished(self, stop: threading.Event, reason: str) -> None:
-        """Report the loss, unless a close is already under way (it holds the device lock)."""
-        while not stop.is_set():
-            if self._lock.acquire(timeout=0.05):
-                try:
-                    self.lost(reason)
-                finally:
-                    self._lock.release()
-                return
 
     def _on_event(self, event: LinkFrame | Garbage, now: float) -> list[LinkFrame]:
         """Handle one decoded frame; the frames to send back."""

@@ -102,13 +102,13 @@ class EvdevTouch(Device):
             except OSError as exc:
                 reason = ("the device was unplugged" if exc.errno == errno.ENODEV
                           else f"read error: {exc}")
-                self._vanished(stop, reason)
+                self.lost_from_thread(stop, reason)
                 return
             if not data:
                 if not seen_data:         # a FIFO nobody has opened for writing yet
                     stop.wait(0.01)
                     continue
-                self._vanished(stop, "the event stream ended")
+                self.lost_from_thread(stop, "the event stream ended")
                 return
             seen_data = True
             self._receive(data)
@@ -127,12 +127,3 @@ class EvdevTouch(Device):
     def counters(self) -> dict[str, int]:
         return dict(self._decoder.counters)
 
-    def _vanished(self, stop: threading.Event, reason: str) -> None:
-        """Report the loss, unless a close is already under way (it holds the device lock)."""
-        while not stop.is_set():
-            if self._lock.acquire(timeout=0.05):
-                try:
-                    self.lost(reason)
-                finally:
-                    self._lock.release()
-                return

@@ -177,12 +177,12 @@ class MicroTouch(Device):
                     with self._write_lock:
                         port.write(encode(Command(NULL)))
             except OSError as exc:
-                self._vanished(stop, f"port error: {exc}")
+                self.lost_from_thread(stop, f"port error: {exc}")
                 return
             except Exception:
                 log.exception("%s: unexpected error in the reader thread (reading on)", self.name)
             if self._missed >= self.MAX_MISSED:
-                self._vanished(stop, f"no answer to {self._missed} Null commands in a row")
+                self.lost_from_thread(stop, f"no answer to {self._missed} Null commands in a row")
                 return
 
     def _receive(self, data: bytes, now: float) -> None:
@@ -233,12 +233,3 @@ class MicroTouch(Device):
         """The cabinet's event for a raw contact: calibrated to screen pixels if calibrated."""
         return to_touch(self.name, self.calibration, contact)
 
-    def _vanished(self, stop: threading.Event, reason: str) -> None:
-        """Report the loss, unless a close is already under way (it holds the device lock)."""
-        while not stop.is_set():
-            if self._lock.acquire(timeout=0.05):
-                try:
-                    self.lost(reason)
-                finally:
-                    self._lock.release()
-                return
