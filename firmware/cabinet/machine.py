@@ -24,13 +24,12 @@ next slices); it never calls them.
 
 from __future__ import annotations
 
-import enum
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from transitions import Machine, MachineError, State
+from transitions import MachineError
 
 from firmware.cabinet.errors import CabinetError
 from firmware.cabinet.states import (
@@ -42,6 +41,7 @@ from firmware.cabinet.states import (
     HandpayReason,
     TiltSource,
 )
+from firmware.kernel.machine import EnumMachine
 
 S = CabinetState
 
@@ -52,23 +52,6 @@ EventSink = Callable[[str, dict[str, Any]], None]
 EVENT_KINDS: tuple[str, ...] = (
     "transition", "tilt_raised", "tilt_cleared", "request_pending", "request_cancelled", "resume_changed",
 )
-
-
-class _CabinetMachineState(State):
-    """A ``transitions`` state whose name is read once (as the round kernel's): the stock
-    ``State.name`` resolves the Enum member's ``name`` on every access."""
-
-    def __init__(self, name: Any, *args: Any, **kwargs: Any) -> None:
-        super().__init__(name, *args, **kwargs)
-        self._plain_name = name.name if isinstance(name, enum.Enum) else name
-
-    @property
-    def name(self) -> str:
-        return self._plain_name
-
-
-class _CabinetMachine(Machine):
-    state_cls = _CabinetMachineState
 
 
 class _Model:
@@ -150,7 +133,7 @@ class Cabinet:
             trigger: getattr(self, f"_on_{trigger}") for trigger in TRIGGERS
         }
         self._model = _Model()
-        self._machine = _CabinetMachine(
+        self._machine = EnumMachine(
             model=self._model,
             states=CabinetState,
             transitions=[

@@ -8,13 +8,10 @@ them, and :func:`replay` plays a record again through this same code to an ident
 
 from __future__ import annotations
 
-import enum
 import time
 import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
-
-from transitions import Machine, State
 
 from firmware.cards.card import format_cards
 from firmware.cards.source import CardSource
@@ -23,29 +20,11 @@ from firmware.games.errors import DecisionError
 from firmware.kernel.errors import KernelError
 from firmware.kernel.journal import JournalEntry, NullJournal, RoundJournal
 from firmware.kernel.limits import NO_LIMITS, BetLimits, validate_wagers
+from firmware.kernel.machine import EnumMachine
 from firmware.kernel.states import RoundState, transition_table
 
 #: Answers a decision request with an action (``egm round --decision``, a player, a strategy).
 Decider = Callable[[DecisionRequest], str]
-
-
-class _RoundMachineState(State):
-    """A ``transitions`` state whose name is read once: the stock ``State.name`` resolves the
-    Enum member's ``name`` on every access, a third of the machine's time per round."""
-
-    def __init__(self, name: Any, *args: Any, **kwargs: Any) -> None:
-        super().__init__(name, *args, **kwargs)
-        self._plain_name = name.name if isinstance(name, enum.Enum) else name
-
-    @property
-    def name(self) -> str:
-        return self._plain_name
-
-
-class _RoundMachine(Machine):
-    """``transitions.Machine`` with the state class above; table, callbacks and order are stock."""
-
-    state_cls = _RoundMachineState
 
 
 class RoundKernel:
@@ -81,7 +60,7 @@ class RoundKernel:
         # The write-ahead callback is registered only when there is a journal to write: the
         # simulator's rounds then skip a no-op callback on every transition (about 10% of a
         # one-seat round). The machine itself, its states and its table are the same.
-        self.machine = _RoundMachine(
+        self.machine = EnumMachine(
             model=self,
             states=RoundState,
             transitions=transition_table(),
