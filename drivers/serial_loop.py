@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+from abc import abstractmethod
 from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar
 
@@ -100,9 +101,9 @@ class PolledSerialDevice(Device):
         self._missed = 0
 
     # --- to fill in ---------------------------------------------------------------------------
+    @abstractmethod
     def _poll_step(self) -> None:
         """One poll of the poll thread (link lock held); counts a poll unanswered in ``_missed``."""
-        raise NotImplementedError
 
     def _poll_error(self, exc: DeviceError, stop: threading.Event) -> None:
         """A device error in the poll thread: logged, and polling goes on."""

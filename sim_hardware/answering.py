@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import logging
 import threading
+from abc import ABC, abstractmethod
 from typing import ClassVar
 
 from sim_hardware.pty_link import BytePort, serve_replies
 
 
-class AnsweringDevice:
+class AnsweringDevice(ABC):
     """A simulator that only answers the host: serve loop, unplug, repeated replies."""
 
     #: The simulator in log lines ("id003 sim").
@@ -30,9 +31,9 @@ class AnsweringDevice:
         self._unplug = False
         self.unplugged = False
 
+    @abstractmethod
     def feed(self, data: bytes) -> list[bytes]:
         """Receive ``data`` from the host; every reply to write, in order."""
-        raise NotImplementedError
 
     def serve(self, port: BytePort, stop: threading.Event) -> None:
         """Answer the host on ``port`` until ``stop`` is set, the port fails, or :meth:`unplug`."""

@@ -26,6 +26,7 @@ import logging
 import random
 import threading
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -40,7 +41,7 @@ NAK_MALFORMED = 0x01
 VERSION = (1, 0)
 
 
-class LinkDeviceSimulator:
+class LinkDeviceSimulator(ABC):
     """One simulated product-link device; see the module doc."""
 
     #: The device's HELLO KIND, and its name in log lines ("shoe sim").
@@ -86,13 +87,13 @@ class LinkDeviceSimulator:
         self._tx = Sender(retry_s=self.retry_s, window=self.window)
         self._hello: HelloCause | None = HelloCause.POWER_UP
 
+    @abstractmethod
     def state(self) -> Any:
         """What a STATUS frame would say now (an object with ``encode()``)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _command(self, frame: LinkFrame) -> None:
         """One delivered reliable frame of the host."""
-        raise NotImplementedError
 
     def _reliable(self, frame: LinkFrame) -> None:
         """A reliable (SEQ > 0) host frame: acknowledge it, hand a new one to :meth:`_command`."""
@@ -102,10 +103,10 @@ class LinkDeviceSimulator:
         if deliver is not None:
             self._command(deliver)
 
-    def _after_reset(self) -> None:
+    def _after_reset(self) -> None:  # noqa: B027 - an optional hook, empty by default
         """A RESET was answered with HELLO (reset): both sides are at SEQ 1."""
 
-    def _tick_extra(self) -> None:
+    def _tick_extra(self) -> None:  # noqa: B027 - an optional hook, empty by default
         """On the timer, after a due HELLO and before the re-sends (nothing by default)."""
 
     def _read_slice(self) -> float:

@@ -19,6 +19,7 @@ import collections
 import logging
 import threading
 import time
+from abc import abstractmethod
 from typing import ClassVar, Generic, TypeVar
 
 import serial
@@ -75,13 +76,13 @@ class LinkEndpoint(Device, Generic[S]):
         self.counters: collections.Counter[str] = collections.Counter()
 
     # --- hooks --------------------------------------------------------------------------------
+    @abstractmethod
     def _message(self, frame: LinkFrame) -> None:
         """One delivered reliable frame of the device."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _peer_restarted(self, hello: Hello) -> list[LinkFrame]:
         """A HELLO (power-up, or too far ahead) from a device that lost its frames."""
-        raise NotImplementedError
 
     def _new_session(self) -> None:
         """A RESET was answered: both sides are at SEQ 1 (nothing to do by default)."""
