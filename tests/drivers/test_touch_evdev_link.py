@@ -21,7 +21,8 @@ from hal.errors import BackendError, DeviceInitError
 from hal.events import DeviceOffline, DeviceOnline, Touch, TouchPhase
 from sim_hardware.touch_evdev import EvdevTouchSimulator, Sensor, make_fifo
 from tests.drivers.events import take
-from tests.drivers.hardware import Technician, contract_params
+from tests.drivers.hardware import contract_params
+from tests.drivers.touch_contract import HardwareWorld, SimulatedWorld, TouchContract
 
 NAME = "touch"
 W, H = 1920, 1080
@@ -138,25 +139,6 @@ def test_a_simulator_without_a_reader_times_out(fifo):
 
 
 # --- the contract every touchscreen backend keeps ----------------------------------------------
-class SimulatedWorld:
-    wait_s = 3.0
-
-    def __init__(self, sim: EvdevTouchSimulator) -> None:
-        self.sim = sim
-
-    def touch(self, x: int, y: int) -> None:
-        self.sim.touch_screen(x, y)
-
-
-class HardwareWorld(Technician):
-    """A technician at a real, calibrated touchscreen, prompted on the terminal."""
-
-    wait_s = 60.0
-
-    def touch(self, x: int, y: int) -> None:
-        self._say(f"touch the screen at pixel ({x}, {y}) and lift")
-
-
 @pytest.fixture(params=contract_params(
     HW_PATH, "no touchscreen attached: set EGM_HW_TOUCH=/dev/input/eventN (and "
              "EGM_HW_TOUCH_CALIBRATION to its calibration JSON) to run this contract on a real one"))
@@ -172,31 +154,9 @@ def contract(request, no_leaks, tmp_path) -> Iterator[tuple[EvdevTouch, object]]
     sensor = Sensor(scale_x=17.0, scale_y=30.0, angle_deg=-2.0, offset_x=1500, offset_y=300)
     with EvdevTouch(NAME, path=fifo, timeout=0.5, calibration=calibration_for(sensor)) as dev, \
             EvdevTouchSimulator(fifo, sensor=sensor).connect() as sim:
-        yield dev, SimulatedWorld(sim)
+        yield dev, SimulatedWorld(sim.touch_screen)
 
 
-class TestTouchContract:
+class TestTouchContract(TouchContract):
     """What the cabinet relies on from any touchscreen backend."""
 
-    def test_opens_online(self, contract):
-        dev, _ = contract
-        assert dev.next_event(1.0) == DeviceOnline(NAME)
-        assert dev.is_open
-
-    def test_a_tap_is_a_down_then_an_up_near_the_target(self, contract):
-        dev, world = contract
-        assert dev.next_event(1.0) == DeviceOnline(NAME)
-        world.touch(W // 2, H // 2)
-        got = take(dev, 2, world.wait_s)
-        tol = 0 if isinstance(world, SimulatedWorld) else 40     # a finger is not a pixel
-        assert [e.phase for e in got] == [TouchPhase.DOWN, TouchPhase.UP]
-        for e in got:
-            assert abs(e.x - W // 2) <= tol and abs(e.y - H // 2) <= tol
-
-    def test_close_is_idempotent_and_reopen_works(self, contract):
-        dev, _ = contract
-        dev.close()
-        dev.close()
-        assert dev.lifecycle is Lifecycle.CLOSED
-        dev.open()
-        assert dev.is_open

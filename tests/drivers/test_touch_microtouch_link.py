@@ -24,8 +24,9 @@ from sim_hardware.pty_link import run_on_pty
 from sim_hardware.touch_evdev import Sensor
 from sim_hardware.touch_microtouch import SENSOR, MicroTouchSimulator
 from sim_hardware.twins import twin
-from tests.drivers.events import collect, take, wait_for, wait_until
-from tests.drivers.hardware import Technician, contract_params
+from tests.drivers.events import take, wait_for, wait_until
+from tests.drivers.hardware import contract_params
+from tests.drivers.touch_contract import HardwareWorld, SimulatedWorld, TouchContract
 
 NAME = "touch"
 W, H = 1920, 1080
@@ -252,25 +253,6 @@ def test_sim_microtouch_runs_the_driver_against_its_simulated_twin(no_leaks):
 
 
 # --- the contract every touchscreen backend keeps ----------------------------------------------
-class SimulatedWorld:
-    wait_s = 3.0
-
-    def __init__(self, sim: MicroTouchSimulator) -> None:
-        self.sim = sim
-
-    def touch(self, x: int, y: int) -> None:
-        self.sim.tap(x, y)
-
-
-class HardwareWorld(Technician):
-    """A technician at a real, calibrated MicroTouch screen, prompted on the terminal."""
-
-    wait_s = 60.0
-
-    def touch(self, x: int, y: int) -> None:
-        self._say(f"touch the screen at pixel ({x}, {y}) and lift")
-
-
 @pytest.fixture(params=contract_params(
     HW_PORT, "no MicroTouch controller attached: set EGM_HW_MICROTOUCH=/dev/ttyS0 (and "
              "EGM_HW_TOUCH_CALIBRATION to its calibration JSON) to run this contract on a real one"))
@@ -286,37 +268,14 @@ def contract(request, no_leaks) -> Iterator[tuple[MicroTouch, object]]:
     with run_on_pty(sim) as link, \
             MicroTouch(NAME, port=link.path, timeout=0.5,
                        calibration=calibration_for(MISALIGNED)) as dev:
-        yield dev, SimulatedWorld(sim)
+        yield dev, SimulatedWorld(sim.tap)
 
 
-class TestMicroTouchContract:
+class TestMicroTouchContract(TouchContract):
     """What the cabinet relies on from any touchscreen backend (as ``TestTouchContract``)."""
-
-    def test_opens_online(self, contract):
-        dev, _ = contract
-        assert dev.next_event(1.0) == DeviceOnline(NAME)
-        assert dev.is_open
-
-    def test_a_tap_is_a_down_then_an_up_near_the_target(self, contract):
-        dev, world = contract
-        assert dev.next_event(1.0) == DeviceOnline(NAME)
-        world.touch(W // 2, H // 2)
-        got = collect(dev, lambda e: isinstance(e, Touch) and e.phase is TouchPhase.UP,
-                      world.wait_s)
-        tol = 0 if isinstance(world, SimulatedWorld) else 40     # a finger is not a pixel
-        assert got[0].phase is TouchPhase.DOWN and got[-1].phase is TouchPhase.UP
-        for e in got:
-            assert abs(e.x - W // 2) <= tol and abs(e.y - H // 2) <= tol
 
     def test_the_controller_identifies_itself(self, contract):
         dev, _ = contract
         identity = dev.identity()
         assert len(identity) == 6 and identity.isprintable()
 
-    def test_close_is_idempotent_and_reopen_works(self, contract):
-        dev, _ = contract
-        dev.close()
-        dev.close()
-        assert dev.lifecycle is Lifecycle.CLOSED
-        dev.open()
-        assert dev.is_open
