@@ -11,12 +11,10 @@ from __future__ import annotations
 import functools
 import os
 import tempfile
-import time
 
-from benchmarks.timing import median, p99
+from benchmarks.timing import median, p99, touch_latencies_us
 from drivers.touch.evdev_driver import EvdevTouch
 from hal.calibration import fit, targets
-from hal.events import Touch
 from sim_hardware.touch_evdev import EvdevTouchSimulator, Sensor, make_fifo
 
 #: Reports timed (after WARMUP untimed ones).
@@ -35,21 +33,8 @@ def _latencies_us() -> tuple[float, ...]:
         fifo = make_fifo(os.path.join(tmp, "event0"))
         with EvdevTouch("bench", path=fifo, timeout=1.0, calibration=cal) as dev, \
                 EvdevTouchSimulator(fifo, sensor=sensor).connect() as sim:
-            dev.drain_events()
-            clock = time.perf_counter_ns
-            samples = []
-            for i in range(WARMUP + REPORTS):
-                start = clock()
-                if i % 2 == 0:
-                    sim.down(*raw)
-                else:
-                    sim.up()
-                event = dev.next_event(1.0)
-                elapsed = (clock() - start) / 1000
-                assert isinstance(event, Touch) and (event.x, event.y) == (W // 2, H // 2), event
-                if i >= WARMUP:
-                    samples.append(elapsed)
-            return tuple(samples)
+            return touch_latencies_us(dev, lambda: sim.down(*raw), sim.up, (W // 2, H // 2),
+                                      WARMUP, REPORTS)
 
 
 def latency_median() -> tuple[float, str]:

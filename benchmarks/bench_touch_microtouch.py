@@ -12,12 +12,10 @@ from __future__ import annotations
 
 import functools
 import os
-import time
 
-from benchmarks.timing import median, p99
+from benchmarks.timing import median, p99, touch_latencies_us
 from drivers.touch.microtouch_driver import MicroTouch
 from hal.calibration import fit, targets
-from hal.events import Touch
 from sim_hardware.pty_link import run_on_pty
 from sim_hardware.touch_microtouch import SENSOR, MicroTouchSimulator
 
@@ -35,21 +33,8 @@ def _latencies_us() -> tuple[float, ...]:
     with run_on_pty(sim) as link, \
             MicroTouch("bench", port=link.path, timeout=1.0, calibration=cal,
                        probe_interval=None) as dev:
-        dev.drain_events()
-        clock = time.perf_counter_ns
-        samples = []
-        for i in range(WARMUP + REPORTS):
-            start = clock()
-            if i % 2 == 0:
-                sim.touch(W // 2, H // 2)
-            else:
-                sim.lift()
-            event = dev.next_event(1.0)
-            elapsed = (clock() - start) / 1000
-            assert isinstance(event, Touch) and (event.x, event.y) == (W // 2, H // 2), event
-            if i >= WARMUP:
-                samples.append(elapsed)
-        return tuple(samples)
+        return touch_latencies_us(dev, lambda: sim.touch(W // 2, H // 2), sim.lift,
+                                  (W // 2, H // 2), WARMUP, REPORTS)
 
 
 def latency_median() -> tuple[float, str]:

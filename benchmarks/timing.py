@@ -38,3 +38,24 @@ def p99(samples: Sequence[float]) -> float:
 
 
 __all__ = ["median", "p99", "repeat", "time_each_us"]
+
+
+def touch_latencies_us(dev, down: Callable[[], object], up: Callable[[], object],
+                       at: tuple[int, int], warmup: int, n: int) -> tuple[float, ...]:
+    """Touch-to-event latency of a touchscreen driver ``dev``: ``down()`` and ``up()`` alternate on
+    the simulator; each is timed until the driver returns the calibrated ``Touch`` at ``at``, in µs.
+    The first ``warmup`` reports are not kept."""
+    from hal.events import Touch
+
+    dev.drain_events()
+    clock = time.perf_counter_ns
+    samples = []
+    for i in range(warmup + n):
+        start = clock()
+        (down if i % 2 == 0 else up)()
+        event = dev.next_event(1.0)
+        elapsed = (clock() - start) / 1000
+        assert isinstance(event, Touch) and (event.x, event.y) == at, event
+        if i >= warmup:
+            samples.append(elapsed)
+    return tuple(samples)
