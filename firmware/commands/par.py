@@ -41,9 +41,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _par(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from firmware.errors import UsageError
     from firmware.math.par import DEFAULT_ROUNDS, par_sheet
 
     game, options, _limits = _load(args)
+    if args.html and not Path(args.html).resolve().parent.is_dir():
+        raise UsageError(f"--html {args.html}: no such directory {Path(args.html).resolve().parent}")
     rounds = args.rounds or DEFAULT_ROUNDS
     with _progress(rounds, f"par {game.id}") as advance:
         sheet = par_sheet(game.id, options, method=args.method, seats=args.seats, unit=args.unit,
@@ -53,7 +58,10 @@ def _par(args: argparse.Namespace) -> int:
 
         curve = convergence(game.id, options, rounds=args.convergence_rounds,
                             seed=args.seed or "convergence", seats=args.seats, unit=args.unit)
-        write_html(sheet, args.html, convergence=curve)
+        try:
+            write_html(sheet, args.html, convergence=curve)
+        except OSError as exc:
+            raise UsageError(f"cannot write {args.html}: {exc.strerror}") from None
     doc = sheet.to_json()
     failed = False
     if args.verify:

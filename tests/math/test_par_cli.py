@@ -74,6 +74,7 @@ def test_bad_requests_are_one_clear_line(capsys):
     assert "war_win_pays" in par_error(capsys, "baccarat-war", "--option", "war_win_pays=double")
     assert "unknown game" in par_error(capsys, "roulette")
     assert "seats 1-7" in par_error(capsys, "baccarat-war", "--seats", "9")
+    assert "no such directory" in par_error(capsys, "double-super-9", "--html", "/nonexistent/dir/x.html")
 
 
 def test_verify_checks_exact_figures_against_the_kernel(capsys):
