@@ -31,7 +31,7 @@ soak: $(STAMP)
 fuzz: $(STAMP)
 	$(BIN)/python -m pytest -m fuzz -p no:xdist $(ARGS)
 
-# Every exact PAR figure against 10^7 rounds through the kernel (about 10 minutes a game on 2 cores).
+# Every exact PAR figure against 10^7 rounds through the kernel (Baccarat War: about 25 minutes on 2 busy cores).
 PAR_ROUNDS ?= 10000000
 par-verify: $(STAMP)
 	$(BIN)/egm par baccarat-war --verify $(PAR_ROUNDS) --seed par-verify
