@@ -36,8 +36,9 @@ from hal.events import (
 from sim_hardware.id003_validator import Id003Simulator, Note, State, Ticket
 from sim_hardware.pty_link import PtyLink, run_on_pty
 from tests.drivers.events import collect
-from tests.drivers.hardware import Technician, contract_params
+from tests.drivers.hardware import contract_params
 from tests.drivers.leaks import open_fds
+from tests.drivers.validator_contract import BillValidatorContract, HardwareWorld, SimulatedWorld
 
 NAME = "validator"
 TICKET = "000111222333444555"
@@ -314,27 +315,6 @@ def test_the_registry_builds_it_from_settings(link):
 
 
 # --- the contract: simulator always, real hardware when attached ---------------------------------
-class SimulatedWorld:
-    """The player and the validator, simulated."""
-
-    wait_s = 3.0
-
-    def __init__(self, sim: Id003Simulator) -> None:
-        self.sim = sim
-
-    def insert_note(self, dollars: int) -> None:
-        assert self.sim.insert_note(dollars)
-
-
-class HardwareWorld(Technician):
-    """A technician at a real validator, prompted on the terminal."""
-
-    wait_s = 60.0
-
-    def insert_note(self, dollars: int) -> None:
-        self._say(f"insert a ${dollars} note into the validator")
-
-
 @pytest.fixture(params=contract_params(
     HW_PORT, "no bill validator hardware attached: set EGM_HW_BILL_VALIDATOR=<port> to run this "
              "contract on a real one"))
@@ -346,7 +326,7 @@ def contract(request, no_leaks) -> Iterator[tuple[Id003Validator, SimulatedWorld
     sim = Id003Simulator()
     with run_on_pty(sim) as link, Id003Validator(NAME, port=link.path, timeout=REPLY_S,
                                                  poll_interval=0.01) as dev:
-        yield dev, SimulatedWorld(sim)
+        yield dev, SimulatedWorld(sim.insert_note)
 
 
 def _wait_status(dev: Id003Validator, wanted: Status, timeout: float) -> None:
@@ -356,7 +336,7 @@ def _wait_status(dev: Id003Validator, wanted: Status, timeout: float) -> None:
         time.sleep(0.02)
 
 
-class TestBillValidatorContract:
+class TestBillValidatorContract(BillValidatorContract):
     """What the cabinet relies on from any bill validator backend."""
 
     def test_opens_online_and_disabled(self, contract):
@@ -371,34 +351,8 @@ class TestBillValidatorContract:
         dev.disable()
         _wait_status(dev, Status.DISABLED, world.wait_s)
 
-    def test_a_20_note_is_stacked_on_command_and_credited_once(self, contract):
-        dev, world = contract
-        dev.enable([2000])
+    def ready(self, dev, world) -> None:
         _wait_status(dev, Status.IDLING, world.wait_s)
-        dev.drain_events()
-        world.insert_note(20)
-        assert collect(dev, lambda e: isinstance(e, NoteEscrowed), world.wait_s)[-1] == \
-            NoteEscrowed(NAME, 2000)
-        dev.stack()
-        assert collect(dev, lambda e: isinstance(e, NoteStacked), world.wait_s) == [
-            NoteStacked(NAME, 2000)]
-        _wait_status(dev, Status.IDLING, world.wait_s)
-        time.sleep(10 * dev.poll_interval)
-        assert not any(isinstance(e, NoteStacked) for e in dev.drain_events())
-
-    def test_a_note_is_returned_on_command(self, contract):
-        dev, world = contract
-        dev.enable([2000])
-        _wait_status(dev, Status.IDLING, world.wait_s)
-        world.insert_note(20)
-        collect(dev, lambda e: isinstance(e, NoteEscrowed), world.wait_s)
-        dev.return_escrow()
-        assert collect(dev, lambda e: isinstance(e, Returned), world.wait_s)[-1] == Returned(NAME)
-
-    def test_nothing_to_stack_is_an_operation_error(self, contract):
-        dev, world = contract
-        with pytest.raises(DeviceOperationError, match="nothing in escrow"):
-            dev.stack()
 
 
 def test_a_crashed_serve_loop_is_raised_when_the_link_closes(no_leaks):

@@ -34,7 +34,8 @@ from hal.events import (
 from sim_hardware.pty_link import run_on_pty
 from sim_hardware.ssp_validator import Note, SspSimulator, State, Ticket
 from tests.drivers.events import collect
-from tests.drivers.hardware import Technician, contract_params
+from tests.drivers.hardware import contract_params
+from tests.drivers.validator_contract import BillValidatorContract, HardwareWorld, SimulatedWorld
 
 NAME = "validator"
 TEST_FIXED_KEY = 0x0F1E2D3C4B5A6978          # a test key only, never a machine's
@@ -345,23 +346,6 @@ def test_the_registry_builds_it_from_settings(no_leaks):
 
 
 # --- the contract: simulator always, real hardware when attached ---------------------------------
-class SimulatedWorld:
-    wait_s = 3.0
-
-    def __init__(self, sim: SspSimulator) -> None:
-        self.sim = sim
-
-    def insert_note(self, dollars: int) -> None:
-        assert self.sim.insert_note(dollars)
-
-
-class HardwareWorld(Technician):
-    wait_s = 60.0
-
-    def insert_note(self, dollars: int) -> None:
-        self._say(f"insert a ${dollars} note into the SSP validator")
-
-
 @pytest.fixture(params=contract_params(
     HW_PORT, "no SSP bill validator attached: set EGM_HW_BILL_VALIDATOR_SSP=<port> "
              "(and EGM_HW_BILL_VALIDATOR_SSP_KEY=<fixed key> for eSSP)"))
@@ -369,43 +353,17 @@ def contract(request, no_leaks) -> Iterator[tuple[SspValidator, SimulatedWorld |
     if request.param == "hardware":
         with SspValidator(NAME, port=HW_PORT, timeout=1.0, poll_interval=0.2,
                           encryption=bool(HW_KEY), fixed_key=HW_KEY) as dev:
-            yield dev, HardwareWorld(request)
+            yield dev, HardwareWorld(request, "SSP validator")
         return
     sim = SspSimulator(encryption=True, fixed_key=TEST_FIXED_KEY)
     with run_on_pty(sim) as link, _driver(link.path, True) as dev:
-        yield dev, SimulatedWorld(sim)
+        yield dev, SimulatedWorld(sim.insert_note)
 
 
-class TestSspBillValidatorContract:
+class TestSspBillValidatorContract(BillValidatorContract):
     """What the cabinet relies on from any bill validator backend, through SSP."""
 
     def test_opens_online_and_disabled(self, contract):
         dev, world = contract
         assert dev.next_event(1.0) == DeviceOnline(NAME)
         assert PollEvent.DISABLED in dev.poll()
-
-    def test_a_20_note_is_stacked_on_command_and_credited_once(self, contract):
-        dev, world = contract
-        dev.enable([2000])
-        dev.drain_events()
-        world.insert_note(20)
-        assert collect(dev, lambda e: isinstance(e, NoteEscrowed), world.wait_s)[-1] == \
-            NoteEscrowed(NAME, 2000)
-        dev.stack()
-        assert collect(dev, lambda e: isinstance(e, NoteStacked), world.wait_s) == [
-            NoteStacked(NAME, 2000)]
-        time.sleep(10 * dev.poll_interval)
-        assert not any(isinstance(e, NoteStacked) for e in dev.drain_events())
-
-    def test_a_note_is_returned_on_command(self, contract):
-        dev, world = contract
-        dev.enable([2000])
-        world.insert_note(20)
-        collect(dev, lambda e: isinstance(e, NoteEscrowed), world.wait_s)
-        dev.return_escrow()
-        assert collect(dev, lambda e: isinstance(e, Returned), world.wait_s)[-1] == Returned(NAME)
-
-    def test_nothing_to_stack_is_an_operation_error(self, contract):
-        dev, world = contract
-        with pytest.raises(DeviceOperationError, match="nothing in escrow"):
-            dev.stack()
