@@ -233,6 +233,14 @@ class Cabinet:
         """The printer confirmed the cashout ticket; refused at or above the handpay limit."""
         self._fire("ticket_printed", amount=amount)
 
+    def cashout_empty(self) -> None:
+        """The cashout found nothing to pay (a pending cashout after a round that lost it all)."""
+        self._fire("cashout_empty")
+
+    def retry_ticket(self) -> None:
+        """From a printer handpay: the printer is ready again; print the ticket instead."""
+        self._fire("retry_ticket")
+
     def handpay(self, amount: int, reason: HandpayReason | str) -> None:
         """Lock up for an attendant: ``limit`` (amount at or above the limit) or ``printer`` (cannot print)."""
         self._fire("handpay", amount=amount, reason=reason)
@@ -364,6 +372,18 @@ class Cabinet:
             raise CabinetError(f"a handpay for the limit needs at least {self.handpay_limit}, not {amount}")
         self._handpay = (amount, why)
         return {"amount": amount, "reason": why.value}
+
+    def _on_cashout_empty(self, state: CabinetState, dest: CabinetState | None) -> dict[str, Any]:
+        return {}
+
+    def _on_retry_ticket(self, state: CabinetState, dest: CabinetState | None) -> dict[str, Any]:
+        assert self._handpay is not None, "HANDPAY is entered only with an amount"
+        amount, why = self._handpay
+        if why is not HandpayReason.PRINTER:
+            raise CabinetError(f"a {why.value} handpay is paid by the attendant; only a printer handpay "
+                               "goes back to the printer")
+        self._handpay = None
+        return {"amount": amount}
 
     def _on_handpay_key_off(self, state: CabinetState, dest: CabinetState | None) -> dict[str, Any]:
         assert self._handpay is not None, "HANDPAY is entered only with an amount"

@@ -104,7 +104,10 @@ TRANSITIONS: tuple[Row, ...] = (
     Row("cashout", (S.PLAYING,), None),                      # pending until the round completes
     Row("ticket_printed", (S.CASHOUT,), S.DISABLED, "disable_pending"),
     Row("ticket_printed", (S.CASHOUT,), S.IDLE),
+    Row("cashout_empty", (S.CASHOUT,), S.DISABLED, "disable_pending"),   # nothing left to pay
+    Row("cashout_empty", (S.CASHOUT,), S.IDLE),
     Row("handpay", (S.CASHOUT,), S.HANDPAY),
+    Row("retry_ticket", (S.HANDPAY,), S.CASHOUT),    # a printer handpay only: the printer is fixed
     Row("handpay_key_off", (S.HANDPAY,), S.DISABLED, "disable_pending"),
     Row("handpay_key_off", (S.HANDPAY,), S.IDLE),
     # tilts

@@ -110,13 +110,71 @@ class RngSection(Section):
 
 
 class DevicesSection(Section):
-    """Which HAL backend drives each device class (``sim`` = the simulated twin)."""
+    """Which HAL backend drives each device class (``sim:<backend>`` = its simulated twin on a pty,
+    ``none`` = no such device), and each real backend's settings (its ``port``, ...)."""
 
     bill_validator: str = "sim:id003"
     printer: str = "sim:tcl"
     touch: str = "sim:microtouch"
     shoe: str = "none"
     io_board: str = "sim:io"
+    #: ``[devices.settings.bill_validator] port = "/dev/ttyUSB0"``: keyword arguments of the backend.
+    settings: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _known(self) -> DevicesSection:
+        from hal.errors import BackendError
+        from hal.registry import parse_spec
+
+        for field in DEVICE_FIELDS:
+            try:
+                parse_spec(DEVICE_FIELDS[field], getattr(self, field))
+            except BackendError as exc:
+                raise ValueError(str(exc)) from None
+        unknown = sorted(set(self.settings) - set(DEVICE_FIELDS))
+        if unknown:
+            raise ValueError(f"settings for unknown device(s) {', '.join(unknown)}; "
+                             f"devices are {', '.join(DEVICE_FIELDS)}")
+        return self
+
+
+#: Configuration field -> the HAL registry's device class.
+DEVICE_FIELDS: dict[str, str] = {
+    "bill_validator": "bill_validator", "printer": "printer", "touch": "touch", "shoe": "shoe",
+    "io_board": "io",
+}
+
+
+class MoneySection(Section):
+    """Notes, vouchers and what the cabinet takes."""
+
+    notes_cents: list[Annotated[int, Field(ge=1, strict=True)]] = Field(
+        default_factory=lambda: [100, 500, 1000, 2000, 5000, 10000],
+        description="note values the validator accepts, in cents")
+    tickets_in: bool = Field(True, description="accept vouchers in the bill validator")
+    offline_redemption: bool = Field(
+        True, description="redeem this terminal's own vouchers when no host can validate them")
+    voucher_expiry_days: int = Field(30, ge=0, le=3650, description="0: vouchers never expire")
+    venue_address: list[Annotated[str, Field(max_length=40)]] = Field(
+        default_factory=lambda: ["1 Casino Way", "Las Vegas NV"], max_length=2)
+
+    @field_validator("notes_cents")
+    @classmethod
+    def _distinct(cls, v: list[int]) -> list[int]:
+        if len(set(v)) != len(v):
+            raise ValueError("a note value is listed twice")
+        return sorted(v)
+
+
+class CabinetSection(Section):
+    """The running terminal."""
+
+    card_delay_ms: int = Field(0, ge=0, le=5000,
+                               description="pause before each card is dealt (the table's pace; 0: none)")
+    reconnect_interval_s: float = Field(1.0, gt=0, le=60,
+                                        description="how often a lost device is tried again")
+    autoplay_cashout_every: int = Field(25, ge=1, le=100_000,
+                                        description="autoplay cashes out by ticket every N rounds")
 
 
 class HostSection(Section):
@@ -136,6 +194,15 @@ class MathSection(Section):
     )
 
 
+class SoftwareSection(Section):
+    """Software verification at power-up (firmware/cabinet/software.py, docs/software-verification.md)."""
+
+    development: bool = Field(
+        True, description="trust the checkout's own development signer (proves nothing: never on a floor)")
+    manifest: str = Field("", description="the signed manifest of the installed build ('': development's)")
+    trusted_keys: list[str] = Field(default_factory=list, description="code signers' public keys (PEM files)")
+
+
 class Config(Section):
     terminal: TerminalSection = TerminalSection()
     limits: LimitsSection = LimitsSection()
@@ -144,3 +211,6 @@ class Config(Section):
     devices: DevicesSection = DevicesSection()
     host: HostSection = HostSection()
     math: MathSection = MathSection()
+    money: MoneySection = MoneySection()
+    cabinet: CabinetSection = CabinetSection()
+    software: SoftwareSection = SoftwareSection()

@@ -150,6 +150,36 @@ def test_handpay_at_the_limit_or_when_the_printer_cannot_print_ends_only_with_th
                                              "amount": amount, "reason": HandpayReason(reason).value})
 
 
+def test_a_printer_handpay_can_go_back_to_the_printer_and_a_limit_handpay_cannot():
+    cab, log = cabinet()
+    cab.cashout()
+    cab.handpay(7, "printer")
+    cab.retry_ticket()
+    assert cab.state is S.CASHOUT and cab.handpay_pending is None
+    assert log.events[-1] == ("transition", {"trigger": "retry_ticket", "source": "HANDPAY", "dest": "CASHOUT",
+                                             "amount": 7})
+    cab.handpay(LIMIT, "limit")
+    with pytest.raises(CabinetError, match="only a printer handpay goes back to the printer"):
+        cab.retry_ticket()
+    assert cab.state is S.HANDPAY and cab.handpay_pending == (LIMIT, HandpayReason.LIMIT)
+
+
+def test_a_cashout_with_nothing_left_to_pay_ends_at_once():
+    cab, log = cabinet()
+    cab.start_round()
+    cab.cashout()
+    cab.complete_round()
+    assert cab.state is S.CASHOUT
+    cab.cashout_empty()
+    assert cab.state is S.IDLE
+    cab.start_round()
+    cab.cashout()
+    cab.disable()
+    cab.complete_round()
+    cab.cashout_empty()
+    assert cab.state is S.DISABLED
+
+
 @pytest.mark.parametrize(("amount", "reason"), [(LIMIT - 1, "limit"), (0, "printer"), (-5, "printer"),
                                                 (True, "printer"), (10.0, "printer"), (LIMIT, "whim")])
 def test_handpay_refuses_what_is_not_a_handpay(amount, reason):
@@ -429,6 +459,8 @@ CALLS = {
     "ticket_printed": lambda c: c.ticket_printed(5),
     "handpay": lambda c: c.handpay(5, "printer"),
     "handpay_key_off": lambda c: c.handpay_key_off(),
+    "cashout_empty": lambda c: c.cashout_empty(),
+    "retry_ticket": lambda c: c.retry_ticket(),
     "tilt": lambda c: c.tilt("door", "cash_box", "opened"),
     "clear_tilt": lambda c: c.clear_tilt("door", "main"),
     "service_key_on": lambda c: c.service_key_on(),

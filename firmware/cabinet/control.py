@@ -1,0 +1,165 @@
+"""The running terminal's control socket: how ``egm simctl`` (and tests) reach it.
+
+A Unix stream socket at ``<state-dir>/control.sock`` (mode 0600: only the terminal's own user),
+one JSON object per line each way. A request is ``{"op": NAME, "args": {...}}``; the answer is
+``{"ok": true, "result": ...}`` or ``{"ok": false, "error": "one clear line"}``. Malformed or
+hostile input gets an error answer and changes nothing; the terminal goes on.
+
+``status`` and ``wait`` are answered from the terminal's published snapshot without disturbing
+it; every other op runs on the terminal's own thread (:meth:`Terminal.submit`), in order with the
+device events.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import socket
+import socketserver
+import threading
+import time
+from concurrent.futures import TimeoutError as FutureTimeout
+from pathlib import Path
+from typing import Any
+
+from firmware.errors import EgmError
+
+log = logging.getLogger(__name__)
+
+SOCKET_NAME = "control.sock"
+MAX_LINE = 64 * 1024
+
+
+class ControlError(EgmError):
+    """The terminal could not be reached or refused the request."""
+
+
+def socket_path(state_dir: str | Path) -> Path:
+    return Path(state_dir) / SOCKET_NAME
+
+
+class _Handler(socketserver.StreamRequestHandler):
+    def handle(self) -> None:
+        server: ControlServer = self.server.control  # type: ignore[attr-defined]
+        while True:
+            line = self.rfile.readline(MAX_LINE + 1)
+            if not line:
+                return
+            answer = server.answer(line)
+            try:
+                self.wfile.write((json.dumps(answer, default=str) + "\n").encode("utf-8"))
+            except OSError:
+                return
+
+
+class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    daemon_threads = True
+
+
+class ControlServer:
+    """Serves ``terminal`` on ``path`` in a thread; ``command_timeout`` bounds one op."""
+
+    def __init__(self, terminal: Any, path: str | Path, *, command_timeout: float = 60.0) -> None:
+        self.terminal = terminal
+        self.path = Path(path)
+        self.command_timeout = command_timeout
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()
+        old = os.umask(0o177)
+        try:
+            self._server = _Server(str(self.path), _Handler)
+        finally:
+            os.umask(old)
+        self._server.control = self  # type: ignore[attr-defined]
+        self._thread = threading.Thread(target=self._server.serve_forever, name="egm-control", daemon=True)
+
+    def start(self) -> ControlServer:
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()
+
+    def answer(self, line: bytes) -> dict[str, Any]:
+        if len(line) > MAX_LINE:
+            return {"ok": False, "error": f"request longer than {MAX_LINE} bytes"}
+        try:
+            request = json.loads(line)
+        except (ValueError, UnicodeDecodeError) as exc:
+            return {"ok": False, "error": f"not a JSON request: {exc}"}
+        if not isinstance(request, dict) or not isinstance(request.get("op"), str):
+            return {"ok": False, "error": 'a request is {"op": NAME, "args": {...}}'}
+        args = request.get("args", {})
+        if not isinstance(args, dict) or not all(isinstance(k, str) and k.isidentifier() for k in args):
+            return {"ok": False, "error": "args is an object of named arguments"}
+        try:
+            return {"ok": True, "result": self._run(request["op"], args)}
+        except (EgmError, ValueError, TypeError) as exc:
+            return {"ok": False, "error": str(exc)}
+        except FutureTimeout:
+            return {"ok": False, "error": f"the terminal did not answer within {self.command_timeout} s"}
+        except Exception as exc:                  # never kill the server thread
+            log.exception("control: %s failed", request["op"])
+            return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+
+    def _run(self, op: str, args: dict[str, Any]) -> Any:
+        terminal = self.terminal
+        if op == "status":
+            return terminal.snapshot
+        if op == "wait":
+            return self._wait(**args)
+        if op == "stop":
+            terminal.stop()
+            return {"stopping": True}
+        return terminal.submit(op, **args).result(self.command_timeout)
+
+    def _wait(self, state: str | None = None, timeout: float = 10.0, rounds: int | None = None,
+              printing: bool | None = None) -> dict[str, Any]:
+        """Until the cabinet is in ``state`` (and at least ``rounds`` rounds were played, and a
+        ticket is or is not printing), or ``timeout`` seconds: then an error."""
+        if not isinstance(timeout, int | float) or not 0 < timeout <= 600:
+            raise ValueError("timeout is 0..600 seconds")
+        deadline = time.monotonic() + timeout
+        while True:
+            snap = self.terminal.snapshot
+            if ((state is None or snap.get("state") == state.upper())
+                    and (rounds is None or snap.get("rounds_played", 0) >= rounds)
+                    and (printing is None or (snap.get("printing") is not None) == printing)):
+                return snap
+            if time.monotonic() >= deadline:
+                raise ControlError(f"waited {timeout} s: the cabinet is {snap.get('state')} "
+                                   f"(tilts: {', '.join(t['tilt'] for t in snap.get('tilts', [])) or 'none'})")
+            time.sleep(0.02)
+
+
+def request(state_dir: str | Path, op: str, args: dict[str, Any] | None = None, *,
+            timeout: float = 90.0) -> Any:
+    """Send one request to the terminal running on ``state_dir``; its result, or ControlError."""
+    path = socket_path(state_dir)
+    if not path.exists():
+        raise ControlError(f"no terminal is running on {state_dir} (no {path.name})")
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(timeout)
+        try:
+            sock.connect(str(path))
+            sock.sendall((json.dumps({"op": op, "args": args or {}}) + "\n").encode("utf-8"))
+            data = b""
+            while not data.endswith(b"\n"):
+                chunk = sock.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+        except OSError as exc:
+            raise ControlError(f"the terminal on {state_dir} did not answer: {exc}") from None
+    try:
+        answer = json.loads(data)
+    except ValueError:
+        raise ControlError("the terminal's answer was not JSON") from None
+    if not answer.get("ok"):
+        raise ControlError(answer.get("error", "refused"))
+    return answer.get("result")

@@ -1,0 +1,818 @@
+"""The terminal: the cabinet state machine wired to critical memory, the round kernel and the devices.
+
+One thread runs the terminal (:meth:`Terminal.run`, or :meth:`Terminal.step` from a test). Devices
+report on their own threads into their event queues; commands (the player's buttons, ``egm
+simctl``, the service API, autoplay) arrive through :meth:`Terminal.submit` into one queue. The
+terminal's thread takes both, in order, and is the only one that changes anything, so every change
+is committed to critical memory before the next input is looked at.
+
+Money, in one place:
+
+* **notes**: the validator is enabled only while the cabinet can take money and the credit meter
+  is below its limit; a note escrowed when it cannot (a tilt raised meanwhile) is returned; a
+  stacked note is credited (``Ledger.bill_in``) exactly once.
+* **cashout**: the voucher's number and amount are recorded (``VoucherBook.issue``) before it is
+  sent to the printer; only the printer's confirmation takes the credits off the meter. A voucher
+  the printer did not confirm is voided (its number can never be redeemed), the credits stay, the
+  player is told, and the cabinet locks up for a handpay, from which a fixed printer can retry.
+  At or above the handpay limit it is a handpay at once.
+* **vouchers in**: checked by the voucher book (the host once the host link lands; offline, only
+  this terminal's own vouchers and only where configured), marked pending, stacked, and credited
+  on the validator's confirmation; refused or returned ones change nothing.
+* **handpay**: cleared by the attendant's jackpot-reset key; the amount is recorded
+  (``Ledger.handpay``) as the lockup ends.
+
+Tilts: a door open, a device fault or disconnection, critical memory that cannot be written, an
+RNG failure. The round stops at its next card (:class:`~firmware.cabinet.gated.GatedSource`) and
+continues where it stopped when the last tilt clears. Every tilt, clearing and cabinet transition
+is an event in critical memory (rounds are in their own journal).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Any
+
+from firmware.cabinet.errors import CabinetError
+from firmware.cabinet.gated import GatedSource
+from firmware.cabinet.machine import Cabinet
+from firmware.cabinet.states import CabinetState, HandpayReason, TiltSource
+from firmware.cards.errors import ShoeExhausted
+from firmware.cards.source import PhysicalShoeSource, RngShoe
+from firmware.errors import EgmError
+from firmware.games.registry import get_game, make_options
+from firmware.kernel.limits import BetLimits, validate_wagers
+from firmware.kernel.round import RoundKernel
+from firmware.kernel.states import RoundState
+from firmware.ledger.errors import CriticalMemoryError, LedgerError
+from firmware.ledger.ledger import Ledger
+from firmware.ledger.resume import resume_round
+from firmware.rng.errors import RngError
+from hal.base import Device, Lifecycle
+from hal.errors import DeviceError
+from hal.events import (
+    Button,
+    ButtonPressed,
+    DeviceEvent,
+    DeviceFault,
+    DeviceOffline,
+    DeviceOnline,
+    DoorChanged,
+    FaultKind,
+    KeySwitch,
+    KeyTurned,
+    NoteEscrowed,
+    NoteStacked,
+    PaperLow,
+    Rejected,
+    Returned,
+    TicketEscrowed,
+    TicketNotPrinted,
+    TicketPrinted,
+    TicketStacked,
+)
+
+log = logging.getLogger(__name__)
+S = CabinetState
+
+#: Device names (events, tilts, ``egm simctl``) of the cabinet's device slots.
+DEVICE_NAMES = ("bill_validator", "printer", "io_board", "touch", "shoe")
+
+#: Printer faults that stop tickets but not play: a cashout meanwhile becomes a handpay.
+PRINTER_SOFT_FAULTS = frozenset({FaultKind.PAPER_OUT, FaultKind.JAM, FaultKind.CHASSIS_OPEN})
+
+#: The cabinet transitions that are not logged as events because the round journal records them.
+_JOURNALED_TRIGGERS = frozenset({"start_round", "complete_round"})
+
+
+class TerminalError(EgmError):
+    """A request the terminal refuses now (no credits, wrong state, unknown game...)."""
+
+
+class TerminalStopped(Exception):
+    """The terminal is shutting down while waiting inside a round (the round stays journaled)."""
+
+
+@dataclass
+class Devices:
+    """The cabinet's devices by slot (None: not fitted). Created and closed by the caller."""
+
+    bill_validator: Device | None = None
+    printer: Device | None = None
+    io_board: Device | None = None
+    touch: Device | None = None
+    shoe: Device | None = None
+
+    def items(self) -> list[tuple[str, Device]]:
+        return [(n, d) for n in DEVICE_NAMES if (d := getattr(self, n)) is not None]
+
+
+@dataclass
+class _Command:
+    name: str
+    args: dict[str, Any]
+    future: Future = field(default_factory=Future)
+
+
+@dataclass
+class Printing:
+    """The cashout voucher the printer has not answered for yet."""
+
+    validation: str
+    cents: int
+    sent_at: float
+
+
+class Terminal:
+    """The running terminal. Build it, :meth:`power_up`, then :meth:`run` (or :meth:`step`)."""
+
+    def __init__(self, cfg: Any, ledger: Ledger, rng: Any, devices: Devices, vouchers: Any, *,
+                 clock: Callable[[], float] = time.monotonic, self_test: Callable[[Terminal], dict[str, str]] | None = None,
+                 physical_shoe_timeout: float = 30.0) -> None:
+        self.cfg = cfg
+        self.ledger = ledger
+        self.rng = rng
+        self.devices = devices
+        self.vouchers = vouchers
+        self._clock = clock
+        self._self_test = self_test
+        self.cabinet = Cabinet(handpay_limit=cfg.limits.handpay_limit, on_event=self._cabinet_event)
+        self.limits = BetLimits.from_config(cfg.limits)
+        self.game_id: str = cfg.games.default
+        self.seats: int = cfg.games.seats
+        self.bet_unit = max(self.limits.min_bet, min(10, self.limits.max_bet))
+        self._kernels: dict[str, RoundKernel] = {}
+        self._sources: dict[str, Any] = {}
+        self.kernel: RoundKernel | None = None          #: the kernel of the round in progress
+        self.last_record: dict[str, Any] | None = None
+        self.message = ""                                #: what the player is told now
+        self.printing: Printing | None = None
+        self.redeeming: str | None = None                #: the voucher in the validator's escrow
+        self._validator_enabled: bool | None = None
+        self._offline_since: dict[str, float] = {}
+        self._next_reconnect = 0.0
+        self._commands: queue.Queue[_Command] = queue.Queue()
+        self._stop = threading.Event()
+        self._in_round = False
+        self._starting: dict[int, dict[str, int]] | None = None
+        self._physical_timeout = physical_shoe_timeout
+        self.rounds_played = 0
+        self.tickets_printed = 0
+        self.notes_stacked = 0
+        self.last_ticket: str | None = None
+        #: Called after every round with its record, and after every step (``on_step``).
+        self.on_round: Callable[[dict[str, Any]], None] | None = None
+        self.on_step: Callable[[Terminal], None] | None = None
+        self.handlers: dict[str, Callable[..., Any]] = {}
+        self.register(
+            status=self.status, play=self.play, decide=self.decide, cashout=self.request_cashout,
+            game=self.choose_game, bet=self.set_bet, retry_ticket=self.retry_ticket,
+            attendant_handpay=self.attendant_handpay,
+        )
+        self.snapshot: dict[str, Any] = {}
+
+    # --- commands ------------------------------------------------------------------------------
+    def register(self, **handlers: Callable[..., Any]) -> None:
+        """Commands :meth:`submit` accepts (the service API and the simulator rig add theirs)."""
+        self.handlers.update(handlers)
+
+    def submit(self, name: str, **args: Any) -> Future:
+        """Queue a command for the terminal's thread; its result (or error) arrives in the future."""
+        command = _Command(name, args)
+        if name not in self.handlers:
+            command.future.set_exception(TerminalError(
+                f"unknown command {name!r}; commands are {', '.join(sorted(self.handlers))}"))
+        else:
+            self._commands.put(command)
+        return command.future
+
+    def call(self, name: str, timeout: float = 30.0, **args: Any) -> Any:
+        """:meth:`submit` and wait (from another thread than the terminal's)."""
+        return self.submit(name, **args).result(timeout)
+
+    def _execute(self, command: _Command) -> None:
+        if not command.future.set_running_or_notify_cancel():
+            return
+        try:
+            result = self.handlers[command.name](**command.args)
+        except CriticalMemoryError as exc:     # nothing can be recorded: the terminal stops
+            command.future.set_exception(exc)
+            raise
+        except (EgmError, DeviceError, ValueError, TypeError) as exc:
+            command.future.set_exception(exc if isinstance(exc, EgmError) else TerminalError(str(exc)))
+        except BaseException as exc:           # a bug: the caller sees it, the terminal goes on
+            log.exception("command %s failed", command.name)
+            command.future.set_exception(exc)
+            if isinstance(exc, TerminalStopped):
+                raise
+        else:
+            command.future.set_result(result)
+
+    # --- power-up ------------------------------------------------------------------------------
+    def power_up(self) -> dict[str, str]:
+        """POWER_UP -> SELF_TEST -> IDLE (or TILT), then settle what a power loss left open."""
+        self.ledger.event("power_up")
+        self.cabinet.begin_self_test()
+        for name, device in self.devices.items():
+            self._open_device(name, device)
+        failures = self._self_test(self) if self._self_test is not None else {}
+        if failures:
+            self.cabinet.self_test_failed(failures)
+        else:
+            self.cabinet.self_test_passed()
+        self._drain_devices()
+        self._settle_after_power_loss()
+        self._publish()
+        return failures
+
+    def _open_device(self, name: str, device: Device) -> None:
+        try:
+            device.open()
+        except DeviceError as exc:
+            log.warning("%s did not open: %s", name, exc)
+            self._tilt(TiltSource.DEVICE_DISCONNECTED, name, f"{name} did not answer at power-up: {exc}")
+            self._offline_since[name] = self._clock()
+
+    def _settle_after_power_loss(self) -> None:
+        """A voucher sent but unconfirmed is voided; a redemption in escrow is cancelled (the
+        validator returns what it held at power-up); a handpay lockup is entered again; an
+        interrupted round finishes once the cabinet can play."""
+        book = self.vouchers
+        issued = book.unconfirmed()
+        if issued is not None:
+            book.void(issued.validation, "power lost before the printer confirmed")
+            self.ledger.event("voucher_unconfirmed", validation=issued.validation, cents=issued.amount_cents)
+        pending = book.pending_redemption()
+        if pending is not None:
+            book.cancel_redeem(pending.validation, "power lost with the voucher in escrow")
+        handpay = self.ledger.setting("cabinet.handpay")
+        if handpay and handpay.get("credits") and self.cabinet.state is S.IDLE:
+            self.cabinet.cashout()
+            self.cabinet.handpay(handpay["credits"], handpay["reason"])
+        if self.ledger.open_round is not None and self.cabinet.state is S.IDLE:
+            self._resume_round()
+
+    # --- the loop ------------------------------------------------------------------------------
+    def stop(self) -> None:
+        self._stop.set()
+
+    @property
+    def starting(self) -> bool:
+        """A round was requested and deals on the next step."""
+        return self._starting is not None
+
+    @property
+    def stopping(self) -> bool:
+        return self._stop.is_set()
+
+    def run(self, *, until: Callable[[], bool] | None = None) -> None:
+        """Step until :meth:`stop` (or ``until()`` holds after a step)."""
+        while not self._stop.is_set():
+            self.step(0.02)
+            if until is not None and until():
+                break
+
+    def step(self, timeout: float = 0.0) -> None:
+        """One turn: commands, device events, reconnections, timers, outputs."""
+        self._pump(timeout)
+        if not self._in_round:
+            if self._starting is not None:
+                self._begin_round()
+            self._continue_round()
+        if self.on_step is not None:
+            self.on_step(self)
+
+    def _pump(self, timeout: float) -> None:
+        """Handle what is waiting (a command, device events), waiting up to ``timeout`` for a command."""
+        try:
+            command = self._commands.get(timeout=timeout) if timeout > 0 else self._commands.get_nowait()
+        except queue.Empty:
+            command = None
+        while command is not None:
+            self._execute(command)
+            try:
+                command = self._commands.get_nowait()
+            except queue.Empty:
+                command = None
+        self._drain_devices()
+        self._reconnect()
+        self._update_outputs()
+        self._publish()
+
+    def _drain_devices(self) -> None:
+        for name, device in self.devices.items():
+            for event in device.drain_events():
+                try:
+                    self._on_device_event(name, event)
+                except CabinetError as exc:
+                    log.warning("%s: %s ignored: %s", name, type(event).__name__, exc)
+
+    # --- device events -------------------------------------------------------------------------
+    def _on_device_event(self, name: str, event: DeviceEvent) -> None:
+        log.debug("%s: %s", name, event)
+        if isinstance(event, DeviceOffline):
+            self._offline_since.setdefault(name, self._clock())
+            self._tilt(TiltSource.DEVICE_DISCONNECTED, name, f"{name} disconnected: {event.reason}")
+            if name == "printer" and self.printing is not None:
+                self._ticket_not_printed(self.printing.validation, f"printer disconnected: {event.reason}")
+            if name == "bill_validator":
+                self._validator_enabled = None
+        elif isinstance(event, DeviceOnline):
+            self._offline_since.pop(name, None)
+            self._clear(TiltSource.DEVICE_DISCONNECTED, name)
+            if name == "bill_validator":
+                self._validator_enabled = None       # set it again on the new connection
+        elif isinstance(event, DeviceFault):
+            self._on_fault(name, event)
+        elif isinstance(event, DoorChanged):
+            self._on_door(event.door.value, event.open)
+        elif isinstance(event, KeyTurned):
+            self._on_key(event.key, event.on)
+        elif isinstance(event, ButtonPressed):
+            self._on_button(event.button)
+        elif isinstance(event, NoteEscrowed):
+            self._on_note_escrowed(event.value_cents)
+        elif isinstance(event, NoteStacked):
+            self._on_note_stacked(event.value_cents)
+        elif isinstance(event, TicketEscrowed):
+            self._on_ticket_escrowed(event.barcode)
+        elif isinstance(event, TicketStacked):
+            self._on_ticket_stacked(event.barcode)
+        elif isinstance(event, Returned | Rejected):
+            if self.redeeming is not None:
+                self.vouchers.cancel_redeem(self.redeeming, "returned by the validator")
+                self.redeeming = None
+            if isinstance(event, Rejected):
+                self.ledger.event("bill_rejected", reason=event.reason)
+        elif isinstance(event, TicketPrinted):
+            self._on_ticket_printed(event.validation)
+        elif isinstance(event, TicketNotPrinted):
+            self._ticket_not_printed(event.validation, event.reason)
+        elif isinstance(event, PaperLow):
+            self.ledger.event("printer_paper_low", low=event.low)
+
+    def _on_fault(self, name: str, event: DeviceFault) -> None:
+        if name == "printer" and event.kind in PRINTER_SOFT_FAULTS:
+            self.ledger.event("printer_fault_cleared" if event.cleared else "printer_fault",
+                              kind=event.kind.value, detail=event.detail)
+            return
+        tilt = f"{name}.{event.kind.value}"
+        if event.cleared:
+            self._clear(TiltSource.DEVICE_FAULT, tilt)
+        else:
+            self._tilt(TiltSource.DEVICE_FAULT, tilt, f"{name}: {event.kind.value} {event.detail}".strip())
+
+    def _on_door(self, door: str, is_open: bool) -> None:
+        if is_open:
+            self.ledger.event("door_open", door=door)
+            self._tilt(TiltSource.DOOR, door, f"{door.replace('_', ' ')} door open")
+        else:
+            self.ledger.event("door_close", door=door)
+            self._clear(TiltSource.DOOR, door)
+
+    def _on_key(self, key: KeySwitch, on: bool) -> None:
+        if key is KeySwitch.AUDIT:
+            self.ledger.event("service_key", on=on)
+            if on and self.cabinet.state in (S.IDLE, S.DISABLED, S.TILT):
+                self.cabinet.service_key_on()
+            elif not on and self.cabinet.state is S.SERVICE:
+                self.cabinet.service_key_off()
+        elif key is KeySwitch.JACKPOT_RESET and on and self.cabinet.state is S.HANDPAY:
+            self.attendant_handpay(attendant="jackpot reset key")
+
+    def _on_button(self, button: Button) -> None:
+        try:
+            if button is Button.CASH_OUT:
+                if self.cabinet.state is S.HANDPAY and self._printer_handpay():
+                    self.retry_ticket()
+                else:
+                    self.request_cashout()
+            elif button in (Button.DEAL, Button.REPEAT):
+                if self.kernel is None and self.cabinet.can_start_round:
+                    self.play()
+            elif button is Button.BET:
+                self.set_bet(self.bet_unit + self.limits.min_bet if self.bet_unit < self.limits.max_bet
+                             else self.limits.min_bet)
+            elif button is Button.SERVICE:
+                self.ledger.event("attendant_called")
+        except TerminalError as exc:
+            self.message = str(exc)
+
+    # --- notes and vouchers in ------------------------------------------------------------------
+    def _can_take(self, cents: int) -> str | None:
+        """Why ``cents`` more cannot be credited now, or None."""
+        if not self.cabinet.can_accept_money:
+            return f"the cabinet cannot take money ({self.cabinet.state.name.lower()})"
+        limit = self.cfg.limits.max_credits * self.ledger.denom_cents
+        if self.ledger.credits_cents + cents > limit:
+            return f"the credit limit ({self.cfg.limits.max_credits} credits) would be passed"
+        if cents % self.ledger.denom_cents:
+            return f"{cents} cents is not a whole number of credits"
+        return None
+
+    def _on_note_escrowed(self, cents: int) -> None:
+        validator = self.devices.bill_validator
+        assert validator is not None
+        why = self._can_take(cents)
+        if why is None and cents not in self.cfg.money.notes_cents:
+            why = f"{cents / 100:.2f} notes are not accepted"
+        if why is None:
+            validator.stack()
+        else:
+            validator.return_escrow()
+            self.ledger.event("bill_returned", cents=cents, reason=why)
+            self.message = f"note returned: {why}"
+
+    def _on_note_stacked(self, cents: int) -> None:
+        self.ledger.bill_in(cents, denom_cents=cents)
+        self.notes_stacked += 1
+        self.message = ""
+
+    def _on_ticket_escrowed(self, barcode: str) -> None:
+        validator = self.devices.bill_validator
+        assert validator is not None
+        try:
+            redemption = self.vouchers.check(barcode)
+            why = self._can_take(redemption.amount_cents)
+        except EgmError as exc:
+            why = str(exc)
+        if why is not None:
+            validator.return_escrow()
+            self.ledger.event("voucher_refused", validation=barcode, reason=why)
+            self.message = f"voucher returned: {why}"
+            return
+        self.vouchers.begin_redeem(barcode)
+        self.redeeming = barcode
+        validator.stack()
+
+    def _on_ticket_stacked(self, barcode: str) -> None:
+        if self.redeeming != barcode:
+            self.ledger.event("voucher_stacked_unexpected", validation=barcode)
+            return
+        self.vouchers.commit_redeem(barcode)
+        self.redeeming = None
+        self.message = ""
+
+    # --- cashout --------------------------------------------------------------------------------
+    def request_cashout(self) -> dict[str, Any]:
+        """The player's cash-out: a voucher, or a handpay; pending until a round in play completes."""
+        if self.ledger.credits_cents <= 0 and not self.cabinet.round_in_progress:
+            raise TerminalError("there are no credits to cash out")
+        self.cabinet.cashout()
+        self._after_transition()
+        return self.status()
+
+    def _start_cashout(self) -> None:
+        cents = self.ledger.credits_cents
+        credits = cents // self.ledger.denom_cents
+        if credits <= 0:
+            # Nothing to pay (the round that was in play when the player asked lost it all).
+            self.cabinet.cashout_empty()
+            return
+        if self.cabinet.requires_handpay(credits):
+            self._enter_handpay(credits, HandpayReason.LIMIT)
+            return
+        problem = self._printer_problem()
+        if problem is not None:
+            self.message = f"ticket cannot be printed ({problem}): call an attendant"
+            self._enter_handpay(credits, HandpayReason.PRINTER)
+            return
+        voucher = self.vouchers.issue(cents)
+        printer = self.devices.printer
+        assert printer is not None
+        self.printing = Printing(voucher.validation, cents, self._clock())
+        try:
+            printer.print_voucher(self._voucher(voucher))
+        except DeviceError as exc:
+            self._ticket_not_printed(voucher.validation, str(exc))
+
+    def _printer_problem(self) -> str | None:
+        printer = self.devices.printer
+        if printer is None:
+            return "no printer"
+        if not printer.is_open:
+            return "printer offline"
+        faults = getattr(getattr(printer, "_tracker", None), "faults", None)
+        if faults:
+            from drivers.tcl.driver import describe
+
+            return describe(faults)
+        return None
+
+    def _voucher(self, issued: Any) -> Any:
+        from drivers.tcl.voucher import Voucher
+
+        money = self.cfg.money
+        return Voucher(
+            venue=self.cfg.terminal.venue, address=tuple(money.venue_address),
+            machine=self.cfg.terminal.id[:20],
+            issued=issued.issued.astimezone().replace(tzinfo=None, microsecond=0),
+            amount_cents=issued.amount_cents,
+            validation=issued.validation, sequence=issued.sequence % 10000,
+            expiry_days=issued.expiry_days,
+        )
+
+    def _on_ticket_printed(self, validation: str) -> None:
+        printing = self.printing
+        if printing is None or printing.validation != validation:
+            self.ledger.event("ticket_confirmed_unexpected", validation=validation)
+            return
+        self.vouchers.printed(validation)           # ticket_out: the credits leave the meter
+        self.printing = None
+        self.tickets_printed += 1
+        self.last_ticket = validation
+        self.message = f"take your ticket: {printing.cents / 100:.2f}"
+        self.cabinet.ticket_printed(printing.cents // self.ledger.denom_cents)
+
+    def _ticket_not_printed(self, validation: str, reason: str) -> None:
+        printing = self.printing
+        if printing is None or printing.validation != validation:
+            return
+        self.printing = None
+        self.vouchers.void(validation, reason)
+        self.ledger.event("ticket_not_printed", validation=validation, cents=printing.cents, reason=reason)
+        self.message = f"ticket not printed ({reason}): your credits are safe; call an attendant"
+        if self.cabinet.state is S.CASHOUT:
+            self._enter_handpay(printing.cents // self.ledger.denom_cents, HandpayReason.PRINTER)
+
+    def _enter_handpay(self, credits: int, reason: HandpayReason) -> None:
+        self.ledger.store_setting("cabinet.handpay", {"credits": credits, "reason": reason.value})
+        self.cabinet.handpay(credits, reason)
+
+    def _printer_handpay(self) -> bool:
+        pending = self.cabinet.handpay_pending
+        return pending is not None and pending[1] is HandpayReason.PRINTER
+
+    def retry_ticket(self) -> dict[str, Any]:
+        """From a printer handpay lockup: try the voucher again (the printer must be ready)."""
+        if not (self.cabinet.state is S.HANDPAY and self._printer_handpay()):
+            raise TerminalError("no ticket is waiting to be printed again")
+        problem = self._printer_problem()
+        if problem is not None:
+            raise TerminalError(f"the printer is not ready: {problem}")
+        self.ledger.store_setting("cabinet.handpay", {"credits": 0, "reason": ""})
+        self.cabinet.retry_ticket()
+        self._after_transition()
+        return self.status()
+
+    def attendant_handpay(self, attendant: str = "attendant") -> dict[str, Any]:
+        """The attendant pays the lockup by hand: the amount is recorded, the lockup ends."""
+        pending = self.cabinet.handpay_pending
+        if self.cabinet.state is not S.HANDPAY or pending is None:
+            raise TerminalError("no handpay is waiting")
+        credits, reason = pending
+        self.ledger.handpay(credits * self.ledger.denom_cents, attendant=attendant)
+        self.ledger.store_setting("cabinet.handpay", {"credits": 0, "reason": ""})
+        self.cabinet.handpay_key_off()
+        self.message = ""
+        return {"paid": credits, "reason": reason.value}
+
+    # --- rounds ---------------------------------------------------------------------------------
+    def choose_game(self, game: str) -> dict[str, Any]:
+        if game not in self.cfg.games.enabled:
+            raise TerminalError(f"game {game!r} is not enabled; enabled: {', '.join(self.cfg.games.enabled)}")
+        if self.kernel is not None:
+            raise TerminalError("a round is in progress")
+        self.game_id = game
+        return self.status()
+
+    def set_bet(self, unit: int) -> dict[str, Any]:
+        if not isinstance(unit, int) or not self.limits.min_bet <= unit <= self.limits.max_bet:
+            raise TerminalError(f"a bet is {self.limits.min_bet}..{self.limits.max_bet} credits, not {unit!r}")
+        self.bet_unit = unit
+        return self.status()
+
+    def _kernel(self, game_id: str) -> RoundKernel:
+        kernel = self._kernels.get(game_id)
+        if kernel is None:
+            game = get_game(game_id)
+            options = make_options(game_id, self.cfg.games.options.get(game_id, {}))
+            kernel = RoundKernel(game, options, limits=self.limits, journal=self.ledger,
+                                 decision_timeout_s=self.cfg.games.decision_timeout_s, clock=self._clock)
+            self._kernels[game_id] = kernel
+        return kernel
+
+    def _source(self, kernel: RoundKernel) -> Any:
+        key = kernel.game.id
+        source = self._sources.get(key)
+        if source is None:
+            shoe = self.devices.shoe
+            if shoe is not None:
+                source = PhysicalShoeSource(shoe, timeout=self._physical_timeout)
+            else:
+                source = RngShoe(self.rng, kernel.game.shoe(kernel.options))
+            self._sources[key] = source
+        return GatedSource(source, self._safe_point)
+
+    def wagers_for(self, game_id: str | None = None) -> dict[int, dict[str, int]]:
+        kernel = self._kernel(game_id or self.game_id)
+        return kernel.game.automatic_wagers(kernel.options, self.seats, self.bet_unit)
+
+    def play(self, wagers: Mapping[Any, Mapping[str, int]] | None = None, game: str | None = None) -> dict[str, Any]:
+        """Start a round (the DEAL button): ``wagers`` by seat, else the automatic wagers at the
+        current bet. The request is checked now and the deal starts on the terminal's next step,
+        so the caller gets its answer at once; the round runs on (it may wait for cards or
+        decisions) and ``status()["round"]`` follows it."""
+        if game is not None:
+            self.choose_game(game)
+        if not self.cabinet.can_start_round or self._starting is not None:
+            raise TerminalError(f"a round cannot start now ({self.cabinet.state.name.lower()})")
+        kernel = self._kernel(self.game_id)
+        try:
+            chosen = {int(s): {str(n): a for n, a in b.items()} for s, b in (wagers or self.wagers_for()).items()}
+        except (AttributeError, ValueError) as exc:
+            raise TerminalError(f"wagers are {{seat: {{name: credits}}}}: {exc}") from None
+        validate_wagers(kernel.game, kernel.options, chosen, self.limits, self.ledger.credits)
+        stake = sum(sum(b.values()) for b in chosen.values()) + kernel.game.reserved_stake(kernel.options, chosen)
+        if stake > self.ledger.credits:
+            raise TerminalError(f"not enough credits: the round needs {stake}, the meter holds {self.ledger.credits}")
+        self._starting = chosen
+        self.message = ""
+        return {**self.status(), "starting": True}
+
+    def _begin_round(self) -> None:
+        chosen, self._starting = self._starting, None
+        if chosen is None or not self.cabinet.can_start_round:
+            return
+        kernel = self._kernel(self.game_id)
+        dice = kernel.game.roll_dice(self.rng) if kernel.game.dice else None
+        self.cabinet.start_round()
+        self.kernel = kernel
+        self._in_round = True
+        try:
+            kernel.begin(chosen, self._source(kernel), credits=self.ledger.credits, dice=dice)
+        except CriticalMemoryError:
+            raise
+        except EgmError as exc:
+            if kernel.phase is RoundState.BETTING:       # refused before anything was journaled
+                self.kernel = None
+                self.cabinet.complete_round()
+                self._after_transition()
+            self._round_fault(exc)
+            self.message = f"the round could not start: {exc}"
+            return
+        finally:
+            self._in_round = False
+        self._continue_round()
+
+    def decide(self, seat: int, action: str) -> dict[str, Any]:
+        kernel = self.kernel
+        if kernel is None or kernel.phase is not RoundState.DECISIONS:
+            raise TerminalError("no decision is awaited")
+        if not self.cabinet.can_continue_round:
+            raise TerminalError(f"play is stopped ({self.cabinet.state.name.lower()})")
+        self._in_round = True
+        try:
+            kernel.decide(int(seat), action)
+            self._continue_round()
+        finally:
+            self._in_round = False
+        return self.status()
+
+    def _continue_round(self) -> None:
+        """After a step of the round: time out decisions; complete a finished round."""
+        kernel = self.kernel
+        if kernel is None:
+            if self.ledger.open_round is not None and self.cabinet.state is S.IDLE:
+                self._resume_round()
+            return
+        if kernel.phase is RoundState.DECISIONS:
+            if self.cabinet.can_continue_round:
+                self._in_round = True
+                try:
+                    kernel.expire()
+                finally:
+                    self._in_round = False
+            if kernel.phase is RoundState.DECISIONS:
+                return
+        if kernel.phase is RoundState.COMPLETE and self.cabinet.can_continue_round:
+            record = kernel.record()
+            self.kernel = None
+            self.last_record = record
+            self.rounds_played += 1
+            self.cabinet.complete_round()
+            if self.on_round is not None:
+                self.on_round(record)
+            self._after_transition()
+
+    def _resume_round(self) -> None:
+        """Finish the round a power loss interrupted, from its journal (same cards, same result)."""
+        self.cabinet.start_round()
+        self._in_round = True
+        try:
+            kernel = resume_round(self.ledger, self.rng, decider=None)
+        finally:
+            self._in_round = False
+        assert kernel is not None
+        self.ledger.event("round_resumed", round_id=kernel.round_id)
+        self.kernel = kernel
+        self._continue_round()
+
+    def _safe_point(self) -> None:
+        """Before every card: pace, handle inputs, and wait while the cabinet cannot play."""
+        delay = self.cfg.cabinet.card_delay_ms / 1000
+        deadline = self._clock() + delay
+        self._pump(0)
+        while True:
+            if self._stop.is_set():
+                raise TerminalStopped("the terminal is stopping")
+            if self.cabinet.can_continue_round and self._clock() >= deadline and self._card_ready():
+                return
+            self._pump(0.02)
+
+    def _card_ready(self) -> bool:
+        shoe = self.devices.shoe
+        if shoe is None:
+            return True
+        return bool(getattr(shoe, "queued", 1)) or not shoe.is_open
+
+    def _round_fault(self, exc: Exception) -> None:
+        if isinstance(exc, RngError):
+            self._tilt(TiltSource.RNG, "drbg", f"RNG failure: {exc}")
+        elif isinstance(exc, LedgerError):
+            self._tilt(TiltSource.CRITICAL_MEMORY, "ledger", f"critical memory: {exc}")
+        elif isinstance(exc, ShoeExhausted):
+            self.ledger.event("shoe_error", reason=str(exc))
+
+    # --- the cabinet's own bookkeeping ----------------------------------------------------------
+    def _tilt(self, source: TiltSource, name: str, reason: str) -> None:
+        self.cabinet.tilt(source, name, reason)
+
+    def _clear(self, source: TiltSource, name: str) -> None:
+        if self.cabinet.has_tilt(source, name):
+            self.cabinet.clear_tilt(source, name)
+            self._after_transition()
+
+    def _after_transition(self) -> None:
+        """Act on the state the cabinet is now in (a cashout to start)."""
+        if self.cabinet.state is S.CASHOUT and self.printing is None:
+            self._start_cashout()
+
+    def _cabinet_event(self, kind: str, detail: dict[str, Any]) -> None:
+        """Every cabinet event goes to critical memory before it takes effect."""
+        if kind == "transition" and detail.get("trigger") in _JOURNALED_TRIGGERS:
+            return
+        self.ledger.event(f"cabinet.{kind}", **detail)
+
+    def _reconnect(self) -> None:
+        now = self._clock()
+        if now < self._next_reconnect:
+            return
+        self._next_reconnect = now + self.cfg.cabinet.reconnect_interval_s
+        for name, device in self.devices.items():
+            if device.lifecycle is not Lifecycle.OPEN and name in self._offline_since \
+                    and getattr(device, "auto_reconnect", True):
+                with contextlib.suppress(DeviceError):
+                    device.reopen()
+
+    def _update_outputs(self) -> None:
+        validator = self.devices.bill_validator
+        if validator is None or not validator.is_open:
+            return
+        want = self._can_take(0) is None and self.redeeming is None
+        if want != self._validator_enabled:
+            try:
+                if want:
+                    validator.enable(self.cfg.money.notes_cents, tickets=self.cfg.money.tickets_in)
+                else:
+                    validator.disable()
+                self._validator_enabled = want
+            except DeviceError as exc:
+                log.warning("bill validator: %s", exc)
+
+    # --- what the screens and ``egm simctl status`` show ----------------------------------------
+    def status(self) -> dict[str, Any]:
+        kernel = self.kernel
+        pending = self.cabinet.handpay_pending
+        return {
+            "state": self.cabinet.state.name,
+            "interrupted": self.cabinet.interrupted_state.name if self.cabinet.interrupted_state else None,
+            "tilts": [{"tilt": t.key, "reason": t.reason} for t in self.cabinet.active_tilts],
+            "credits": self.ledger.credits,
+            "credits_cents": self.ledger.credits_cents,
+            "game": self.game_id,
+            "bet": self.bet_unit,
+            "round": None if kernel is None else {
+                "round_id": kernel.round_id, "game": kernel.game.id, "phase": kernel.phase.value,
+                "cards_dealt": len(kernel._source.dealt) if kernel._source is not None else 0,
+                "pending": [{"seat": r.seat, "kind": r.kind, "actions": list(r.actions)} for r in kernel.pending()],
+            },
+            "handpay": None if pending is None else {"credits": pending[0], "reason": pending[1].value},
+            "printing": None if self.printing is None else self.printing.validation,
+            "message": self.message,
+            "devices": {n: d.lifecycle.value for n, d in self.devices.items()},
+            "rounds_played": self.rounds_played,
+            "starting": self._starting is not None,
+            "last_ticket": self.last_ticket,
+            "last_round": None if self.last_record is None else self.last_record.get("round_id"),
+        }
+
+    def _publish(self) -> None:
+        self.snapshot = self.status()
