@@ -28,6 +28,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "firmware.commands.rng",
     "firmware.commands.config",
     "firmware.commands.sim",
+    "firmware.commands.simctl",
     "firmware.commands.software",
 )
 
