@@ -203,6 +203,55 @@ class SoftwareSection(Section):
     trusted_keys: list[str] = Field(default_factory=list, description="code signers' public keys (PEM files)")
 
 
+#: The service roles (firmware/cabinet/service.py: one PIN each).
+SERVICE_ROLES: tuple[str, ...] = ("attendant", "technician", "auditor", "regulator")
+
+#: The development PINs 1111 (attendant), 2222 (technician), 3333 (auditor), 4444 (regulator),
+#: hashed: documented defaults that must be changed before a terminal leaves the lab (a login with
+#: one is logged as ``service_default_pin``).
+DEVELOPMENT_PIN_HASHES: dict[str, str] = {
+    "attendant": "pbkdf2_sha256$310000$76da21dc813cb867928eaba00559d735$"
+                 "f46fbb0f148036c07376c844bec5fdb68e4f1d13887276f7de8a1c11fbfbafa4",
+    "technician": "pbkdf2_sha256$310000$35e33f5a99f8a5349de5798fc3b2a200$"
+                  "1f8c50c7143f28d5d5d8beec522ffc4b333604079e28280816d5d32b9e4c3ba3",
+    "auditor": "pbkdf2_sha256$310000$be7f06017c7839efe68472eb5c2f9d0f$"
+               "4ab61475bd856a5c158c8e945b1c2412409ddd985beb494d0ff256f8cec0ad4c",
+    "regulator": "pbkdf2_sha256$310000$4bb47b50643b4997955fb32019cf3387$"
+                 "fd4b84b8abc5eebbbdfc037d9098297d14c1403fc93f65a9ff4f85589c2d8c2c",
+}
+
+#: ``pbkdf2_sha256$ITERATIONS$SALT_HEX$HASH_HEX`` (at least 16 bytes of salt, a 32-byte hash).
+PIN_HASH_PATTERN = re.compile(r"pbkdf2_sha256\$([1-9][0-9]{0,9})\$((?:[0-9a-f]{2}){16,64})\$([0-9a-f]{64})")
+#: The fewest PBKDF2 iterations a configured PIN hash may use.
+MIN_PIN_ITERATIONS = 200_000
+
+
+class ServiceSection(Section):
+    """The service menu's roles and sessions (firmware/cabinet/service.py, docs/service.md)."""
+
+    pins: dict[str, str] = Field(
+        default_factory=lambda: dict(DEVELOPMENT_PIN_HASHES),
+        description="role -> salted PIN hash (the development defaults must be changed)")
+    session_timeout_s: int = Field(300, ge=10, le=86_400, description="an idle service session ends")
+    lockout_attempts: int = Field(5, ge=1, le=100, description="wrong PINs in a row that lock a role")
+    lockout_s: int = Field(60, ge=1, le=86_400, description="how long a locked role stays locked")
+    demo_credits: PositiveCredits = Field(10_000, description="the demo mode's credits (memory only)")
+
+    @field_validator("pins")
+    @classmethod
+    def _pin_hashes(cls, v: dict[str, str]) -> dict[str, str]:
+        for role, encoded in v.items():
+            if role not in SERVICE_ROLES:
+                raise ValueError(f"unknown role {role!r}; roles are {', '.join(SERVICE_ROLES)}")
+            match = PIN_HASH_PATTERN.fullmatch(encoded) if isinstance(encoded, str) else None
+            if match is None:
+                raise ValueError(f"{role}: a PIN is stored only as pbkdf2_sha256$ITERATIONS$SALT_HEX$HASH_HEX "
+                                 "(make one with egm's firmware.cabinet.service.hash_pin)")
+            if int(match.group(1)) < MIN_PIN_ITERATIONS:
+                raise ValueError(f"{role}: {match.group(1)} PBKDF2 iterations; at least {MIN_PIN_ITERATIONS:,}")
+        return v
+
+
 class Config(Section):
     terminal: TerminalSection = TerminalSection()
     limits: LimitsSection = LimitsSection()
@@ -214,3 +263,4 @@ class Config(Section):
     money: MoneySection = MoneySection()
     cabinet: CabinetSection = CabinetSection()
     software: SoftwareSection = SoftwareSection()
+    service: ServiceSection = ServiceSection()
