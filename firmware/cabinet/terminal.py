@@ -177,6 +177,9 @@ class Terminal:
             attendant_handpay=self.attendant_handpay,
         )
         self.snapshot: dict[str, Any] = {}
+        #: Set by ``firmware.cabinet.service.install``: the service API and the demo mode.
+        self.service: Any = None
+        self.demo: Any = None
 
     # --- commands ------------------------------------------------------------------------------
     def register(self, **handlers: Callable[..., Any]) -> None:
@@ -272,10 +275,12 @@ class Terminal:
     def stopping(self) -> bool:
         return self._stop.is_set()
 
-    def run(self, *, until: Callable[[], bool] | None = None) -> None:
-        """Step until :meth:`stop` (or ``until()`` holds after a step)."""
+    def run(self, *, until: Callable[[], bool] | None = None, idle_wait: float = 0.02) -> None:
+        """Step until :meth:`stop` (or ``until()`` holds after a step). Between steps the terminal
+        waits up to ``idle_wait`` seconds for a command (a command ends the wait at once; device
+        events wait at most that long)."""
         while not self._stop.is_set():
-            self.step(0.02)
+            self.step(idle_wait)
             if until is not None and until():
                 break
 
@@ -410,6 +415,8 @@ class Terminal:
         """Why ``cents`` more cannot be credited now, or None."""
         if not self.cabinet.can_accept_money:
             return f"the cabinet cannot take money ({self.cabinet.state.name.lower()})"
+        if self.demo is not None and self.demo.active:
+            return "the cabinet is in demo mode"
         limit = self.cfg.limits.max_credits * self.ledger.denom_cents
         if self.ledger.credits_cents + cents > limit:
             return f"the credit limit ({self.cfg.limits.max_credits} credits) would be passed"
@@ -807,6 +814,8 @@ class Terminal:
             "handpay": None if pending is None else {"credits": pending[0], "reason": pending[1].value},
             "printing": None if self.printing is None else self.printing.validation,
             "message": self.message,
+            "accepting_notes": bool(self._validator_enabled),
+            "demo": None if self.demo is None else self.demo.status(),
             "devices": {n: d.lifecycle.value for n, d in self.devices.items()},
             "rounds_played": self.rounds_played,
             "starting": self._starting is not None,
