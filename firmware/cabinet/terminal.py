@@ -43,6 +43,7 @@ from typing import Any
 from firmware.cabinet.errors import CabinetError
 from firmware.cabinet.gated import GatedSource
 from firmware.cabinet.machine import Cabinet
+from firmware.cabinet.selftest import doors_left_open
 from firmware.cabinet.states import CabinetState, HandpayReason, TiltSource
 from firmware.cards.errors import ShoeExhausted
 from firmware.cards.source import PhysicalShoeSource, RngShoe
@@ -64,6 +65,7 @@ from hal.events import (
     DeviceFault,
     DeviceOffline,
     DeviceOnline,
+    Door,
     DoorChanged,
     FaultKind,
     KeySwitch,
@@ -167,6 +169,9 @@ class Terminal:
         self.tickets_printed = 0
         self.notes_stacked = 0
         self.last_ticket: str | None = None
+        self._powering_up = False
+        #: Doors the I/O board reported open at power-up that critical memory last saw closed.
+        self.doors_opened_while_off: list[str] = []
         #: Called after every round with its record, and after every step (``on_step``).
         self.on_round: Callable[[dict[str, Any]], None] | None = None
         self.on_step: Callable[[Terminal], None] | None = None
@@ -225,15 +230,35 @@ class Terminal:
         self.cabinet.begin_self_test()
         for name, device in self.devices.items():
             self._open_device(name, device)
+        self._doors_found_open_at_power_up()
         failures = self._self_test(self) if self._self_test is not None else {}
         if failures:
             self.cabinet.self_test_failed(failures)
         else:
             self.cabinet.self_test_passed()
-        self._drain_devices()
+        self._powering_up = True
+        try:
+            self._drain_devices()                      # doors found open tilt now
+        finally:
+            self._powering_up = False
         self._settle_after_power_loss()
         self._publish()
         return failures
+
+    def _doors_found_open_at_power_up(self, timeout: float = 1.0) -> None:
+        """The I/O board reports every input in a SNAPSHOT right after it is opened: wait for it,
+        and compare its doors with the doors critical memory last recorded (open while off)."""
+        io = self.devices.io_board
+        if io is None or not io.is_open:
+            return
+        counters = getattr(io, "counters", None)
+        deadline = time.monotonic() + timeout
+        while counters is not None and not counters.get("snapshots") and time.monotonic() < deadline:
+            time.sleep(0.01)
+        last = doors_left_open(self.ledger)
+        inputs = getattr(io, "inputs", {})
+        self.doors_opened_while_off = [door.value for door in Door
+                                       if inputs.get(door) and not last.get(door.value, False)]
 
     def _open_device(self, name: str, device: Device) -> None:
         try:
@@ -376,7 +401,11 @@ class Terminal:
 
     def _on_door(self, door: str, is_open: bool) -> None:
         if is_open:
-            self.ledger.event("door_open", door=door)
+            if self._powering_up and door in self.doors_opened_while_off:
+                # closed when the power went, open now: it was opened while the power was off
+                self.ledger.event("door_open", door=door, while_power_off=True)
+            else:
+                self.ledger.event("door_open", door=door)
             self._tilt(TiltSource.DOOR, door, f"{door.replace('_', ' ')} door open")
         else:
             self.ledger.event("door_close", door=door)
