@@ -28,7 +28,7 @@ from firmware.ledger import meters as M
 from firmware.ledger.errors import CriticalMemoryError, LedgerError, LedgerStateError
 from firmware.ledger.store import FORMAT, MIRROR_FILE, PRIMARY_FILE, DualStore, load_or_create_key
 
-ROLES = ("attendant", "technician", "auditor", "operator")
+ROLES = ("attendant", "technician", "auditor", "operator", "regulator")
 
 
 def utc_now() -> str:
@@ -245,6 +245,24 @@ class Ledger:
         rows = self._store.query(
             "SELECT body FROM log WHERE kind = 'setting' AND ref = ? ORDER BY seq DESC LIMIT 1", (name,))
         return json.loads(rows[0][0])["value"] if rows else None
+
+    # --- TITO vouchers (firmware/cashless) -----------------------------------------------------
+    def voucher_record(self, validation: str, state: str, **data: Any) -> None:
+        """Commit a voucher's state change (``ref`` = its validation number). Meter-neutral: only
+        :meth:`ticket_out` and :meth:`ticket_in` move money."""
+        if not isinstance(validation, str) or not validation:
+            raise LedgerError(f"a voucher record needs a validation number, not {validation!r}")
+        if not isinstance(state, str) or not state:
+            raise LedgerError(f"a voucher record needs a state, not {state!r}")
+        self._commit("voucher", validation, {**data, "validation": validation, "state": state})
+
+    def records_for(self, ref: str) -> list[dict[str, Any]]:
+        """Every committed record with reference ``ref`` (a validation number, a round id, a setting
+        name), oldest first: ``{"seq", "kind", "time", "body"}``. Records of an unfinished
+        :meth:`batch` are not on disk yet and not listed."""
+        rows = self._store.query("SELECT seq, kind, time, body FROM log WHERE ref = ? ORDER BY seq", (ref,))
+        return [{"seq": seq, "kind": kind, "time": time, "body": json.loads(body)}
+                for seq, kind, time, body in rows]
 
     # --- the round journal (kernel hook) -------------------------------------------------------
     def transition(self, entry: JournalEntry) -> None:

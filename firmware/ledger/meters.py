@@ -64,6 +64,8 @@ def deltas(kind: str, body: Mapping[str, Any]) -> dict[str, int]:
     elif kind == "transfer_out":
         d["transfers_out"] = body["cents"]
         d["credits"] = -body["cents"]
+    elif kind == "voucher":
+        pass                     # a voucher's state change: meter-neutral (ticket_out/in move money)
     elif kind.startswith("round."):
         d.update(_round_deltas(body))
     elif kind == "event":
