@@ -1,30 +1,30 @@
 """``egm run``: start the terminal.
 
-What exists so far runs: the configuration is loaded and validated; the power-up self-test of the
-certified RNG (known-answer test against a NIST vector built into the firmware, SP 800-90B health
-tests on fresh entropy) is performed; every enabled game's PAR sheet is checked against the
-jurisdiction profile (a refused configuration stops the start); the enabled games are listed, and
-``--autoplay ROUNDS`` plays rounds through the real round kernel and critical memory in
-``--state-dir`` (simulated notes in, tickets out now and then; see ``firmware.ledger.driver``),
-resuming a round a power cut interrupted. The parts of the terminal that are not built yet are
-listed plainly instead of being pretended.
+Power-up: the configuration is loaded and validated; the RNG's power-up self-test runs (known-answer
+test, SP 800-90B health tests on fresh entropy); every enabled game's PAR sheet is checked against
+the jurisdiction profile (a refused configuration stops the start); critical memory is opened and
+verified; the devices are created from the configuration through the HAL registry (``--sim``:
+every fitted device's simulated twin on a pty, ``sim_hardware.rig``); then the cabinet runs
+(``firmware.cabinet.terminal``) until it is stopped (SIGINT/SIGTERM, ``egm simctl stop``) or,
+with ``--autoplay ROUNDS``, until that many rounds are played. ``egm simctl`` reaches the running
+terminal through ``<state-dir>/control.sock``.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
+import signal
 import sys
+import time
+from pathlib import Path
 
 log = logging.getLogger(__name__)
 
 NOT_YET = (
-    ("the devices wired into the terminal (their drivers and simulated twins exist: egm sim DEVICE)",
-     "the terminal issue"),
-    ("money flow, tilts from devices, service functions around the cabinet state machine "
-     "(the machine exists: egm diagram cabinet)", "the terminal issue"),
     ("host link and the embedded reference host", "the host-link issue"),
-    ("player and service screens", "the screens issue"),
+    ("player and service screens (the terminal runs headless)", "the screens issue"),
 )
 
 
@@ -40,6 +40,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    import platformdirs
+
     from firmware.config import load_config
     from firmware.errors import UsageError
     from firmware.games.registry import available
@@ -51,63 +53,149 @@ def _run(args: argparse.Namespace) -> int:
         raise UsageError("--autoplay takes a number of rounds >= 0")
     built = set(available())
     playable = [g for g in cfg.games.enabled if g in built]
-    game_id = args.game or (cfg.games.default if cfg.games.default in built else None)
-    if game_id is None and playable:
-        game_id = playable[0]
-    if game_id is not None and game_id not in built:
-        raise UsageError(f"game {game_id!r} is not built yet; playable: {', '.join(playable) or 'none'}")
+    game_id = args.game or (cfg.games.default if cfg.games.default in built else playable[0])
 
     out = sys.stdout
     out.write(f"egm terminal {cfg.terminal.id} at {cfg.terminal.venue}\n")
     out.write("power-up self-test:\n")
     out.write(f"  {'configuration':<24s} ok\n")
-    for name, verdict in _rng_power_up_test(cfg):
+    rng_results = _rng_power_up_test(cfg)
+    for name, verdict in rng_results:
         out.write(f"  {name:<24s} {verdict}\n")
     _math_check(cfg, out, args.state_dir)
-    out.write(f"games: {', '.join(playable) or 'none'} playable")
-    missing = [g for g in cfg.games.enabled if g not in built]
-    out.write(f"; not built yet: {', '.join(missing)}\n" if missing else "\n")
-    if args.autoplay is not None and game_id:
-        _autoplay(cfg, game_id, args.autoplay, out, args.state_dir)
-    out.write("not built yet (the terminal cannot take money until these land):\n")
-    for what, where in NOT_YET:
-        out.write(f"  - {what}: {where}\n")
-    if not args.autoplay:
-        out.write("play rounds now with `egm round GAME` or `egm run --sim --autoplay N [--state-dir DIR]`.\n")
+    out.write(f"games: {', '.join(playable)} playable\n")
     out.flush()
+    path = Path(args.state_dir) if args.state_dir else Path(platformdirs.user_data_dir("egm")) / cfg.terminal.id
+    _terminal(cfg, args, game_id, rng_results, path, out)
     return 0
 
 
-def _autoplay(cfg, game_id: str, rounds: int, out, state_dir: str | None) -> None:
-    """Rounds through the real kernel and critical memory, with the production RNG."""
-    from pathlib import Path
+def _device_specs(cfg, *, sim: bool) -> dict:
+    from firmware.config.schema import DEVICE_FIELDS
+    from hal.registry import BackendSpec, parse_spec
 
-    import platformdirs
+    specs = {}
+    for slot, device_class in DEVICE_FIELDS.items():
+        spec = parse_spec(device_class, getattr(cfg.devices, slot))
+        if spec.backend is None:
+            continue
+        if sim and not spec.simulated:
+            spec = BackendSpec(device_class, spec.backend, True)
+        specs[slot] = spec
+    return specs
 
-    from firmware.kernel.limits import BetLimits
-    from firmware.ledger.driver import autoplay
+
+def _terminal(cfg, args, game_id: str, rng_results, path: Path, out) -> None:
+    from firmware.cabinet.autoplay import Autoplay
+    from firmware.cabinet.control import ControlServer, socket_path
+    from firmware.cabinet.selftest import check_software, run_self_test
+    from firmware.cabinet.service import ServiceApi, install
+    from firmware.cabinet.terminal import Devices, Terminal
+    from firmware.cashless.vouchers import VoucherBook
+    from firmware.errors import EgmError
     from firmware.ledger.ledger import Ledger
     from firmware.rng.service import RngService
+    from hal import registry
+    from sim_hardware.rig import SimRig
+    from sim_hardware.twins import SIMULATORS
 
-    path = Path(state_dir) if state_dir else Path(platformdirs.user_data_dir("egm")) / cfg.terminal.id
+    specs = _device_specs(cfg, sim=args.sim)
+    problems: dict[str, str] = {}
+    twins = {s: sp for s, sp in specs.items() if sp.simulated}
+    for slot, spec in list(twins.items()):
+        if (spec.device_class, spec.backend) not in SIMULATORS:      # evdev: no pty twin
+            problems[slot] = f"{spec.backend} has no simulated twin; the device is left out"
+            del twins[slot]
     rng = RngService.production((cfg.rng.personalization + ":" + cfg.terminal.id).encode("utf-8"),
                                 reseed_interval=cfg.rng.reseed_interval)
-    with Ledger.open(path, denomination=cfg.terminal.denomination) as ledger:
+    with contextlib.ExitStack() as stack:
+        rig = SimRig(twins, cfg.devices.settings)
+        stack.callback(rig.close)
+        devices = Devices()
+        for slot, spec in specs.items():
+            if slot in twins:
+                setattr(devices, slot, rig.device(slot))
+            elif not spec.simulated:
+                try:
+                    device = registry.create(spec.device_class, spec.backend, slot, cfg.devices.settings.get(slot, {}))
+                except EgmError as exc:
+                    problems[slot] = str(exc)
+                    continue
+                stack.callback(device.close)
+                setattr(devices, slot, device)
+        ledger = stack.enter_context(Ledger.open(path, denomination=cfg.terminal.denomination))
         for problem in ledger.repairs:
             out.write(f"critical memory repaired: {problem}\n")
-        ledger.event("power_up")
+        vouchers = VoucherBook(ledger, terminal_id=cfg.terminal.id, expiry_days=cfg.money.voucher_expiry_days,
+                               offline_redemption=cfg.money.offline_redemption)
+
+        def self_test(terminal: Terminal) -> dict[str, str]:
+            report = run_self_test(software=lambda: check_software(cfg), ledger=ledger,
+                                   rng_results=rng_results, device_problems=problems,
+                                   doors_opened_while_off=terminal.doors_opened_while_off)
+            software = report.results["software_signature"]
+            service.set_software_result({"ok": software is None, "reason": software or "verified"})
+            for name, verdict in report.lines():
+                if name != "rng_health":
+                    out.write(f"  {name.replace('_', ' '):<24s} {verdict}\n")
+            for note in report.notes:
+                out.write(f"    {note}\n")
+            return report.failures
+
+        terminal = Terminal(cfg, ledger, rng, devices, vouchers, self_test=self_test)
+        terminal.game_id = game_id
+        service = install(terminal, ServiceApi.from_config(terminal))
+        terminal.register(sim=lambda words: rig.control(words))
+        server = ControlServer(terminal, socket_path(path)).start()
+        stack.callback(server.close)
+        _signals(terminal)
+        started = time.monotonic()
+        terminal.power_up()
+        out.write(f"cabinet: {terminal.cabinet.state.name}"
+                  f"{'; tilts: ' + ', '.join(t.key for t in terminal.cabinet.active_tilts) if terminal.cabinet.active_tilts else ''}"
+                  f" ({time.monotonic() - started:.2f} s from power-up); control: egm simctl --state-dir {path}\n")
+        for what, where in NOT_YET:
+            out.write(f"  not built yet: {what} ({where})\n")
+        out.flush()
 
         def show(record) -> None:
             out.write(f"  round {record['round_id'][:12]} {record['game']}: net {record['net']:+d}\n")
+            out.flush()
 
-        result = autoplay(ledger, game_id=game_id, options_table=cfg.games.options.get(game_id, {}),
-                          limits=BetLimits.from_config(cfg.limits), seats=cfg.games.seats, rng=rng,
-                          rounds=rounds, on_round=show)
-        ledger.event("power_down")
-        if result.resumed:
-            out.write(f"resumed round {result.resumed} from its journal\n")
-        out.write(f"autoplay: {rounds} round(s) of {game_id}; credits {result.credits_cents} cents; "
-                  f"critical memory in {path}\n")
+        terminal.on_round = show
+        if args.autoplay is not None:
+            if "bill_validator" not in twins:
+                raise EgmError("--autoplay needs the simulated bill validator (run with --sim)")
+            validator = rig.simulator("bill_validator")
+            autoplay = Autoplay(args.autoplay, validator.insert_note,
+                                cashout_every=cfg.cabinet.autoplay_cashout_every,
+                                note_values=list(cfg.money.notes_cents), clock=time.monotonic)
+            terminal.on_step = autoplay
+            if args.autoplay == 0:
+                terminal.stop()
+        terminal.run(idle_wait=0.001 if args.autoplay else 0.02)
+        terminal.ledger.event("power_down")
+        report = ledger.meters_report()
+        if args.autoplay is not None:
+            from firmware.ledger.ledger import accounting_difference
+
+            difference = accounting_difference(ledger.meters)
+            out.write(f"autoplay: {terminal.rounds_played} round(s) of {game_id}; "
+                      f"{terminal.notes_stacked} note(s) in, {terminal.tickets_printed} ticket(s) out; "
+                      f"credits {report['credits']} cents; accounting identity "
+                      f"{'holds' if difference == 0 else f'OFF BY {difference} cents'}; "
+                      f"critical memory in {path}\n")
+            if difference:
+                raise EgmError(f"the accounting identity is off by {difference} cents")
+
+
+def _signals(terminal) -> None:
+    def stop(signum, frame) -> None:
+        terminal.stop()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(ValueError):         # not the main thread (tests)
+            signal.signal(sig, stop)
 
 
 def _math_check(cfg, out, state_dir: str | None) -> None:

@@ -1,4 +1,4 @@
-"""``egm run --sim`` runs what exists (configuration, RNG power-up self-test) and says what does not."""
+"""``egm run --sim``: power-up self-test, the cabinet in attract, autoplay, and a clean stop."""
 
 from __future__ import annotations
 
@@ -6,23 +6,48 @@ import subprocess
 import sys
 
 
-def test_run_sim_power_up_self_test_and_plain_list_of_what_is_missing():
-    proc = subprocess.run([sys.executable, "-m", "firmware.cli", "run", "--sim", "--headless"],
+def test_run_sim_power_up_self_test_reaches_attract_and_says_what_is_not_built(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "firmware.cli", "run", "--sim", "--headless",
+                           "--autoplay", "0", "--state-dir", str(tmp_path)],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
-    assert "DRBG known answer        ok" in proc.stdout
-    assert "entropy health tests     ok" in proc.stdout
-    assert "not built yet" in proc.stdout
+    for check in ("DRBG known answer", "entropy health tests", "software signature", "critical memory",
+                  "devices", "doors while off"):
+        assert any(line.split()[-1] == "ok" for line in proc.stdout.splitlines()
+                   if line.strip().startswith(check)), (check, proc.stdout)
+    assert "cabinet: IDLE" in proc.stdout
+    assert "not built yet: host link" in proc.stdout
     assert "baccarat-war" in proc.stdout.split("games:")[1].split("playable")[0]
 
 
-def test_run_sim_autoplay_plays_rounds_through_the_kernel():
+def test_run_sim_autoplay_plays_rounds_through_the_kernel_and_the_devices(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "firmware.cli", "run", "--sim", "--headless",
-                           "--autoplay", "5", "--game", "blackjack-war"],
+                           "--autoplay", "5", "--game", "blackjack-war", "--state-dir", str(tmp_path)],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.count(" blackjack-war: net ") == 5
-    assert "autoplay: 5 round(s) of blackjack-war" in proc.stdout
+    assert "autoplay: 5 round(s) of blackjack-war; 1 note(s) in" in proc.stdout
+    assert "accounting identity holds" in proc.stdout
+
+
+def test_run_stops_cleanly_on_sigterm_and_logs_the_power_down(tmp_path):
+    import json
+    import signal
+    import time
+
+    proc = subprocess.Popen([sys.executable, "-m", "firmware.cli", "run", "--sim", "--headless",
+                             "--state-dir", str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "control.sock").exists():
+        assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read()
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    assert not (tmp_path / "control.sock").exists()
+    events = subprocess.run([sys.executable, "-m", "firmware.cli", "events", "--state-dir", str(tmp_path),
+                             "--last", "1", "--json"], capture_output=True, text=True, timeout=30)
+    assert json.loads(events.stdout)[0]["event"] == "power_down"
 
 
 def test_run_refuses_a_game_that_is_not_enabled(tmp_path):
@@ -31,3 +56,33 @@ def test_run_refuses_a_game_that_is_not_enabled(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "firmware.cli", "run", "--sim", "--config", str(cfg),
                            "--game", "holdem-war"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and "is not enabled" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_autoplay_takes_bills_prints_tickets_keeps_the_identity_and_recall_redraws_the_rounds(tmp_path):
+    """The issue's acceptance run, at 150 rounds (2000 take about two minutes: docs/benchmarks.md)."""
+    import json
+
+    from firmware.kernel.round import replay
+    from firmware.ledger.ledger import Ledger, accounting_difference
+
+    proc = subprocess.run([sys.executable, "-m", "firmware.cli", "run", "--sim", "--headless",
+                           "--autoplay", "150", "--state-dir", str(tmp_path)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    meters = json.loads(subprocess.run([sys.executable, "-m", "firmware.cli", "meters", "--state-dir",
+                                        str(tmp_path), "--json"], capture_output=True, text=True).stdout)
+    m = meters["meters"]
+    assert m["games_played"] == 150 and m["bills_in"] > 0 and m["ticket_out"] > 0
+    with Ledger.open(tmp_path, read_only=True) as ledger:
+        assert accounting_difference(ledger.meters) == 0
+        tickets = ledger.vouchers(100)
+        assert len(tickets) == 5                      # after rounds 25, 50, ..., 125 (150 ends the run)
+        assert len({t["validation"] for t in tickets}) == 5
+    recall = json.loads(subprocess.run([sys.executable, "-m", "firmware.cli", "recall", "--state-dir",
+                                        str(tmp_path), "--last", "10", "--json"],
+                                       capture_output=True, text=True).stdout)
+    assert len(recall) == 10
+    for record in recall:
+        again = replay(record)
+        assert again["net"] == record["net"] and again["cards_dealt"] == record["cards_dealt"]
+        assert again["seats"] == record["seats"]

@@ -1,0 +1,180 @@
+"""The terminal in-process, without devices: power-loss recovery, handpay, RNG and memory faults.
+
+The device-facing behaviour (notes, tickets, doors, unplugging) is tested against a running
+terminal in ``test_terminal_scenarios.py``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from firmware.cabinet.states import CabinetState as S
+from firmware.cabinet.terminal import Devices, Terminal, TerminalError
+from firmware.cashless.vouchers import VoucherBook, VoucherState
+from firmware.config import Config
+from firmware.kernel.states import RoundState
+from firmware.ledger.ledger import Ledger, accounting_difference
+from firmware.rng.errors import EntropyError
+from firmware.rng.service import RngService
+
+
+def config(**limits) -> Config:
+    return Config.model_validate({"limits": limits} if limits else {})
+
+
+def start(state, cfg=None, rng=None) -> tuple[Terminal, Ledger]:
+    ledger = Ledger.open(state)
+    terminal = Terminal(cfg or config(), ledger, rng or RngService.seeded(7), Devices(),
+                        VoucherBook(ledger, terminal_id="T1"))
+    terminal.power_up()
+    return terminal, ledger
+
+
+def settle(terminal: Terminal, steps: int = 20) -> None:
+    for _ in range(steps):
+        terminal.step()
+
+
+def test_without_a_printer_a_cashout_is_a_handpay_the_attendant_pays(tmp_path):
+    terminal, ledger = start(tmp_path)
+    ledger.bill_in(2000)
+    terminal.request_cashout()
+    assert terminal.cabinet.state is S.HANDPAY
+    assert terminal.status()["handpay"] == {"credits": 2000, "reason": "printer"}
+    with pytest.raises(TerminalError, match="the printer is not ready: no printer"):
+        terminal.retry_ticket()
+    assert terminal.attendant_handpay("A. Smith") == {"paid": 2000, "reason": "printer"}
+    assert terminal.cabinet.state is S.IDLE and ledger.credits == 0
+    assert ledger.meters["handpay_cancelled_credits"] == 2000 and accounting_difference(ledger.meters) == 0
+    ledger.close()
+
+
+def test_a_cashout_at_the_handpay_limit_locks_up_and_the_lockup_survives_a_power_loss(tmp_path):
+    cfg = config(handpay_limit=1000)
+    terminal, ledger = start(tmp_path, cfg)
+    ledger.bill_in(1500)
+    terminal.request_cashout()
+    assert terminal.cabinet.handpay_pending[0] == 1500 and terminal.cabinet.state is S.HANDPAY
+    ledger.close()                                         # the power goes
+    terminal, ledger = start(tmp_path, cfg)
+    assert terminal.cabinet.state is S.HANDPAY and terminal.status()["handpay"] == {"credits": 1500, "reason": "limit"}
+    with pytest.raises(TerminalError):
+        terminal.play()
+    terminal.attendant_handpay()
+    assert terminal.cabinet.state is S.IDLE and ledger.meters["handpay_cancelled_credits"] == 1500
+    ledger.close()
+    terminal, ledger = start(tmp_path, cfg)                # paid: it does not come back
+    assert terminal.cabinet.state is S.IDLE
+    ledger.close()
+
+
+def test_a_voucher_sent_but_never_confirmed_before_a_power_loss_is_voided_and_keeps_the_credits(tmp_path):
+    with Ledger.open(tmp_path) as ledger:
+        ledger.bill_in(2000)
+        issued = VoucherBook(ledger, terminal_id="T1").issue(2000)
+    terminal, ledger = start(tmp_path)
+    book = terminal.vouchers
+    assert book.state(issued.validation) is VoucherState.VOID
+    assert ledger.credits == 2000 and ledger.meters.get("ticket_out", 0) == 0
+    assert any(e["event"] == "voucher_unconfirmed" for e in ledger.events(20))
+    with pytest.raises(Exception, match="void"):
+        book.check(issued.validation)
+    ledger.close()
+
+
+def test_a_round_a_power_loss_interrupted_in_its_decisions_resumes_with_the_same_cards(tmp_path):
+    terminal, ledger = start(tmp_path)
+    terminal.choose_game("three-card-poker")
+    ledger.bill_in(2000)
+    terminal.play()
+    terminal.step()
+    status = terminal.status()
+    assert status["round"]["phase"] == RoundState.DECISIONS.value
+    round_id, dealt = status["round"]["round_id"], list(terminal.kernel._source.dealt)
+    ledger.close()                                         # the power goes while the player thinks
+    terminal, ledger = start(tmp_path)
+    status = terminal.status()
+    assert status["state"] == "PLAYING" and status["round"]["round_id"] == round_id
+    assert [str(c) for c in terminal.kernel._source.dealt][:len(dealt)] == [str(c) for c in dealt]
+    terminal.decide(1, "play")
+    settle(terminal)
+    assert terminal.cabinet.state is S.IDLE and ledger.open_round is None
+    assert ledger.recall(1)[0]["round_id"] == round_id and accounting_difference(ledger.meters) == 0
+    ledger.close()
+
+
+def test_an_rng_failure_tilts_the_cabinet_and_nothing_is_staked(tmp_path):
+    class Failing(RngService):
+        def randbelow(self, n):
+            raise EntropyError("repetition count test failed")
+
+    seeded = RngService.seeded(1)
+    terminal, ledger = start(tmp_path, rng=Failing(seeded._drbg))
+    ledger.bill_in(2000)
+    terminal.play()
+    settle(terminal)
+    status = terminal.status()
+    assert status["state"] == "TILT" and status["tilts"][0]["tilt"] == "rng:drbg"
+    assert "the round could not start" in status["message"]
+    ledger.close()
+
+
+def test_a_cashout_asked_for_during_a_round_waits_for_the_round(tmp_path):
+    terminal, ledger = start(tmp_path)
+    terminal.choose_game("three-card-poker")
+    ledger.bill_in(2000)
+    terminal.play()
+    terminal.step()
+    terminal.request_cashout()
+    assert terminal.cabinet.state is S.PLAYING and terminal.cabinet.cashout_pending
+    terminal.decide(1, "fold")
+    settle(terminal)
+    # no printer on this cabinet: the pending cashout became a handpay for what was left
+    assert terminal.cabinet.state is S.HANDPAY
+    assert terminal.cabinet.handpay_pending[0] == ledger.credits
+    ledger.close()
+
+
+def test_bad_requests_change_nothing(tmp_path):
+    terminal, ledger = start(tmp_path)
+    ledger.bill_in(100)
+    rows = ledger.rows
+    for bad in (lambda: terminal.play({1: {"bac": 10_000}}), lambda: terminal.play({1: {"nonsense": 5}}),
+                lambda: terminal.choose_game("roulette"), lambda: terminal.set_bet(0),
+                lambda: terminal.decide(1, "play"), lambda: terminal.attendant_handpay(),
+                lambda: terminal.retry_ticket()):
+        with pytest.raises(Exception) as info:
+            bad()
+        assert "Traceback" not in str(info.value)
+    assert ledger.rows == rows and terminal.cabinet.state is S.IDLE and ledger.credits == 100
+    f = terminal.submit("launch_missiles")
+    with pytest.raises(TerminalError, match="unknown command 'launch_missiles'"):
+        f.result(1)
+    ledger.close()
+
+
+def test_a_door_found_open_at_power_up_was_opened_while_the_power_was_off(tmp_path):
+    from hal.events import Door
+    from hal.registry import parse_spec
+    from sim_hardware.rig import SimRig
+
+    rig = SimRig({"io_board": parse_spec("io", "sim:io")})
+    try:
+        rig.simulator("io_board").open_door(Door.CASH_BOX)      # while the cabinet is off
+        ledger = Ledger.open(tmp_path)
+        terminal = Terminal(config(), ledger, RngService.seeded(1), Devices(io_board=rig.device("io_board")),
+                            VoucherBook(ledger, terminal_id="T1"))
+        terminal.power_up()
+        assert terminal.doors_opened_while_off == ["cash_box"]
+        assert terminal.cabinet.state is S.TILT and terminal.cabinet.has_tilt("door", "cash_box")
+        opened = [e for e in ledger.events(20) if e["event"] == "door_open"]
+        assert opened[0]["while_power_off"] is True and ledger.meters["door_open.cash_box"] == 1
+        rig.simulator("io_board").close_door(Door.CASH_BOX)
+        for _ in range(200):
+            terminal.step(0.01)
+            if terminal.cabinet.state is S.IDLE:
+                break
+        assert terminal.cabinet.state is S.IDLE
+        ledger.close()
+    finally:
+        rig.close()
