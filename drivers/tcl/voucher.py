@@ -183,6 +183,7 @@ class VoucherKind(enum.Enum):
     CASHABLE = "CASHOUT TICKET"
     RESTRICTED = "PLAYABLE ONLY"               #: restricted promotional credits
     NON_CASHABLE = "NON-CASHABLE PROMO"
+    TEST = "TEST TICKET - VOID"                #: the service menu's printer test: worth nothing
 
 
 VALIDATION_DIGITS = 18

@@ -139,7 +139,10 @@ ACTIONS: tuple[Action, ...] = (
     Action("config show", TECH, "read", "[GAME]", "the game options in force (and stored changes)"),
     Action("test note-return", TECH, "device", "",
            "bill validator: live status; a note held in escrow is returned (in SERVICE)"),
-    Action("test ticket", TECH, "device", "", "printer: live status and faults (no voucher is printed)"),
+    Action("test ticket", TECH, "device", "[print]",
+           "printer: live status and faults; `print` (SERVICE): a TEST TICKET - VOID worth nothing"),
+    Action("test touch", TECH, "device", "", "the last touches, calibrated (touch the screen, then ask)"),
+    Action("test shoe", TECH, "device", "", "the card the shoe read last (draw one, then ask)"),
     Action("test lamps", TECH, "device", "[on/off]", "every button lamp on (or off)"),
     Action("test tower", TECH, "device", "[TIER PATTERN, or off]",
            "a tower light tier (0 top): on, off, flash-slow or flash-fast (default 0 flash-fast); 'off': every tier off"),
@@ -228,7 +231,8 @@ class ServiceApi:
             "tickets": self._tickets, "software": self._software_result, "software hash": self._software_hash,
             "handpay": self._handpay, "call-cleared": self._call_cleared, "diagnostics": self._diagnostics,
             "config show": self._config_show, "test note-return": self._test_note_return,
-            "test ticket": self._test_ticket, "test lamps": self._test_lamps, "test tower": self._test_tower,
+            "test ticket": self._test_ticket, "test touch": self._test_touch, "test shoe": self._test_shoe,
+            "test lamps": self._test_lamps, "test tower": self._test_tower,
             "test meters": self._test_meters, "config set": self._config_set, "ram-clear": self._ram_clear,
             "demo start": self._demo_start, "demo play": self._demo_play, "demo stop": self._demo_stop,
         }
@@ -566,7 +570,9 @@ class ServiceApi:
         return result, detail
 
     def _test_ticket(self, args: list[str]) -> tuple[Any, str]:
-        self._no_args(args, "test ticket")
+        if args == ["print"]:
+            return self.terminal.print_test_ticket(), "test ticket sent (TEST TICKET - VOID, never redeemable)"
+        self._no_args(args, "test ticket [print]")
         printer = self._device("printer")
         record = printer.poll() if hasattr(printer, "poll") else None
         flags = getattr(record, "flags", None)
@@ -579,8 +585,27 @@ class ServiceApi:
         result = {"device": "printer", "lifecycle": printer.lifecycle.value, "flags": text,
                   "version": getattr(record, "version", None), "printing": getattr(printer, "printing", None),
                   "counters": self._counters(printer),
-                  "note": "status only: a test voucher is never printed (it could be taken for money)"}
+                  "note": "`test ticket print` (in SERVICE) prints TEST TICKET - VOID, numbered all zeros"}
         return result, f"printer flags: {text}"
+
+    def _test_touch(self, args: list[str]) -> tuple[Any, str]:
+        self._no_args(args, "test touch")
+        touch = self._device("touch")
+        touches = list(self.terminal.touches)
+        return ({"device": "touch", "lifecycle": touch.lifecycle.value, "touches": touches},
+                f"{len(touches)} touches")
+
+    def _test_shoe(self, args: list[str]) -> tuple[Any, str]:
+        self._no_args(args, "test shoe")
+        shoe = self._device("shoe")
+        if self.terminal.kernel is not None:
+            raise ServiceError("the shoe is dealing a round")
+        if not getattr(shoe, "queued", 0):
+            return {"device": "shoe", "card": None, "note": "draw a card from the shoe, then ask again"}, \
+                "no card drawn"
+        card = str(shoe.read_card(1.0))
+        self.terminal.ledger.event("shoe_test_card", card=card)
+        return {"device": "shoe", "card": card}, f"read {card}"
 
     def _test_lamps(self, args: list[str]) -> tuple[Any, str]:
         from hal.events import Button

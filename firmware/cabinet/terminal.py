@@ -30,7 +30,9 @@ is an event in critical memory (rounds are in their own journal).
 
 from __future__ import annotations
 
+import collections
 import contextlib
+import datetime as dt
 import logging
 import queue
 import threading
@@ -79,6 +81,7 @@ from hal.events import (
     TicketNotPrinted,
     TicketPrinted,
     TicketStacked,
+    Touch,
 )
 
 log = logging.getLogger(__name__)
@@ -89,6 +92,9 @@ DEVICE_NAMES = ("bill_validator", "printer", "io_board", "touch", "shoe")
 
 #: Printer faults that stop tickets but not play: a cashout meanwhile becomes a handpay.
 PRINTER_SOFT_FAULTS = frozenset({FaultKind.PAPER_OUT, FaultKind.JAM, FaultKind.CHASSIS_OPEN})
+
+#: The validation number of the service menu's test ticket: never issued, never redeemable.
+TEST_VALIDATION = "0" * 18
 
 #: The cabinet transitions that are not logged as events because the round journal records them.
 _JOURNALED_TRIGGERS = frozenset({"start_round", "complete_round"})
@@ -170,6 +176,9 @@ class Terminal:
         self.notes_stacked = 0
         self.last_ticket: str | None = None
         self._powering_up = False
+        self._test_ticket: str | None = None
+        #: The last touches (the service menu's touch test; the screens take them in their issue).
+        self.touches: collections.deque[dict[str, Any]] = collections.deque(maxlen=20)
         #: Doors the I/O board reported open at power-up that critical memory last saw closed.
         self.doors_opened_while_off: list[str] = []
         #: Called after every round with its record, and after every step (``on_step``).
@@ -385,6 +394,8 @@ class Terminal:
             self._on_ticket_printed(event.validation)
         elif isinstance(event, TicketNotPrinted):
             self._ticket_not_printed(event.validation, event.reason)
+        elif isinstance(event, Touch):
+            self.touches.append({"x": event.x, "y": event.y, "phase": event.phase.value, "slot": event.slot})
         elif isinstance(event, PaperLow):
             self.ledger.event("printer_paper_low", low=event.low)
 
@@ -555,7 +566,38 @@ class Terminal:
             expiry_days=issued.expiry_days,
         )
 
+    def print_test_ticket(self) -> dict[str, Any]:
+        """The service menu's printer test: a voucher printed TEST TICKET - VOID, worth one cent,
+        numbered all zeros (a number the voucher book never issues, so it can never redeem)."""
+        from drivers.tcl.voucher import Voucher, VoucherKind
+
+        if self.cabinet.state is not S.SERVICE:
+            raise TerminalError("a test ticket is printed with the technician's key on (SERVICE)")
+        problem = self._printer_problem()
+        if problem is not None:
+            raise TerminalError(f"the printer is not ready: {problem}")
+        if self.printing is not None or self._test_ticket is not None:
+            raise TerminalError("a ticket is printing")
+        voucher = Voucher(venue=self.cfg.terminal.venue, address=tuple(self.cfg.money.venue_address),
+                          machine=self.cfg.terminal.id[:20], issued=dt.datetime.now().replace(microsecond=0),
+                          amount_cents=1, validation=TEST_VALIDATION, sequence=0, expiry_days=0,
+                          kind=VoucherKind.TEST)
+        self.ledger.event("test_ticket_sent")
+        self._test_ticket = TEST_VALIDATION
+        printer = self.devices.printer
+        assert printer is not None
+        try:
+            printer.print_voucher(voucher)
+        except DeviceError as exc:
+            self._test_ticket = None
+            raise TerminalError(f"the printer refused the test ticket: {exc}") from exc
+        return {"printing": TEST_VALIDATION}
+
     def _on_ticket_printed(self, validation: str) -> None:
+        if validation == self._test_ticket:
+            self._test_ticket = None
+            self.ledger.event("test_ticket_printed")
+            return
         printing = self.printing
         if printing is None or printing.validation != validation:
             self.ledger.event("ticket_confirmed_unexpected", validation=validation)
@@ -568,6 +610,10 @@ class Terminal:
         self.cabinet.ticket_printed(printing.cents // self.ledger.denom_cents)
 
     def _ticket_not_printed(self, validation: str, reason: str) -> None:
+        if validation == self._test_ticket:
+            self._test_ticket = None
+            self.ledger.event("test_ticket_not_printed", reason=reason)
+            return
         printing = self.printing
         if printing is None or printing.validation != validation:
             return

@@ -265,3 +265,23 @@ def test_simctl_refuses_nonsense_with_one_clear_line(terminal):
     assert "more than the 0 credits available" in t.refused("play")
     assert "there are no credits to cash out" in t.refused("cashout")
     assert t.status()["state"] == "IDLE"
+
+
+def test_the_technician_prints_a_test_ticket_that_can_never_be_redeemed(terminal):
+    t = terminal()
+    t.ctl("service", "login", "technician", "2222")
+    assert "technician's key on" in t.refused("service", "test", "ticket", "print")
+    t.ctl("key", "audit", "on")
+    t.until(lambda s: s["state"] == "SERVICE", "the technician's key")
+    t.ctl("service", "test", "ticket", "print")
+    t.until(lambda s: any(e["event"] == "test_ticket_printed" for e in t.events()) or None, "the test ticket")
+    t.ctl("key", "audit", "off")
+    t.until(lambda s: s["state"] == "IDLE", "the key off")
+    time.sleep(0.5)
+    deadline = time.monotonic() + 5
+    while not t.ctl("ticket", "0" * 18)["inserted"]:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    t.until(lambda s: "voucher returned" in s["message"], "the test ticket refused")
+    m = t.meters()["meters"]
+    assert m["ticket_in"] == 0 and m["ticket_out"] == 0 and t.status()["credits_cents"] == 0
