@@ -177,6 +177,7 @@ class Terminal:
         self.last_ticket: str | None = None
         self._powering_up = False
         self._test_ticket: str | None = None
+        self._paused_at: float | None = None          #: when play stopped while decisions were open
         #: The last touches (the service menu's touch test; the screens take them in their issue).
         self.touches: collections.deque[dict[str, Any]] = collections.deque(maxlen=20)
         #: Doors the I/O board reported open at power-up that critical memory last saw closed.
@@ -766,6 +767,7 @@ class Terminal:
                 self._resume_round()
             return
         if kernel.phase is RoundState.DECISIONS:
+            self._hold_decision_clock(kernel)
             if self.cabinet.can_continue_round:
                 self._in_round = True
                 try:
@@ -777,12 +779,25 @@ class Terminal:
         if kernel.phase is RoundState.COMPLETE and self.cabinet.can_continue_round:
             record = kernel.record()
             self.kernel = None
+            self._paused_at = None
             self.last_record = record
             self.rounds_played += 1
             self.cabinet.complete_round()
             if self.on_round is not None:
                 self.on_round(record)
             self._after_transition()
+
+    def _hold_decision_clock(self, kernel: RoundKernel) -> None:
+        """The player's decision time does not run while play is stopped (a tilt, the key): the
+        deadline moves on by the time the round was interrupted."""
+        now = self._clock()
+        if not self.cabinet.can_continue_round:
+            if self._paused_at is None:
+                self._paused_at = now
+        elif self._paused_at is not None:
+            if kernel.decisions_deadline is not None:
+                kernel.decisions_deadline += now - self._paused_at
+            self._paused_at = None
 
     def _resume_round(self) -> None:
         """Finish the round a power loss interrupted, from its journal (same cards, same result)."""

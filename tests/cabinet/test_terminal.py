@@ -178,3 +178,30 @@ def test_a_door_found_open_at_power_up_was_opened_while_the_power_was_off(tmp_pa
         ledger.close()
     finally:
         rig.close()
+
+
+def test_the_decision_clock_stops_while_play_is_stopped(tmp_path):
+    now = [1000.0]
+    ledger = Ledger.open(tmp_path)
+    terminal = Terminal(config(), ledger, RngService.seeded(3), Devices(), VoucherBook(ledger, terminal_id="T1"),
+                        clock=lambda: now[0])
+    terminal.power_up()
+    terminal.choose_game("three-card-poker")
+    ledger.bill_in(2000)
+    terminal.play()
+    terminal.step()
+    deadline = terminal.kernel.decisions_deadline
+    assert deadline == 1000.0 + 60                         # [games] decision_timeout_s
+    now[0] += 50
+    terminal.cabinet.tilt("door", "main", "main door open")
+    terminal.step()
+    now[0] += 300                                          # the door stays open five minutes
+    terminal.step()
+    terminal.cabinet.clear_tilt("door", "main")
+    terminal.step()
+    assert terminal.kernel is not None and terminal.kernel.phase is RoundState.DECISIONS
+    assert terminal.kernel.decisions_deadline == deadline + 300
+    now[0] += 11                                           # 50 + 11 > 60 seconds of the player's own time
+    terminal.step()
+    assert terminal.kernel is None and terminal.last_record["decisions"][0] == {"seat": 1, "action": "fold", "timed_out": True}
+    ledger.close()
