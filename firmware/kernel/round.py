@@ -220,6 +220,8 @@ class RoundKernel:
                     for seat, res in self.settlement.results.items()
                 },
             }
+            if self.timed_out:       # which decisions the clock took, so recall shows them
+                self._entry_data["timed_out"] = list(self.timed_out)
         self.complete()
 
     # --- one call (simulate, egm round, replay) ------------------------------------------------

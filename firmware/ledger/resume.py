@@ -41,6 +41,8 @@ def rebuild_record(entries: Sequence[dict[str, Any]]) -> dict[str, Any]:
     }
     if first.get("dice") is not None:
         record["dice"] = first["dice"]
+    for i in entries[-1]["data"].get("timed_out", []):    # the complete entry names them
+        record["decisions"][i]["timed_out"] = True
     return replay(record)
 
 

@@ -204,4 +204,5 @@ def test_the_decision_clock_stops_while_play_is_stopped(tmp_path):
     now[0] += 11                                           # 50 + 11 > 60 seconds of the player's own time
     terminal.step()
     assert terminal.kernel is None and terminal.last_record["decisions"][0] == {"seat": 1, "action": "fold", "timed_out": True}
+    assert ledger.recall(1)[0]["decisions"] == terminal.last_record["decisions"]        # recall shows it too
     ledger.close()
