@@ -206,3 +206,54 @@ def test_the_decision_clock_stops_while_play_is_stopped(tmp_path):
     assert terminal.kernel is None and terminal.last_record["decisions"][0] == {"seat": 1, "action": "fold", "timed_out": True}
     assert ledger.recall(1)[0]["decisions"] == terminal.last_record["decisions"]        # recall shows it too
     ledger.close()
+
+
+def test_with_the_rng_a_door_opened_mid_war_stops_the_war_before_its_next_card(tmp_path):
+    """The RNG deal's safe point: before every card. The stacked shoe stands in for the RNG so the
+    war is certain; the door opens as the war's first card is asked for."""
+    import threading
+    import time
+
+    from firmware.cards.card import parse_cards
+    from firmware.cards.source import StackedSource
+    from hal.events import Door
+    from hal.registry import parse_spec
+    from sim_hardware.rig import SimRig
+
+    rig = SimRig({"io_board": parse_spec("io", "sim:io")})
+    board = rig.simulator("io_board")
+    try:
+        ledger = Ledger.open(tmp_path)
+        terminal = Terminal(config(), ledger, RngService.seeded(1), Devices(io_board=rig.device("io_board")),
+                            VoucherBook(ledger, terminal_id="T1"))
+        terminal.power_up()
+        ledger.bill_in(2000)
+        terminal._sources["baccarat-war"] = StackedSource(parse_cards("Qs 2d 3h Ah Td 6c"))
+        asked: list[int] = []
+        seen: dict[str, object] = {}
+        real_gate = terminal._safe_point
+
+        def gate():
+            asked.append(len(asked))
+            if len(asked) == 5:                            # the war's first card
+                board.open_door(Door.MAIN)
+                while not rig.device("io_board").is_open_door(Door.MAIN):
+                    time.sleep(0.005)
+                threading.Timer(0.4, board.close_door, args=(Door.MAIN,)).start()
+            real_gate()
+            if len(asked) == 5:
+                seen["state_after"] = terminal.cabinet.state
+                seen["events"] = [e["event"] for e in ledger.events(10)]
+
+        terminal._safe_point = gate
+        terminal.play({1: {"bac": 10, "war": 10}})
+        terminal.step()
+        assert seen["state_after"] is S.PLAYING            # the gate let the card go only after the door closed
+        assert {"door_open", "door_close", "cabinet.tilt_raised", "cabinet.tilt_cleared"} <= set(seen["events"])
+        record = terminal.last_record
+        assert record["cards_dealt"] == ["Qs", "2d", "3h", "Ah", "Td", "6c"] and record["net"] == -20
+        entries = ledger.round_entries(record["round_id"])
+        assert [e["trigger"] for e in entries][:2] == ["deal", "showdown"]
+        ledger.close()
+    finally:
+        rig.close()
