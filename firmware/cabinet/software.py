@@ -32,7 +32,7 @@ import os
 import re
 import stat
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -256,6 +256,20 @@ def _problems_error(what: str, root: Path, problems: list[str]) -> SoftwareError
 
 # --- the manifest -----------------------------------------------------------------------------------
 
+def _installed_files(root: Path, packages: tuple[str, ...], what: str) -> Iterator[tuple[str, bytes]]:
+    """Every installed file of ``packages`` under ``root``, in manifest order, with its bytes;
+    SoftwareError if the tree holds what cannot be verified or a file cannot be read."""
+    tree = _scan(root, packages)
+    if tree.problems:
+        raise _problems_error(what, root, tree.problems)
+    for rel in tree.files:
+        try:
+            data = _read_regular(root / rel)
+        except OSError as exc:
+            raise SoftwareError(f"cannot read {rel}: {exc.strerror or exc}") from exc
+        yield rel, data
+
+
 def canonical_bytes(manifest: dict[str, Any]) -> bytes:
     """The bytes that are signed: sorted keys, no whitespace, ASCII."""
     return json.dumps(manifest, sort_keys=True, separators=(",", ":")).encode()
@@ -271,15 +285,8 @@ def build_manifest(root: Path, packages: Sequence[str] = DEFAULT_PACKAGES) -> di
     """
     root = Path(root)
     packages = _check_packages(packages)
-    tree = _scan(root, packages)
-    if tree.problems:
-        raise _problems_error("build a manifest of", root, tree.problems)
     files = []
-    for rel in tree.files:
-        try:
-            data = _read_regular(root / rel)
-        except OSError as exc:
-            raise SoftwareError(f"cannot read {rel}: {exc.strerror or exc}") from exc
+    for rel, data in _installed_files(root, packages, "build a manifest of"):
         files.append({"path": rel, "sha256": hashlib.sha256(data).hexdigest(), "size": len(data)})
     return {
         "algorithm": ALGORITHM,
@@ -715,16 +722,9 @@ def lab_hash(root: Path, algorithm: str, seed: bytes | None = None,
 
     root = Path(root)
     packages = _check_packages(packages)
-    tree = _scan(root, packages)
-    if tree.problems:
-        raise _problems_error("hash", root, tree.problems)
     overall = new()
     files = []
-    for rel in tree.files:
-        try:
-            data = _read_regular(root / rel)
-        except OSError as exc:
-            raise SoftwareError(f"cannot read {rel}: {exc.strerror or exc}") from exc
+    for rel, data in _installed_files(root, packages, "hash"):
         per_file = new()
         per_file.update(data)
         overall.update(rel.encode("utf-8", "surrogateescape") + b"\x00" + str(len(data)).encode("ascii")
