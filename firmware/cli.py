@@ -30,6 +30,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "firmware.commands.sim",
     "firmware.commands.simctl",
     "firmware.commands.software",
+    "firmware.commands.certs",
 )
 
 EXIT_USAGE = 2
