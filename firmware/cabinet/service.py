@@ -148,6 +148,8 @@ ACTIONS: tuple[Action, ...] = (
            "a tower light tier (0 top): on, off, flash-slow or flash-fast (default 0 flash-fast); 'off': every tier off"),
     Action("test meters", TECH, "device", "",
            "I/O board inputs (doors, keys, buttons); hard meters are never pulsed by a test"),
+    Action("clear-tilt", TECH, "device", "TILT",
+           "run a failed check again (rng:drbg, self_test:<check>) and clear its tilt if it passes"),
     Action("config set", TECH, "config", "GAME KEY=VALUE [KEY=VALUE ...]",
            "change a game's options; checked against the jurisdiction profile, stored in critical "
            "memory, used from the next round"),
@@ -230,6 +232,7 @@ class ServiceApi:
             "meters": self._meters, "recall": self._recall, "events": self._events, "bills": self._bills,
             "tickets": self._tickets, "software": self._software_result, "software hash": self._software_hash,
             "handpay": self._handpay, "call-cleared": self._call_cleared, "diagnostics": self._diagnostics,
+            "clear-tilt": self._clear_tilt,
             "config show": self._config_show, "test note-return": self._test_note_return,
             "test ticket": self._test_ticket, "test touch": self._test_touch, "test shoe": self._test_shoe,
             "test lamps": self._test_lamps, "test tower": self._test_tower,
@@ -529,6 +532,11 @@ class ServiceApi:
         if callable(counters):
             counters = counters()
         return None if counters is None else {str(k): v for k, v in dict(counters).items()}
+
+    def _clear_tilt(self, args: list[str]) -> tuple[Any, str]:
+        if len(args) != 1:
+            raise ServiceError("usage: clear-tilt TILT (e.g. rng:drbg)")
+        return self.terminal.retest(args[0]), f"{args[0]} cleared after its check passed"
 
     def _diagnostics(self, args: list[str]) -> tuple[Any, str]:
         self._no_args(args, "diagnostics")

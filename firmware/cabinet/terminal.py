@@ -734,12 +734,15 @@ class Terminal:
         except CriticalMemoryError:
             raise
         except EgmError as exc:
+            self.kernel = None
+            self._kernels.pop(kernel.game.id, None)      # its machine stopped mid-round: a new one
             if kernel.phase is RoundState.BETTING:       # refused before anything was journaled
-                self.kernel = None
                 self.cabinet.complete_round()
                 self._after_transition()
+            # Otherwise the journal holds the round (its stake is taken): it is resumed from the
+            # journal, with the cards it has, as soon as play can continue (the tilt cleared).
             self._round_fault(exc)
-            self.message = f"the round could not start: {exc}"
+            self.message = f"the round stopped: {exc}"
             return
         finally:
             self._in_round = False
@@ -763,7 +766,7 @@ class Terminal:
         """After a step of the round: time out decisions; complete a finished round."""
         kernel = self.kernel
         if kernel is None:
-            if self.ledger.open_round is not None and self.cabinet.state is S.IDLE:
+            if self.ledger.open_round is not None and self.cabinet.state in (S.IDLE, S.PLAYING):
                 self._resume_round()
             return
         if kernel.phase is RoundState.DECISIONS:
@@ -800,11 +803,23 @@ class Terminal:
             self._paused_at = None
 
     def _resume_round(self) -> None:
-        """Finish the round a power loss interrupted, from its journal (same cards, same result)."""
-        self.cabinet.start_round()
+        """Finish the round a power loss (or a fault mid-deal) interrupted, from its journal: the
+        journaled cards again, then live cards (the RNG's from the rest of the shoe, or the
+        physical shoe's next ones)."""
+        if self.cabinet.state is S.IDLE:
+            self.cabinet.start_round()
+        shoe = self.devices.shoe
+        physical = self.ledger.open_round.resume_data()["source"] == "physical"
+        continuation = PhysicalShoeSource(shoe, timeout=self._physical_timeout) if physical and shoe else None
         self._in_round = True
         try:
-            kernel = resume_round(self.ledger, self.rng, decider=None)
+            kernel = resume_round(self.ledger, self.rng, decider=None, continuation=continuation)
+        except CriticalMemoryError:
+            raise
+        except EgmError as exc:
+            self._round_fault(exc)
+            self.message = f"the round stopped: {exc}"
+            return
         finally:
             self._in_round = False
         assert kernel is not None
@@ -837,6 +852,46 @@ class Terminal:
             self._tilt(TiltSource.CRITICAL_MEMORY, "ledger", f"critical memory: {exc}")
         elif isinstance(exc, ShoeExhausted):
             self.ledger.event("shoe_error", reason=str(exc))
+
+    def retest(self, tilt: str) -> dict[str, Any]:
+        """The technician's "clear tilt" for a condition nothing else clears: run its check again
+        and clear it only if the check passes now. ``rng:drbg`` (the RNG's known-answer and health
+        tests, then a new instantiation from fresh entropy) and ``self_test:<check>``."""
+        from firmware.cabinet.selftest import check_critical_memory, check_rng, check_software
+        from firmware.rng.power_up import power_up_self_test
+        from firmware.rng.service import RngService
+
+        active = {t.key: t for t in self.cabinet.active_tilts}
+        if tilt not in active:
+            raise TerminalError(f"no tilt {tilt!r} is active (active: {', '.join(active) or 'none'})")
+        source, name = active[tilt].source, active[tilt].name
+        personalization = self.cfg.rng.personalization + ":" + self.cfg.terminal.id
+
+        def rng_check() -> str | None:
+            try:
+                return check_rng(power_up_self_test(personalization=personalization))
+            except EgmError as exc:
+                return str(exc)
+
+        checks: dict[tuple[TiltSource, str], Callable[[], str | None]] = {
+            (TiltSource.RNG, "drbg"): rng_check,
+            (TiltSource.SELF_TEST, "rng_health"): rng_check,
+            (TiltSource.SELF_TEST, "software_signature"): lambda: check_software(self.cfg),
+            (TiltSource.SELF_TEST, "critical_memory"): lambda: check_critical_memory(self.ledger),
+        }
+        check = checks.get((source, name))
+        if check is None:
+            raise TerminalError(f"{tilt} clears by itself when its cause goes (a door closed, a device back)")
+        problem = check()
+        self.ledger.event("tilt_retest", tilt=tilt, result="failed" if problem else "passed", detail=problem or "")
+        if problem:
+            raise TerminalError(f"{tilt} stays: {problem}")
+        if source is TiltSource.RNG or name == "rng_health":
+            self.rng = RngService.production(personalization.encode("utf-8"),
+                                             reseed_interval=self.cfg.rng.reseed_interval)
+            self._sources.clear()                     # every RNG shoe draws from the new instance
+        self._clear(source, name)
+        return self.status()
 
     # --- the cabinet's own bookkeeping ----------------------------------------------------------
     def _tilt(self, source: TiltSource, name: str, reason: str) -> None:

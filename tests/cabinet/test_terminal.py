@@ -103,7 +103,7 @@ def test_a_round_a_power_loss_interrupted_in_its_decisions_resumes_with_the_same
     ledger.close()
 
 
-def test_an_rng_failure_tilts_the_cabinet_and_nothing_is_staked(tmp_path):
+def test_an_rng_failure_mid_deal_tilts_the_cabinet_and_keeps_the_round_in_its_journal(tmp_path):
     class Failing(RngService):
         def randbelow(self, n):
             raise EntropyError("repetition count test failed")
@@ -115,7 +115,8 @@ def test_an_rng_failure_tilts_the_cabinet_and_nothing_is_staked(tmp_path):
     settle(terminal)
     status = terminal.status()
     assert status["state"] == "TILT" and status["tilts"][0]["tilt"] == "rng:drbg"
-    assert "the round could not start" in status["message"]
+    assert status["interrupted"] == "PLAYING" and "the round stopped" in status["message"]
+    assert ledger.open_round is not None and ledger.credits == 2000 - 40    # staked, not lost
     ledger.close()
 
 
@@ -257,3 +258,38 @@ def test_with_the_rng_a_door_opened_mid_war_stops_the_war_before_its_next_card(t
         ledger.close()
     finally:
         rig.close()
+
+
+def test_the_technician_clears_an_rng_tilt_only_by_passing_the_rng_tests_again(tmp_path, monkeypatch):
+    class Failing(RngService):
+        def randbelow(self, n):
+            raise EntropyError("repetition count test failed")
+
+    terminal, ledger = start(tmp_path, rng=Failing(RngService.seeded(1)._drbg))
+    ledger.bill_in(2000)
+    terminal.play()
+    settle(terminal)
+    assert terminal.cabinet.has_tilt("rng", "drbg")
+    with pytest.raises(TerminalError, match="no tilt 'door:main' is active"):
+        terminal.retest("door:main")
+    import firmware.rng.power_up as power_up
+
+    def broken(personalization="egm"):
+        raise power_up.KnownAnswerFailure("HMAC_DRBG known-answer test failed")
+
+    monkeypatch.setattr(power_up, "power_up_self_test", broken)
+    with pytest.raises(TerminalError, match="rng:drbg stays: HMAC_DRBG known-answer test failed"):
+        terminal.retest("rng:drbg")
+    assert terminal.cabinet.state is S.TILT
+    monkeypatch.undo()
+    round_id = ledger.open_round.round_id
+    terminal.retest("rng:drbg")
+    assert terminal.cabinet.state is S.PLAYING and not isinstance(terminal.rng, Failing)
+    settle(terminal)                                       # the interrupted round finishes first
+    assert terminal.cabinet.state is S.IDLE and ledger.recall(1)[0]["round_id"] == round_id
+    terminal.play()
+    settle(terminal)
+    assert terminal.rounds_played == 2 and accounting_difference(ledger.meters) == 0
+    results = [e["result"] for e in ledger.events(50) if e["event"] == "tilt_retest"]
+    assert results == ["passed", "failed"]
+    ledger.close()
