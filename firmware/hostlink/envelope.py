@@ -245,6 +245,8 @@ def open_(data: bytes, *, recipient_private_key: Any | Iterable[Any],
     number already accepted from the sender, or ``None``. ``direction`` (``messages.TO_HOST`` or
     ``TO_TERMINAL``), when given, refuses message types meant for the other side.
     """
+    if not isinstance(now, datetime) or now.tzinfo is None or now.utcoffset() is None:
+        raise EnvelopeError("now must be a timezone-aware datetime")
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise EnvelopeRejected("malformed", f"envelope must be bytes, not {type(data).__name__}")
     data = bytes(data)
@@ -317,8 +319,6 @@ def open_(data: bytes, *, recipient_private_key: Any | Iterable[Any],
     if direction is not None and mt.direction != direction:
         raise EnvelopeRejected("bad_body", f"{type_} is a {mt.direction} message, not {direction}")
 
-    if now.tzinfo is None:
-        raise EnvelopeError("now must be a timezone-aware datetime")
     if sent_at < now - timedelta(seconds=max_age_s):
         raise EnvelopeRejected("stale", f"sent {format_time(sent_at)}, more than {max_age_s} s ago")
     if sent_at > now + timedelta(seconds=max_skew_s):

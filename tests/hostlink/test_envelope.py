@@ -342,3 +342,29 @@ def test_fuzz_single_byte_mutation(pos, xor):
     data[pos] ^= xor
     with pytest.raises(EnvelopeRejected):
         open_(bytes(data))
+
+
+@pytest.mark.parametrize("sig", [bytes(64), b"\xff" * 64], ids=["zeros", "ones"])
+@pytest.mark.parametrize("key", [ED_KEY, P256_KEY], ids=["ed25519", "p256"])
+def test_degenerate_signatures(key, sig, monkeypatch):
+    real = E._sign
+    monkeypatch.setattr(E, "_sign", lambda k, data: (real(k, data)[0], sig))
+    rejected("bad_signature", seal(key=key), key=key)
+
+
+def test_naive_now_is_a_caller_error():
+    with pytest.raises(EnvelopeError):
+        open_(seal(), now=datetime(2025, 3, 1, 12))
+
+
+HYBRID_HOST = E.generate_hybrid_private_key()
+VALID_HYBRID = seal("ack", recipient=HYBRID_HOST.public_key(), pq_hybrid=True)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, len(VALID_HYBRID) - 1), st.integers(1, 255))
+def test_fuzz_single_byte_mutation_hybrid(pos, xor):
+    data = bytearray(VALID_HYBRID)
+    data[pos] ^= xor
+    with pytest.raises(EnvelopeRejected):
+        open_(bytes(data), recipient=[HOST_KEY, HYBRID_HOST])
