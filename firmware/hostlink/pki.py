@@ -754,7 +754,8 @@ def ensure_development_pki(
 ) -> dict[str, Path]:
     """On first start: a development CA, a terminal, a host and a code signer under ``<state>/pki/``.
 
-    Idempotent: what exists is kept (a missing or expired certificate is issued again). Never for
+    Idempotent: what exists is kept; a certificate missing, expired or revoked is issued again, a lost
+    key is replaced by a renewal, and a CRL within a day of its nextUpdate is re-signed. Never for
     production: the CA key sits next to the certificates.
     """
     validate_name(terminal_id, "terminal id")
@@ -789,6 +790,11 @@ def ensure_development_pki(
             index = _load_index(files)
         out[f"{label}_cert"] = cert_path
         out[f"{label}_key"] = key_path
-    if not files.crl.exists():
+    # Keep the development CRL fresh: verification refuses one past its nextUpdate.
+    try:
+        next_update = load_crl(files.crl).next_update_utc
+    except PkiError:
+        next_update = None
+    if next_update is None or next_update - now < dt.timedelta(days=1):
         crl(directory)
     return out

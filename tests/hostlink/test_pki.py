@@ -270,5 +270,11 @@ def test_ensure_development_pki_idempotent(tmp_path: Path) -> None:
     assert mode(paths["terminal_key"]) == 0o600
     assert paths["ca_cert"].read_bytes() == before["ca_cert"]
     assert len(pki.list_certs(paths["dir"])) == 4
+    # a stale CRL is re-signed on the next start
+    pki.crl(paths["dir"], now=dt.datetime.now(dt.UTC) - dt.timedelta(days=8))
+    with pytest.raises(PkiError, match="CRL is out of date"):
+        verify_chain(paths["host_cert"], ca_cert, paths["crl"])
+    pki.ensure_development_pki(tmp_path / "state", "EGM-0042")
+    verify_chain(paths["host_cert"], ca_cert, paths["crl"], expect="host")
     with pytest.raises(PkiError, match="invalid terminal id"):
         pki.ensure_development_pki(tmp_path / "state", "bad id")
