@@ -851,7 +851,10 @@ class Terminal:
         elif isinstance(exc, LedgerError):
             self._tilt(TiltSource.CRITICAL_MEMORY, "ledger", f"critical memory: {exc}")
         elif isinstance(exc, ShoeExhausted):
+            # The shoe could not give the deal its card (misread, empty): play stops until the
+            # technician has the shoe right and clears the tilt (retest "device_fault:shoe.deal").
             self.ledger.event("shoe_error", reason=str(exc))
+            self._tilt(TiltSource.DEVICE_FAULT, "shoe.deal", f"the shoe could not deal: {exc}")
 
     def retest(self, tilt: str) -> dict[str, Any]:
         """The technician's "clear tilt" for a condition nothing else clears: run its check again
@@ -878,6 +881,8 @@ class Terminal:
             (TiltSource.SELF_TEST, "rng_health"): rng_check,
             (TiltSource.SELF_TEST, "software_signature"): lambda: check_software(self.cfg),
             (TiltSource.SELF_TEST, "critical_memory"): lambda: check_critical_memory(self.ledger),
+            (TiltSource.DEVICE_FAULT, "shoe.deal"):
+                lambda: None if self.devices.shoe is not None and self.devices.shoe.is_open else "the shoe is not connected",
         }
         check = checks.get((source, name))
         if check is None:
