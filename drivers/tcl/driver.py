@@ -87,6 +87,10 @@ def describe(flags: Flag) -> str:
 
 
 # --- records -> events (sans-I/O) --------------------------------------------------------------
+#: Extra agreed-status reads after CLEAR ERRORS before a printer counts as not ready.
+MAKE_READY_RETRIES = 2
+
+
 @dataclass(slots=True)
 class Pending:
     """The ticket sent and not yet confirmed either way."""
@@ -316,6 +320,12 @@ class TclPrinter(PolledSerialDevice):
         elif record.flags & NOT_READY:
             self._send(ClearErrors())
             record = self._agreed_status()
+            # A line that repeats replies can hand back the status from before the clear, twice
+            # (late copies of earlier answers): ask again before calling the printer not ready.
+            for _ in range(MAKE_READY_RETRIES):
+                if record is None or not record.flags & NOT_READY:
+                    break
+                record = self._agreed_status()
         if record is None:
             return "the printer does not answer"
         flags = record.flags
