@@ -486,17 +486,21 @@ class Terminal:
     def _on_ticket_escrowed(self, barcode: str) -> None:
         validator = self.devices.bill_validator
         assert validator is not None
-        try:
-            redemption = self.vouchers.check(barcode)
-            why = self._can_take(redemption.amount_cents)
-        except EgmError as exc:
-            why = str(exc)
+        why = self._can_take(0)                      # the state first: no host asked for nothing
+        if why is None:
+            try:
+                redemption = self.vouchers.begin_redeem(barcode)      # checks (and, later, asks the host) once
+            except EgmError as exc:
+                why = str(exc)
+            else:
+                why = self._can_take(redemption.amount_cents)
+                if why is not None:
+                    self.vouchers.cancel_redeem(barcode, why)
         if why is not None:
             validator.return_escrow()
             self.ledger.event("voucher_refused", validation=barcode, reason=why)
             self.message = f"voucher returned: {why}"
             return
-        self.vouchers.begin_redeem(barcode)
         self.redeeming = barcode
         validator.stack()
 
