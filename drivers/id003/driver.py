@@ -296,6 +296,11 @@ class Id003Validator(PolledSerialDevice):
 
     # --- the cabinet's requests ---------------------------------------------------------------
     @property
+    def escrowed(self) -> bool:
+        """A note or voucher is held in escrow, waiting for stack or return."""
+        return self._tracker.escrowed
+
+    @property
     def notes(self) -> dict[int, int]:
         """The validator's notes: escrow code -> cents (read with GET_CURRENCY_ASSIGNMENT)."""
         return dict(self._tracker.notes)

@@ -392,6 +392,11 @@ class SspValidator(PolledSerialDevice):
 
     # --- the cabinet's requests ---------------------------------------------------------------
     @property
+    def escrowed(self) -> bool:
+        """A note or voucher is held in escrow, waiting for stack or return."""
+        return self._tracker.escrowed
+
+    @property
     def notes(self) -> dict[int, int]:
         """Channel -> cents, from SETUP_REQUEST."""
         return dict(self._tracker.notes)

@@ -250,6 +250,11 @@ class TclPrinter(PolledSerialDevice):
 
     # --- the cabinet's requests ---------------------------------------------------------------
     @property
+    def faults(self) -> Flag:
+        """The fault flags of the printer's last agreed status (paper out, jam, chassis open...)."""
+        return self._tracker.faults
+
+    @property
     def printing(self) -> str | None:
         """The validation number of the ticket awaiting confirmation, if any."""
         pending = self._tracker.pending

@@ -68,21 +68,6 @@ def check_rng(results: Sequence[tuple[str, str]]) -> str | None:
     return "; ".join(bad) or None
 
 
-def doors_left_open(ledger: Any) -> dict[str, bool]:
-    """Each door's state as critical memory last recorded it (True: open)."""
-    import json
-
-    rows = ledger._store.query(
-        "SELECT body FROM log WHERE kind = 'event' AND (body LIKE '%\"event\":\"door_open\"%' "
-        "OR body LIKE '%\"event\":\"door_close\"%') ORDER BY seq")
-    state: dict[str, bool] = {}
-    for (body,) in rows:
-        event = json.loads(body)
-        if event.get("event") in ("door_open", "door_close") and isinstance(event.get("door"), str):
-            state[event["door"]] = event["event"] == "door_open"
-    return state
-
-
 def run_self_test(*, software: Callable[[], str | None], ledger: Any, rng_results: Sequence[tuple[str, str]],
                   device_problems: dict[str, str], doors_opened_while_off: Sequence[str] = ()) -> SelfTestReport:
     report = SelfTestReport()

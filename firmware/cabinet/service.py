@@ -559,7 +559,7 @@ class ServiceApi:
         self._no_args(args, "test note-return")
         validator = self._device("bill_validator")
         status = validator.poll() if hasattr(validator, "poll") else None
-        escrowed = bool(getattr(getattr(validator, "_tracker", None), "escrowed", False))
+        escrowed = bool(getattr(validator, "escrowed", False))
         returned = False
         # Only in SERVICE, where the cabinet takes no money; never a voucher being redeemed.
         if escrowed and self.terminal.cabinet.state is S.SERVICE and self.terminal.redeeming is None:
@@ -723,10 +723,7 @@ class ServiceApi:
 
     def _apply(self, candidate: Any, game: str) -> None:
         """The terminal plays ``candidate`` from its next round (a round in progress keeps its options)."""
-        t = self.terminal
-        t.cfg = candidate
-        t._kernels.pop(game, None)
-        t._sources.pop(game, None)          # the shoe's composition may have changed (decks)
+        self.terminal.use_config(candidate, [game])
 
     def apply_stored_config(self) -> list[str]:
         """Use the game options a technician stored (``config set``) over the configuration file's:
@@ -751,10 +748,7 @@ class ServiceApi:
         if applied:
             # A round in progress keeps the kernel it started with (terminal.kernel); only the
             # next round is built from the new options.
-            self.terminal.cfg = cfg
-            for game in applied:
-                self.terminal._kernels.pop(game, None)
-                self.terminal._sources.pop(game, None)
+            self.terminal.use_config(cfg, applied)
             self.ledger.event("service_config_applied", games=applied)
         return applied
 

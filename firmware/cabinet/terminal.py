@@ -45,7 +45,6 @@ from typing import Any
 from firmware.cabinet.errors import CabinetError
 from firmware.cabinet.gated import GatedSource
 from firmware.cabinet.machine import Cabinet
-from firmware.cabinet.selftest import doors_left_open
 from firmware.cabinet.states import CabinetState, HandpayReason, TiltSource
 from firmware.cards.errors import ShoeExhausted
 from firmware.cards.source import PhysicalShoeSource, RngShoe
@@ -265,7 +264,7 @@ class Terminal:
         deadline = time.monotonic() + timeout
         while counters is not None and not counters.get("snapshots") and time.monotonic() < deadline:
             time.sleep(0.01)
-        last = doors_left_open(self.ledger)
+        last = self.ledger.door_states()
         inputs = getattr(io, "inputs", {})
         self.doors_opened_while_off = [door.value for door in Door
                                        if inputs.get(door) and not last.get(door.value, False)]
@@ -551,7 +550,7 @@ class Terminal:
             return "no printer"
         if not printer.is_open:
             return "printer offline"
-        faults = getattr(getattr(printer, "_tracker", None), "faults", None)
+        faults = getattr(printer, "faults", None)
         if faults:
             from drivers.tcl.driver import describe
 
@@ -669,6 +668,14 @@ class Terminal:
             raise TerminalError("a round is in progress")
         self.game_id = game
         return self.status()
+
+    def use_config(self, cfg: Any, games: list[str]) -> None:
+        """Play ``cfg`` from the next round; ``games`` changed options (their kernels and shoes are
+        built again; a round in progress keeps the kernel it started with)."""
+        self.cfg = cfg
+        for game in games:
+            self._kernels.pop(game, None)
+            self._sources.pop(game, None)              # the shoe's composition may have changed
 
     def set_bet(self, unit: int) -> dict[str, Any]:
         if not isinstance(unit, int) or not self.limits.min_bet <= unit <= self.limits.max_bet:
@@ -962,7 +969,7 @@ class Terminal:
             "bet": self.bet_unit,
             "round": None if kernel is None else {
                 "round_id": kernel.round_id, "game": kernel.game.id, "phase": kernel.phase.value,
-                "cards_dealt": len(kernel._source.dealt) if kernel._source is not None else 0,
+                "cards_dealt": kernel.cards_dealt,
                 "pending": [{"seat": r.seat, "kind": r.kind, "actions": list(r.actions)} for r in kernel.pending()],
             },
             "handpay": None if pending is None else {"credits": pending[0], "reason": pending[1].value},

@@ -80,6 +80,11 @@ class RoundKernel:
             self._round_id = uuid.uuid4().hex
         return self._round_id
 
+    @property
+    def cards_dealt(self) -> int:
+        """Cards dealt so far in the current round."""
+        return len(self._source.dealt) if self._source is not None else 0
+
     def _reset(self) -> None:
         self.round: Any = None
         self._round_id: str | None = None

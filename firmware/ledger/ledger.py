@@ -336,6 +336,18 @@ class Ledger:
             "SELECT seq, time, body FROM log WHERE kind = 'event' ORDER BY seq DESC LIMIT ?", (last,))
         return [{"seq": seq, "time": time, **json.loads(body)} for seq, time, body in rows]
 
+    def door_states(self) -> dict[str, bool]:
+        """Each door's state as the event log last recorded it (True: open)."""
+        rows = self._store.query(
+            "SELECT body FROM log WHERE kind = 'event' AND (body LIKE '%\"event\":\"door_open\"%' "
+            "OR body LIKE '%\"event\":\"door_close\"%') ORDER BY seq")
+        state: dict[str, bool] = {}
+        for (body,) in rows:
+            event = json.loads(body)
+            if event.get("event") in ("door_open", "door_close") and isinstance(event.get("door"), str):
+                state[event["door"]] = event["event"] == "door_open"
+        return state
+
     def transactions(self, kinds: tuple[str, ...], last: int) -> list[dict[str, Any]]:
 
         marks = ",".join("?" * len(kinds))

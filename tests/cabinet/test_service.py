@@ -55,7 +55,7 @@ class FakeValidator(Device):
         super().__init__("bill_validator")
         self.enabled: bool | None = None
         self.returned = 0
-        self._tracker = SimpleNamespace(escrowed=False)
+        self.escrowed = False
         self.counters = {"garbage": 0, "timeouts": 1}
         self.notes = {1: 100, 2: 500, 3: 2000}
 
@@ -76,7 +76,7 @@ class FakeValidator(Device):
 
     def return_escrow(self) -> None:
         self.returned += 1
-        self._tracker.escrowed = False
+        self.escrowed = False
 
     def poll(self) -> str:
         return "IDLING"
@@ -465,7 +465,7 @@ def test_technician(played):
     assert ticket["flags"] == "paper_out" and rig.devices.printer.printed == []
     validator = rig.devices.bill_validator
     assert svc(rig, "test", "note-return")["returned"] is False
-    validator._tracker.escrowed = True
+    validator.escrowed = True
     assert svc(rig, "test", "note-return")["returned"] is True and validator.returned == 1
     # ram clear: refused by default, and while credits are on the meter
     refused(rig, "technician", "ram-clear", "CLEAR", "new", "board", match="the credit meter holds 2000 credits")
