@@ -37,12 +37,12 @@ from typing import Any
 from cryptography import x509
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec, ed25519
+from cryptography.hazmat.primitives.asymmetric import ec, ed25519, x25519
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from firmware.errors import EgmError
 
-KINDS: tuple[str, ...] = ("terminal", "host", "code-signer")
+KINDS: tuple[str, ...] = ("terminal", "host", "code-signer", "host-kem")
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,31}")
 NAME_RULE = "1-32 characters of letters, digits, '-', '_' or '.', starting with a letter or digit"
 _DNS_LABEL = re.compile(r"(?!-)[A-Za-z0-9-]{1,63}(?<!-)")
@@ -56,6 +56,7 @@ _EKU: dict[str, tuple[x509.ObjectIdentifier, ...]] = {
     "terminal": (ExtendedKeyUsageOID.CLIENT_AUTH,),
     "host": (ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH),
     "code-signer": (ExtendedKeyUsageOID.CODE_SIGNING,),
+    "host-kem": (),             # an encryption key: key usage keyAgreement, no EKU
 }
 #: The EKU a certificate must carry to act in a role (``verify_chain(expect=...)``).
 _ROLE_EKU: dict[str, x509.ObjectIdentifier] = {
@@ -373,6 +374,8 @@ def issue(
     ``terminal``: CN = terminal id, URI SAN ``urn:egm:terminal:<id>``, EKU clientAuth.
     ``host``: CN = name, DNS (and IP) SANs, EKU serverAuth + clientAuth.
     ``code-signer``: Ed25519 key, EKU codeSigning.
+    ``host-kem``: the host's X25519 encryption key (RFC 8410), key usage keyAgreement only: terminals
+    encrypt their reports to it (HPKE), after checking this certificate against the CA and CRL.
     """
     _check_kind(kind)
     validate_name(name, "terminal id" if kind == "terminal" else f"{kind} name")
@@ -435,8 +438,14 @@ def _issue(
 ) -> IssuedFiles:
     if days < 1:
         raise PkiError(f"invalid validity {days} days: at least 1")
-    key: ec.EllipticCurvePrivateKey | ed25519.Ed25519PrivateKey
-    key = ed25519.Ed25519PrivateKey.generate() if kind == "code-signer" else ec.generate_private_key(ec.SECP256R1())
+    key: ec.EllipticCurvePrivateKey | ed25519.Ed25519PrivateKey | x25519.X25519PrivateKey
+    if kind == "code-signer":
+        key = ed25519.Ed25519PrivateKey.generate()
+    elif kind == "host-kem":
+        key = x25519.X25519PrivateKey.generate()
+    else:
+        key = ec.generate_private_key(ec.SECP256R1())
+    agreement = kind == "host-kem"
     not_before = now - BACKDATE
     # Never outlive the CA: a certificate past its issuer's end would not verify anyway.
     not_after = min(now + dt.timedelta(days=days), ca_cert.not_valid_after_utc)
@@ -458,16 +467,17 @@ def _issue(
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
         .add_extension(
             x509.KeyUsage(
-                digital_signature=True, content_commitment=False, key_encipherment=False,
-                data_encipherment=False, key_agreement=False, key_cert_sign=False, crl_sign=False,
+                digital_signature=not agreement, content_commitment=False, key_encipherment=False,
+                data_encipherment=False, key_agreement=agreement, key_cert_sign=False, crl_sign=False,
                 encipher_only=False, decipher_only=False,
             ),
             critical=True,
         )
-        .add_extension(x509.ExtendedKeyUsage(list(_EKU[kind])), critical=False)
         .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
         .add_extension(_aki(ca_cert), critical=False)
     )
+    if _EKU[kind]:
+        builder = builder.add_extension(x509.ExtendedKeyUsage(list(_EKU[kind])), critical=False)
     if sans:
         builder = builder.add_extension(x509.SubjectAlternativeName(list(sans)), critical=False)
     cert = builder.sign(ca_key, hashes.SHA256())
@@ -640,6 +650,8 @@ def crl(ca_dir: str | os.PathLike[str], *, now: dt.datetime | None = None) -> by
 
 def cert_kind(cert: x509.Certificate) -> str | None:
     """The kind a certificate was issued as, from its EKU (``None`` if it is none of ours)."""
+    if isinstance(cert.public_key(), x25519.X25519PublicKey):
+        return "host-kem"
     ekus = _ekus(cert)
     if ExtendedKeyUsageOID.CODE_SIGNING in ekus:
         return "code-signer"
@@ -655,6 +667,13 @@ def _ekus(cert: x509.Certificate) -> list[x509.ObjectIdentifier]:
         return list(cert.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value)
     except x509.ExtensionNotFound:
         return []
+
+
+def _key_agreement(cert: x509.Certificate) -> bool:
+    try:
+        return bool(cert.extensions.get_extension_for_class(x509.KeyUsage).value.key_agreement)
+    except x509.ExtensionNotFound:
+        return False
 
 
 def common_name(cert: x509.Certificate) -> str | None:
@@ -733,7 +752,10 @@ def verify_chain(
                 reason = "unspecified"
             raise PkiError(f"{who} is revoked since {_iso(entry.revocation_date_utc)} ({reason})")
 
-    if expect is not None:
+    if expect == "host-kem":
+        if not isinstance(cert.public_key(), x25519.X25519PublicKey) or not _key_agreement(cert):
+            raise PkiError(f"{who} is not a host encryption (X25519 keyAgreement) certificate")
+    elif expect is not None:
         if _ROLE_EKU[expect] not in _ekus(cert):
             raise PkiError(f"{who} is a {cert_kind(cert) or 'unknown'} certificate, not a {expect} one "
                            f"(extended key usage lacks {_EKU_NAMES[_ROLE_EKU[expect]]})")
@@ -747,6 +769,7 @@ def verify_chain(
 
 DEV_HOST = "egm-host"
 DEV_SIGNER = "dev-code-signer"
+DEV_HOST_KEM = "egm-host.kem"
 
 
 def ensure_development_pki(
@@ -768,6 +791,7 @@ def ensure_development_pki(
         "terminal": (terminal_id, {}),
         "host": (DEV_HOST, {"dns": ["localhost", DEV_HOST], "ips": ["127.0.0.1", "::1"]}),
         "code_signer": (DEV_SIGNER, {}),
+        "host_kem": (DEV_HOST_KEM, {}),
     }
     now = _utcnow()
     index = _load_index(files)

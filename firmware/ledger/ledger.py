@@ -74,6 +74,9 @@ class Ledger:
         self.repairs: list[str] = []
         self.rows = 0
         self._batch: tuple[list[tuple[str, str | None, str, dict[str, Any]]], dict[str, tuple[int, int]]] | None = None
+        #: Called with every record once it is durable: ``(seq, kind, ref, time, body)`` (the host
+        #: link's outbox numbers its reports from them). A listener must not write to the ledger.
+        self.listeners: list[Callable[[int, str, str | None, str, dict[str, Any]], None]] = []
 
     # --- opening -------------------------------------------------------------------------------
     @classmethod
@@ -153,16 +156,23 @@ class Ledger:
         changed = M.apply(trial, changes)
         if trial.get("credits", 0) < 0:
             raise LedgerStateError(f"not enough credits for {kind}")
+        now = self._clock()
         if self._batch is not None:
             records, pending = self._batch
             seq = self._store.last_seq + len(records) + 1
-            records.append((kind, ref, self._clock(), body))
+            records.append((kind, ref, now, body))
             pending.update({n: (trial[n], seq) for n in changed})
         else:
             seq = self._store.last_seq + 1
-            self._store.append([(kind, ref, self._clock(), body)], {n: (trial[n], seq) for n in changed})
+            self._store.append([(kind, ref, now, body)], {n: (trial[n], seq) for n in changed})
         self._absorb(seq, kind, body)
         self.rows += 1
+        if self._batch is None:
+            self._notify(seq, kind, ref, now, body)
+
+    def _notify(self, seq: int, kind: str, ref: str | None, time: str, body: dict[str, Any]) -> None:
+        for listener in self.listeners:
+            listener(seq, kind, ref, time, body)
 
     @contextlib.contextmanager
     def batch(self) -> Iterator[None]:
@@ -179,7 +189,11 @@ class Ledger:
             yield
             records, pending = self._batch
             if records:
+                first = self._store.last_seq + 1
                 self._store.append(records, pending)
+                self._batch = None
+                for i, (kind, ref, time, body) in enumerate(records):
+                    self._notify(first + i, kind, ref, time, body)
         finally:
             self._batch = None
 
@@ -264,6 +278,33 @@ class Ledger:
         return [{"seq": seq, "kind": kind, "time": time, "body": json.loads(body)}
                 for seq, kind, time, body in rows]
 
+    # --- the host link (firmware/hostlink) ----------------------------------------------------------
+    def meters_snapshot(self, reason: str) -> dict[str, Any]:
+        """Record the meters as they stand (the host's periodic and on-request meter reports are
+        these records, so a report is in critical memory before it is sent). Meter-neutral."""
+        report = self.meters_report()
+        self._commit("meters", None, {"reason": reason, **report})
+        return report
+
+    def host_ack(self, upto: int) -> None:
+        """The host acknowledged every report numbered up to ``upto`` (the outbox watermark)."""
+        if isinstance(upto, bool) or not isinstance(upto, int) or upto < 0:
+            raise LedgerError(f"host_ack: {upto!r} is not a report number")
+        self._commit("host_ack", None, {"upto": upto})
+
+    def log_index(self, after: int = 0) -> list[tuple[int, str, str | None]]:
+        """``(seq, kind, ref)`` of every record after ``after``, oldest first (no bodies)."""
+        return [(seq, kind, ref) for seq, kind, ref in self._store.query(
+            "SELECT seq, kind, ref FROM log WHERE seq > ? ORDER BY seq", (after,))]
+
+    def log_record(self, seq: int) -> dict[str, Any]:
+        """Record ``seq``: ``{"seq", "kind", "ref", "time", "body"}``; :class:`LedgerError` if none."""
+        rows = self._store.query("SELECT kind, ref, time, body FROM log WHERE seq = ?", (seq,))
+        if not rows:
+            raise LedgerError(f"critical memory has no record {seq}")
+        kind, ref, time, body = rows[0]
+        return {"seq": seq, "kind": kind, "ref": ref, "time": time, "body": json.loads(body)}
+
     # --- the round journal (kernel hook) -------------------------------------------------------
     def transition(self, entry: JournalEntry) -> None:
         """Write one round transition ahead of its effects (the kernel's ``RoundJournal``)."""
@@ -302,8 +343,6 @@ class Ledger:
         ``time``, ``credits_before`` and ``credits_after``; an unfinished round comes first with
         ``"status": "in_progress"``."""
 
-        from firmware.ledger.resume import rebuild_record
-
         out: list[dict[str, Any]] = []
         if self.open_round is not None:
             data = self.open_round.resume_data()
@@ -314,20 +353,32 @@ class Ledger:
             "SELECT ref, time, body FROM log WHERE kind = 'round.complete' ORDER BY seq DESC LIMIT ?",
             (max(0, last - len(out)),))
         for ref, time, body in rows:
-            complete = json.loads(body)
-            record = rebuild_record(self.round_entries(ref))
-            record["round_id"] = ref
-            record["time"] = time
-            record["status"] = "complete"
-            record["credits_before"] = complete["credits_before"] // self.denom_cents
-            data = complete["entry"]["data"]
-            back = sum(b[n] + data["results"][s][n]["net"] for s, b in data["stakes"].items() for n in b)
-            extra = sum(sum(b.values()) for b in data["stakes"].values()) - sum(
-                sum(b.values()) for b in complete["initial_stakes"].values())
-            staked = sum(sum(b.values()) for b in complete["initial_stakes"].values())
-            record["credits_after"] = record["credits_before"] - staked - extra + back
-            out.append(record)
+            out.append(self._complete_record(ref, time, json.loads(body)))
         return out
+
+    def round_record(self, round_id: str) -> dict[str, Any]:
+        """The record of one completed round, in the :meth:`recall` format."""
+        rows = self._store.query(
+            "SELECT time, body FROM log WHERE kind = 'round.complete' AND ref = ?", (round_id,))
+        if not rows:
+            raise LedgerError(f"no completed round {round_id!r}")
+        return self._complete_record(round_id, rows[0][0], json.loads(rows[0][1]))
+
+    def _complete_record(self, ref: str, time: str, complete: dict[str, Any]) -> dict[str, Any]:
+        from firmware.ledger.resume import rebuild_record
+
+        record = rebuild_record(self.round_entries(ref))
+        record["round_id"] = ref
+        record["time"] = time
+        record["status"] = "complete"
+        record["credits_before"] = complete["credits_before"] // self.denom_cents
+        data = complete["entry"]["data"]
+        back = sum(b[n] + data["results"][s][n]["net"] for s, b in data["stakes"].items() for n in b)
+        extra = sum(sum(b.values()) for b in data["stakes"].values()) - sum(
+            sum(b.values()) for b in complete["initial_stakes"].values())
+        staked = sum(sum(b.values()) for b in complete["initial_stakes"].values())
+        record["credits_after"] = record["credits_before"] - staked - extra + back
+        return record
 
     def events(self, last: int = 100) -> list[dict[str, Any]]:
         """The event log, newest first, with sequence numbers (the log's, gap-free over all records)."""

@@ -106,7 +106,7 @@ def test_dev_is_idempotent(capsys, tmp_path: Path) -> None:
     code, out, _ = run(capsys, "dev", "--state-dir", state, "--terminal", "EGM-0009", "--json")
     assert json.loads(out) == first
     code, out, _ = run(capsys, "list", "--dir", first["dir"], "--json")
-    assert sorted(r["kind"] for r in json.loads(out)) == ["code-signer", "host", "terminal"]
+    assert sorted(r["kind"] for r in json.loads(out)) == ["code-signer", "host", "host-kem", "terminal"]
     code, out, err = run(capsys, "verify", "--dir", first["dir"], first["terminal_cert"], "--expect", "terminal")
     assert code == 0
     code, out, _ = run(capsys, "dev", "--state-dir", state, "--terminal", "EGM-0009")

@@ -253,23 +253,24 @@ def test_list_certs(ca: pki.CaFiles, terminal: pki.IssuedFiles) -> None:
 def test_ensure_development_pki_idempotent(tmp_path: Path) -> None:
     paths = pki.ensure_development_pki(tmp_path / "state", "EGM-0042")
     assert paths["dir"] == tmp_path / "state" / "pki"
-    for key in ("ca_key", "terminal_key", "host_key", "code_signer_key"):
+    for key in ("ca_key", "terminal_key", "host_key", "code_signer_key", "host_kem_key"):
         assert mode(paths[key]) == 0o600, key
     ca_cert = paths["ca_cert"]
     verify_chain(paths["terminal_cert"], ca_cert, paths["crl"], expect="terminal")
     verify_chain(paths["host_cert"], ca_cert, paths["crl"], expect="host")
     verify_chain(paths["code_signer_cert"], ca_cert, paths["crl"], expect="code-signer")
+    verify_chain(paths["host_kem_cert"], ca_cert, paths["crl"], expect="host-kem")
     before = {k: p.read_bytes() for k, p in paths.items() if p.is_file() and k != "crl"}
     again = pki.ensure_development_pki(tmp_path / "state", "EGM-0042")
     assert again == paths
     assert {k: p.read_bytes() for k, p in again.items() if p.is_file() and k != "crl"} == before
-    assert len(pki.list_certs(paths["dir"])) == 3
+    assert len(pki.list_certs(paths["dir"])) == 4
     # a lost key is replaced (same subject), everything else kept
     paths["terminal_key"].unlink()
     pki.ensure_development_pki(tmp_path / "state", "EGM-0042")
     assert mode(paths["terminal_key"]) == 0o600
     assert paths["ca_cert"].read_bytes() == before["ca_cert"]
-    assert len(pki.list_certs(paths["dir"])) == 4
+    assert len(pki.list_certs(paths["dir"])) == 5
     # a stale CRL is re-signed on the next start
     pki.crl(paths["dir"], now=dt.datetime.now(dt.UTC) - dt.timedelta(days=8))
     with pytest.raises(PkiError, match="CRL is out of date"):
