@@ -1,0 +1,302 @@
+"""Ingest one terminal message: its ``messages`` row and everything derived from it, on the caller's
+connection (the caller owns the transaction, so it is all or nothing).
+
+Order inside the transaction, which is what makes it correct under concurrency:
+
+1. ``INSERT ... ON CONFLICT DO NOTHING`` into ``messages``: no row inserted = a duplicate, and the
+   function returns at once (nothing else is touched). A concurrent insert of the same key waits
+   on the unique index and then sees the conflict.
+2. Upsert the ``terminals`` row. On PostgreSQL this takes the row lock, so the derivations of two
+   messages from one terminal never interleave; on SQLite the whole write is serialised anyway.
+3. Derive: ``meters`` -> ``meters_history``, ``event`` -> ``events`` (+ tilts, vouchers, disabled),
+   ``round`` -> ``rounds``. Every derived state change is ordered by seq, so a message that arrives
+   late never undoes a newer one.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Table, case, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Connection
+
+from host.store_schema import events, messages, meters_history, rounds, terminals, tilts, vouchers
+
+log = logging.getLogger(__name__)
+
+COUNT_MAX = 2**63 - 1
+
+
+@dataclass(frozen=True)
+class Incoming:
+    """One verified terminal message, as :meth:`HostStore.record` received it."""
+
+    terminal: str
+    seq: int
+    type: str
+    sent_at: datetime
+    received_at: datetime
+    body: Mapping[str, Any]
+
+
+def upsert(conn: Connection, table: Table) -> Any:
+    """The dialect's INSERT (with ``on_conflict_do_nothing`` / ``on_conflict_do_update``)."""
+    if conn.dialect.name == "postgresql":
+        return postgresql.insert(table)
+    return sqlite.insert(table)
+
+
+def ingest(conn: Connection, msg: Incoming) -> bool:
+    """Store ``msg`` and its derived state; False (and nothing changed) if it is a duplicate."""
+    stmt = upsert(conn, messages).values(
+        terminal=msg.terminal, seq=msg.seq, type=msg.type, sent_at=msg.sent_at,
+        received_at=msg.received_at, body=dict(msg.body),
+    ).on_conflict_do_nothing(index_elements=["terminal", "seq"]).returning(messages.c.seq)
+    # RETURNING, not rowcount: the psycopg dialect reports -1 for an INSERT's rowcount
+    if conn.execute(stmt).first() is None:
+        _warn_if_different(conn, msg)
+        return False
+    power_up_seq = _touch_terminal(conn, msg)
+    derive = _DERIVE.get(msg.type)
+    if derive is not None:
+        derive(conn, msg, power_up_seq)
+    return True
+
+
+def _warn_if_different(conn: Connection, msg: Incoming) -> None:
+    row = conn.execute(select(messages.c.type, messages.c.body).where(
+        messages.c.terminal == msg.terminal, messages.c.seq == msg.seq)).first()
+    if row is not None and (row.type != msg.type or row.body != dict(msg.body)):
+        log.warning("terminal %s sent seq %d again with different content (%s); the first one "
+                    "stays", msg.terminal, msg.seq, msg.type)
+
+
+def _touch_terminal(conn: Connection, msg: Incoming) -> int | None:
+    """Upsert the terminal's row (first/last seen, last seq, count); return its ``power_up_seq``."""
+    t = terminals.c
+    ins = upsert(conn, terminals).values(
+        terminal=msg.terminal, first_seen=msg.received_at, last_seen=msg.received_at,
+        last_seq=msg.seq, message_count=1, disabled=False)
+    ex = ins.excluded
+    stmt = ins.on_conflict_do_update(
+        index_elements=["terminal"],
+        set_={
+            "last_seen": case((ex.last_seen > t.last_seen, ex.last_seen), else_=t.last_seen),
+            "last_seq": case((ex.last_seq > t.last_seq, ex.last_seq), else_=t.last_seq),
+            "message_count": t.message_count + 1,
+        },
+    ).returning(t.power_up_seq)
+    return conn.execute(stmt).scalar_one()
+
+
+# --- per message type ------------------------------------------------------------------------------
+
+def _meters(conn: Connection, msg: Incoming, _power_up_seq: int | None) -> None:
+    credits = msg.body.get("credits")
+    conn.execute(meters_history.insert().values(
+        terminal=msg.terminal, seq=msg.seq, sent_at=msg.sent_at,
+        credits=credits if _is_count(credits) else None, body=dict(msg.body)))
+
+
+def _round(conn: Connection, msg: Incoming, _power_up_seq: int | None) -> None:
+    record = msg.body.get("record")
+    record = record if isinstance(record, dict) else {}
+    conn.execute(rounds.insert().values(
+        terminal=msg.terminal, seq=msg.seq, sent_at=msg.sent_at, record=record,
+        round_id=_short_str(record.get("round_id")), game=_short_str(record.get("game"))))
+
+
+def _event(conn: Connection, msg: Incoming, power_up_seq: int | None) -> None:
+    name = msg.body.get("name")
+    data = msg.body.get("data")
+    data = data if isinstance(data, dict) else {}
+    if not isinstance(name, str):
+        log.warning("event seq %d from %s has no name; stored as a message only", msg.seq,
+                    msg.terminal)
+        return
+    conn.execute(events.insert().values(
+        terminal=msg.terminal, seq=msg.seq, name=name[:64], sent_at=msg.sent_at, data=data))
+    effect = _EVENT_EFFECTS.get(name)
+    if effect is not None:
+        effect(conn, msg, data, power_up_seq)
+
+
+_DERIVE: dict[str, Callable[[Connection, Incoming, int | None], None]] = {
+    "meters": _meters,
+    "event": _event,
+    "round": _round,
+}
+
+
+# --- event effects: tilts --------------------------------------------------------------------------
+
+def _set_tilt(conn: Connection, msg: Incoming, key: str, is_open: bool, reason: str | None) -> None:
+    """Tilt ``key`` open/closed as of ``msg.seq``, unless a newer change is already stored."""
+    ins = upsert(conn, tilts).values(
+        terminal=msg.terminal, tilt=key, open=is_open, reason=reason, changed_seq=msg.seq,
+        changed_at=msg.sent_at)
+    ex = ins.excluded
+    conn.execute(ins.on_conflict_do_update(
+        index_elements=["terminal", "tilt"],
+        set_={"open": ex.open, "reason": case((ex.open, ex.reason), else_=tilts.c.reason),
+              "changed_seq": ex.changed_seq, "changed_at": ex.changed_at},
+        where=tilts.c.changed_seq < ex.changed_seq,
+    ))
+
+
+def _tilt_raised(conn: Connection, msg: Incoming, data: dict[str, Any],
+                 power_up_seq: int | None) -> None:
+    key = _tilt_key(msg, data)
+    if key is None:
+        return
+    # a power-up newer than this raise already closed it (the newer power-up re-raises what is
+    # still wrong), so a late raise is recorded closed
+    still_open = power_up_seq is None or power_up_seq < msg.seq
+    reason = data.get("reason")
+    _set_tilt(conn, msg, key, still_open, None if reason is None else str(reason))
+
+
+def _tilt_cleared(conn: Connection, msg: Incoming, data: dict[str, Any],
+                  _power_up_seq: int | None) -> None:
+    key = _tilt_key(msg, data)
+    if key is not None:
+        _set_tilt(conn, msg, key, False, None)
+
+
+def _power_up(conn: Connection, msg: Incoming, _data: dict[str, Any],
+              _power_up_seq: int | None) -> None:
+    t = terminals.c
+    conn.execute(update(terminals).where(t.terminal == msg.terminal).values(
+        power_up_seq=case((t.power_up_seq.is_(None) | (t.power_up_seq < msg.seq), msg.seq),
+                          else_=t.power_up_seq)))
+    conn.execute(update(tilts).where(
+        tilts.c.terminal == msg.terminal, tilts.c.changed_seq < msg.seq,
+    ).values(open=False, changed_seq=msg.seq, changed_at=msg.sent_at))
+
+
+def _tilt_key(msg: Incoming, data: dict[str, Any]) -> str | None:
+    key = data.get("tilt")
+    if not isinstance(key, str) or not key or len(key) > 64:
+        log.warning("tilt event seq %d from %s has no usable tilt key: %r", msg.seq, msg.terminal,
+                    key)
+        return None
+    return key
+
+
+# --- event effects: host enable / disable -----------------------------------------------------------
+
+def _set_disabled(conn: Connection, msg: Incoming, disabled: bool) -> None:
+    t = terminals.c
+    conn.execute(update(terminals).where(
+        t.terminal == msg.terminal, t.disabled_seq.is_(None) | (t.disabled_seq < msg.seq),
+    ).values(disabled=disabled, disabled_seq=msg.seq))
+
+
+# --- event effects: vouchers ------------------------------------------------------------------------
+
+def _ticket_out(conn: Connection, msg: Incoming, data: dict[str, Any],
+                _power_up_seq: int | None) -> None:
+    """A voucher printed by this terminal: issued (or, if its redemption arrived first, the
+    issuer and amount filled in)."""
+    validation, cents = _voucher_fields(msg, data)
+    if validation is None or cents is None:
+        return
+    v = vouchers.c
+    ins = upsert(conn, vouchers).values(
+        validation=validation, amount_cents=cents, state="issued", issued_by=msg.terminal,
+        issued_seq=msg.seq, issued_at=msg.sent_at, created_at=msg.received_at)
+    ex = ins.excluded
+    conn.execute(ins.on_conflict_do_update(
+        index_elements=["validation"],
+        set_={"issued_by": ex.issued_by, "issued_seq": ex.issued_seq, "issued_at": ex.issued_at,
+              "amount_cents": ex.amount_cents},
+        where=v.issued_by.is_(None),
+    ))
+
+
+def _ticket_in(conn: Connection, msg: Incoming, data: dict[str, Any],
+               _power_up_seq: int | None) -> None:
+    """A voucher this terminal took in and paid: redeemed here, authorised first or not (a second
+    redemption report of the same voucher leaves the first one in place)."""
+    validation, cents = _voucher_fields(msg, data)
+    if validation is None:
+        return
+    ins = upsert(conn, vouchers).values(
+        validation=validation, amount_cents=cents or 0, state="redeemed", issued_by=None,
+        redeemed_by=msg.terminal, redeemed_seq=msg.seq, redeemed_at=msg.sent_at,
+        created_at=msg.received_at)
+    ex = ins.excluded
+    done = conn.execute(ins.on_conflict_do_update(
+        index_elements=["validation"],
+        set_={"state": "redeemed", "held_by": None, "redeemed_by": ex.redeemed_by,
+              "redeemed_seq": ex.redeemed_seq, "redeemed_at": ex.redeemed_at},
+        where=vouchers.c.state != "redeemed",
+    ).returning(vouchers.c.validation))
+    if done.first() is None:
+        # the first redemption stays on the voucher; this one is in the events table
+        log.warning("voucher %s reported redeemed again by %s (seq %d): already redeemed",
+                    validation, msg.terminal, msg.seq)
+
+
+def _voucher_state(conn: Connection, msg: Incoming, data: dict[str, Any],
+                   _power_up_seq: int | None) -> None:
+    """The terminal's own voucher record; only ``void`` matters to the host (issued -> voided)."""
+    if data.get("state") != "void":
+        return
+    validation = data.get("validation")
+    if not is_validation(validation):
+        log.warning("voucher event seq %d from %s: bad validation %r", msg.seq, msg.terminal,
+                    validation)
+        return
+    conn.execute(update(vouchers).where(
+        vouchers.c.validation == validation, vouchers.c.state == "issued",
+    ).values(state="voided"))
+
+
+def _voucher_fields(msg: Incoming, data: dict[str, Any]) -> tuple[str | None, int | None]:
+    validation, cents = data.get("validation"), data.get("cents")
+    if not is_validation(validation):
+        log.warning("%s event seq %d from %s: bad validation %r; no voucher recorded",
+                    msg.body.get("name"), msg.seq, msg.terminal, validation)
+        return None, None
+    if not _is_count(cents):
+        log.warning("%s event seq %d from %s: bad amount %r", msg.body.get("name"), msg.seq,
+                    msg.terminal, cents)
+        return validation, None
+    return validation, cents
+
+
+_EVENT_EFFECTS: dict[str, Callable[[Connection, Incoming, dict[str, Any], int | None], None]] = {
+    "cabinet.tilt_raised": _tilt_raised,
+    "cabinet.tilt_cleared": _tilt_cleared,
+    "power_up": _power_up,
+    "ticket_out": _ticket_out,
+    "ticket_in": _ticket_in,
+    "voucher": _voucher_state,
+    "host.disabled": lambda conn, msg, _d, _p: _set_disabled(conn, msg, True),
+    "host.enabled": lambda conn, msg, _d, _p: _set_disabled(conn, msg, False),
+}
+
+
+# --- small checks -----------------------------------------------------------------------------------
+
+def _is_count(v: Any) -> bool:
+    """An integer that fits a BIGINT column as a count or amount: 0 .. 2^63-1."""
+    return isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= COUNT_MAX
+
+
+def is_validation(v: Any) -> bool:
+    """True for an 18-ASCII-digit validation number."""
+    return isinstance(v, str) and len(v) == 18 and v.isascii() and v.isdigit()
+
+
+def _short_str(v: Any) -> str | None:
+    if v is None:
+        return None
+    s = str(v)
+    return s[:64]
