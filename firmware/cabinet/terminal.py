@@ -188,12 +188,14 @@ class Terminal:
         self.register(
             status=self.status, play=self.play, decide=self.decide, cashout=self.request_cashout,
             game=self.choose_game, bet=self.set_bet, retry_ticket=self.retry_ticket,
-            attendant_handpay=self.attendant_handpay,
+            attendant_handpay=self.attendant_handpay, wake=lambda: None,
         )
         self.snapshot: dict[str, Any] = {}
         #: Set by ``firmware.cabinet.service.install``: the service API and the demo mode.
         self.service: Any = None
         self.demo: Any = None
+        #: Set by ``firmware.hostlink.link.HostLink.attach``: polled from every step.
+        self.hostlink: Any = None
 
     # --- commands ------------------------------------------------------------------------------
     def register(self, **handlers: Callable[..., Any]) -> None:
@@ -209,6 +211,10 @@ class Terminal:
         else:
             self._commands.put(command)
         return command.future
+
+    def wake(self) -> None:
+        """End the loop's idle wait now (another thread has something for the next step)."""
+        self._commands.put(_Command("wake", {}))
 
     def call(self, name: str, timeout: float = 30.0, **args: Any) -> Any:
         """:meth:`submit` and wait (from another thread than the terminal's)."""
@@ -341,6 +347,8 @@ class Terminal:
             except queue.Empty:
                 command = None
         self._drain_devices()
+        if self.hostlink is not None:
+            self.hostlink.poll()
         self._reconnect()
         self._update_outputs()
         self._publish()
@@ -488,7 +496,9 @@ class Terminal:
         why = self._can_take(0)                      # the state first: no host asked for nothing
         if why is None:
             try:
-                redemption = self.vouchers.begin_redeem(barcode)      # checks (and, later, asks the host) once
+                link = self.hostlink
+                host = link if link is not None and link.connected else None
+                redemption = self.vouchers.begin_redeem(barcode, host=host)   # checks (asks the host) once
             except EgmError as exc:
                 why = str(exc)
             else:
@@ -982,6 +992,7 @@ class Terminal:
             "starting": self._starting is not None,
             "last_ticket": self.last_ticket,
             "last_round": None if self.last_record is None else self.last_record.get("round_id"),
+            "host": None if self.hostlink is None else self.hostlink.status(),
         }
 
     def _publish(self) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-KINDS = ("terminal", "host", "code-signer")
+KINDS = ("terminal", "host", "code-signer", "host-kem")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -31,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     s = csub.add_parser("issue", help="issue a certificate and a new private key")
     _dir(s)
     s.add_argument("--kind", required=True, choices=KINDS)
-    s.add_argument("--name", required=True, help="terminal id, host name or code signer name")
+    s.add_argument("--name", required=True, help="terminal id, host name, code signer name or host-kem name")
     s.add_argument("--dns", action="append", default=[], metavar="NAME",
                    help="a DNS name of the host (repeatable; host only)")
     s.add_argument("--ip", action="append", default=[], metavar="ADDR",

@@ -23,7 +23,6 @@ from pathlib import Path
 log = logging.getLogger(__name__)
 
 NOT_YET = (
-    ("host link and the embedded reference host", "the host-link issue"),
     ("player and service screens (the terminal runs headless)", "the screens issue"),
 )
 
@@ -154,6 +153,13 @@ def _terminal(cfg, args, game_id: str, rng_results, path: Path, out) -> None:
         out.write(f"cabinet: {terminal.cabinet.state.name}"
                   f"{'; tilts: ' + ', '.join(t.key for t in terminal.cabinet.active_tilts) if terminal.cabinet.active_tilts else ''}"
                   f" ({time.monotonic() - started:.2f} s from power-up); control: egm simctl --state-dir {path}\n")
+        if cfg.host.enabled:
+            from firmware.hostlink import wiring
+
+            hosted = wiring.start(cfg, path, ledger, terminal, stack)
+            where = f"embedded host in {hosted.host_dir}" if hosted.host_dir else "host elsewhere"
+            out.write(f"host link: {hosted.broker_url} ({where}); reports outstanding: "
+                      f"{len(hosted.link.outbox)}\n")
         for what, where in NOT_YET:
             out.write(f"  not built yet: {what} ({where})\n")
         out.flush()

@@ -178,9 +178,21 @@ class CabinetSection(Section):
 
 
 class HostSection(Section):
+    """The host link (firmware/hostlink, docs/hostlink.md)."""
+
     enabled: bool = True
-    broker: str = Field("embedded", description="'embedded', or mqtts://HOST:PORT of the casino broker")
+    broker: str = Field("embedded", description="'embedded' (a broker and reference host in this process), "
+                        "or mqtt(s)://HOST:PORT of the casino broker")
     meter_interval_s: int = Field(300, ge=10, le=86_400)
+    pki: str = Field("", description="PKI directory (ca.cert.pem, crl.pem, issued/); '' = the development "
+                     "PKI in <state-dir>/pki, created on first start")
+    host_name: str = Field("egm-host", min_length=1, description="the host's signing certificate (issued/<name>)")
+    host_kem: str = Field("egm-host.kem", min_length=1, description="the host's encryption certificate")
+    ack_timeout_s: float = Field(5.0, ge=0.1, le=600, description="resend a report not acknowledged by then")
+    window: int = Field(64, ge=1, le=10_000, description="reports in flight at once")
+    max_age_s: int = Field(300, ge=10, le=86_400, description="host messages older than this are refused")
+    redeem_timeout_s: float = Field(5.0, ge=0.5, le=60, description="how long a voucher waits for the host")
+    drain_s: float = Field(2.0, ge=0, le=60, description="at shutdown, how long to try to deliver the outbox")
 
 
 class MathSection(Section):

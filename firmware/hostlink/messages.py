@@ -57,16 +57,16 @@ def _mt(name: str, direction: str, doc: str, required: dict[str, str],
 SCHEMA: dict[int, dict[str, MessageType]] = {
     1: {m.name: m for m in (
         # terminal -> host
-        _mt("hello", TO_HOST, "first message after (re)connecting: who and what is talking",
-            {"software": "str", "last_host_seq": "count_or_null"}),
+        _mt("hello", TO_HOST, "at every start: the software, and this boot's X25519 key (base64) for host commands",
+            {"software": "str", "last_host_seq": "count_or_null", "kem_public": "str"}, {"at": "iso_time"}),
         _mt("meters", TO_HOST, "the `egm meters` document",
             {"meters": "meter_tree", "credits": "count"},
-            {"credit_count": "count", "denomination": "count"}),
+            {"credit_count": "count", "denomination": "count", "reason": "str", "at": "iso_time"}),
         _mt("event", TO_HOST, "one ledger event (door, tilt, bill in, ticket out, power...)",
-            {"name": "name", "data": "object"}),
-        _mt("round", TO_HOST, "one round record (`egm recall`)", {"record": "object"}),
+            {"name": "name", "data": "object"}, {"at": "iso_time"}),
+        _mt("round", TO_HOST, "one round record (`egm recall`)", {"record": "object"}, {"at": "iso_time"}),
         _mt("voucher_redeem_request", TO_HOST, "may this voucher be paid here?",
-            {"validation": "validation"}),
+            {"validation": "validation"}, {"at": "iso_time"}),
         # host -> terminal
         _mt("ack", TO_TERMINAL, "the terminal's message with this seq is stored; drop it from the outbox",
             {"seq": "count"}),

@@ -25,7 +25,7 @@ P256_KEY = ec.generate_private_key(ec.SECP256R1())
 HOST_KEY = x25519.X25519PrivateKey.generate()
 
 BODIES = {
-    "hello": {"software": "egm 1.0", "last_host_seq": None},
+    "hello": {"software": "egm 1.0", "last_host_seq": None, "kem_public": "AAAA"},
     "meters": {"meters": {"bills_in": 2000, "games": {"war": {"coin_in": 5, "wagers": {}}},
                           "bills_in_by_denom": {"500": 4}},
                "credits": 1500, "credit_count": 1500, "denomination": 1},

@@ -1,0 +1,223 @@
+"""``egm host serve|meters|events|floor|sequence|rejections|vouchers|disable|enable|send-meters|set-time``.
+
+``serve`` runs the reference casino host (``host/``): with ``--listen PORT`` it also runs an embedded
+MQTT broker (TLS with the host's certificate) in the same process; with ``--broker URL`` it connects
+to the casino's broker. The reports, meters, events, rounds, vouchers and refusals go to the store
+(``<state-dir>/host.db``, or ``--db URL`` for PostgreSQL). The other actions read that store; the
+commands (``disable`` ...) are queued in it and sent, signed, by the running ``serve``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+from firmware.commands._common import emit_json, positive_int
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("host", help="the reference casino host: serve, and read what it stored")
+    hsub = p.add_subparsers(dest="host_command", metavar="ACTION")
+    hsub.required = True
+
+    s = hsub.add_parser("serve", help="run the host (and with --listen an embedded broker)")
+    _common(s)
+    s.add_argument("--pki", help="PKI directory (default <state-dir>/pki; with --dev-pki made if missing)")
+    s.add_argument("--dev-pki", metavar="TERMINAL", action="append", default=[],
+                   help="create a development PKI in --pki with a certificate for TERMINAL (repeatable)")
+    where = s.add_mutually_exclusive_group(required=True)
+    where.add_argument("--listen", type=int, metavar="PORT", help="run an embedded broker on 127.0.0.1:PORT")
+    where.add_argument("--broker", metavar="URL", help="connect to this broker (mqtt:// or mqtts://)")
+    s.add_argument("--plain", action="store_true", help="the embedded broker without TLS (tests, benchmarks)")
+    s.set_defaults(func=_serve)
+
+    for name, fn, text in (("meters", _meters, "the meters each terminal last reported"),
+                           ("events", _events, "the events the host stored, newest first"),
+                           ("rounds", _rounds, "the round records the host stored, newest first")):
+        q = hsub.add_parser(name, help=text)
+        _common(q)
+        q.add_argument("terminal", nargs="?", help="only this terminal")
+        if name != "meters":
+            q.add_argument("--last", type=positive_int, default=100)
+        q.add_argument("--json", action="store_true")
+        q.set_defaults(func=fn)
+
+    f = hsub.add_parser("floor", help="every terminal: last report, credits, open tilts, disabled")
+    _common(f)
+    f.add_argument("--json", action="store_true")
+    f.set_defaults(func=_floor)
+
+    q = hsub.add_parser("sequence", help="a terminal's stored report numbers: count, first, last, gaps")
+    _common(q)
+    q.add_argument("terminal")
+    q.add_argument("--json", action="store_true")
+    q.set_defaults(func=_sequence)
+
+    r = hsub.add_parser("rejections", help="messages the host refused, and why")
+    _common(r)
+    r.add_argument("--last", type=positive_int, default=100)
+    r.add_argument("--json", action="store_true")
+    r.set_defaults(func=_rejections)
+
+    v = hsub.add_parser("vouchers", help="vouchers the host knows, and their state")
+    _common(v)
+    v.add_argument("terminal", nargs="?")
+    v.add_argument("--json", action="store_true")
+    v.set_defaults(func=_vouchers)
+
+    for name, text in (("disable", "stop play on a terminal"), ("enable", "allow play again"),
+                       ("send-meters", "ask a terminal for its meters now"),
+                       ("set-time", "set a terminal's clock (default: the host's time now)")):
+        c = hsub.add_parser(name, help=text)
+        _common(c)
+        c.add_argument("terminal")
+        if name == "disable":
+            c.add_argument("--reason", default="disabled by the host")
+        if name == "set-time":
+            c.add_argument("--iso", help="ISO 8601 time with offset")
+        c.add_argument("--json", action="store_true")
+        c.set_defaults(func=_command, command=name)
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--state-dir", required=True, help="the host's state directory (host.db)")
+    p.add_argument("--db", help="database URL (default sqlite in <state-dir>/host.db; postgresql://...)")
+
+
+def _store(args: argparse.Namespace, create: bool = False):
+    from firmware.errors import UsageError
+    from host.store import HostStore
+
+    if args.db:
+        return HostStore.open(args.db)
+    path = Path(args.state_dir) / "host.db"
+    if not create and not path.exists():
+        raise UsageError(f"no host store in {args.state_dir} (host.db); is this a host's --state-dir?")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return HostStore.open(str(path))
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import contextlib
+    import functools
+    import signal
+    import threading
+
+    from firmware.errors import UsageError
+    from firmware.hostlink.identity import HostIdentity
+    from firmware.hostlink.mqtt import BrokerAddress, MqttClient, TlsFiles
+    from firmware.hostlink.pki import DEV_HOST, ensure_development_pki
+    from host.server import HostServer
+
+    state = Path(args.state_dir)
+    state.mkdir(parents=True, exist_ok=True)
+    pki = Path(args.pki) if args.pki else state / "pki"
+    if args.dev_pki and args.pki:
+        raise UsageError("--dev-pki makes the development PKI in <state-dir>/pki; leave out --pki")
+    for terminal in args.dev_pki:
+        ensure_development_pki(state, terminal)
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(ValueError):
+            signal.signal(sig, lambda *_: stop.set())
+    identity = HostIdentity(pki)
+    tls = TlsFiles(ca=pki / "ca.cert.pem", cert=pki / "issued" / f"{DEV_HOST}.cert.pem",
+                   key=pki / "issued" / f"{DEV_HOST}.key.pem")
+    with contextlib.ExitStack() as stack:
+        if args.listen is not None:
+            from firmware.hostlink.broker import EmbeddedBroker
+
+            broker = EmbeddedBroker("127.0.0.1", args.listen,
+                                    tls=None if args.plain else (tls.cert, tls.key, tls.ca))
+            broker.start()
+            stack.callback(broker.stop)
+            url = broker.url
+        else:
+            url = args.broker
+        address = BrokerAddress.parse(url, tls if url.startswith("mqtts://") else None)
+        store = _store(args, create=True)
+        stack.callback(store.close)
+        server = HostServer(store, identity, functools.partial(MqttClient, address=address))
+        server.start()
+        stack.callback(server.stop)
+        sys.stdout.write(f"egm host: {url}; store {args.db or state / 'host.db'}; pki {pki}\n")
+        sys.stdout.flush()
+        while not stop.wait(0.2):
+            pass
+        sys.stdout.write(f"egm host: stopped; {dict(server.stats)}\n")
+    return 0
+
+
+def _print(args: argparse.Namespace, doc) -> int:
+    if getattr(args, "json", False):
+        emit_json(doc)
+    else:
+        import json
+
+        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+    return 0
+
+
+def _meters(args: argparse.Namespace) -> int:
+    with _store(args) as store:
+        return _print(args, store.meters(args.terminal))
+
+
+def _events(args: argparse.Namespace) -> int:
+    with _store(args) as store:
+        return _print(args, store.events(args.terminal, last=args.last))
+
+
+def _rounds(args: argparse.Namespace) -> int:
+    with _store(args) as store:
+        return _print(args, store.rounds(args.terminal, last=args.last))
+
+
+def _floor(args: argparse.Namespace) -> int:
+    with _store(args) as store:
+        floor = store.terminals()
+        if args.json:
+            return _print(args, floor)
+        for t in floor:
+            tilts = ", ".join(t["open_tilts"]) or "-"
+            credits = "-" if t["credits"] is None else f"{t['credits']} cents"
+            sys.stdout.write(f"{t['terminal']:<16} last report {t['last_seq']:>7} at {t['last_seen']}  "
+                             f"credits {credits:<14} tilts {tilts}{'  DISABLED' if t['disabled'] else ''}\n")
+        return 0
+
+
+def _sequence(args: argparse.Namespace) -> int:
+    with _store(args) as store:
+        return _print(args, store.sequence(args.terminal))
+
+
+def _rejections(args: argparse.Namespace) -> int:
+    with _store(args) as store:
+        return _print(args, store.rejections(last=args.last))
+
+
+def _vouchers(args: argparse.Namespace) -> int:
+    with _store(args) as store:
+        return _print(args, store.vouchers(args.terminal))
+
+
+def _command(args: argparse.Namespace) -> int:
+    from firmware.errors import UsageError
+
+    body: dict = {}
+    if args.command == "disable":
+        body = {"reason": args.reason}
+    elif args.command == "set-time":
+        iso = args.iso or datetime.now(UTC).isoformat()
+        try:
+            if datetime.fromisoformat(iso).tzinfo is None:
+                raise ValueError
+        except ValueError:
+            raise UsageError(f"--iso {iso!r} is not an ISO 8601 time with an offset") from None
+        body = {"iso": iso}
+    type_ = args.command.replace("-", "_")
+    with _store(args) as store:
+        command_id = store.queue_command(args.terminal, type_, body)
+    return _print(args, {"queued": command_id, "terminal": args.terminal, "type": type_, "body": body})

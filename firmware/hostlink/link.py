@@ -1,0 +1,307 @@
+"""The terminal's end of the host link: send the outbox, take the host's acknowledgements and commands.
+
+Everything here runs on the terminal's thread (:meth:`HostLink.poll` is called from every step of
+``firmware.cabinet.terminal.Terminal``), except :meth:`_on_message` and :meth:`_on_connection`, which
+the MQTT client calls on its network thread: they only queue what arrived and wake the terminal.
+So the ledger has one writer, and a host command changes the cabinet between two steps, never in
+the middle of one.
+
+Sending: the oldest :attr:`window` unacknowledged reports are sealed (signed by the terminal's key,
+encrypted to the host's X25519 key) with the *current* time and published (QoS 1). A report not
+acknowledged within ``ack_timeout_s`` is sealed and sent again (the timeout doubles up to
+:data:`MAX_ACK_TIMEOUT_S` while the host stays silent); after a reconnection everything outstanding
+is sent again at once. The host de-duplicates by (terminal, sequence number).
+
+Receiving: every host message is opened with the host's verification key; its sequence number must
+be above the last one accepted (kept in critical memory for commands that change anything), its
+time within ``max_age_s``. A forged, replayed, stale or malformed command is logged (ledger event
+``host.rejected``) and ignored.
+
+Meter reports: every ``meter_interval_s``, when the host asks (``send_meters``), and after a
+significant record (money in or out, a door, power-up, a RAM clear): a :meth:`Ledger.meters_snapshot`,
+which the outbox then reports like any other record.
+"""
+
+from __future__ import annotations
+
+import base64
+import collections
+import logging
+import threading
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import x25519
+
+from firmware import __version__
+from firmware.errors import EgmError
+from firmware.hostlink.envelope import open_, seal
+from firmware.hostlink.errors import EnvelopeError, EnvelopeRejected
+from firmware.hostlink.identity import TerminalIdentity
+from firmware.hostlink.messages import TO_TERMINAL
+from firmware.hostlink.mqtt import down_topic, up_topic
+from firmware.hostlink.outbox import (
+    HELLO_EVENT,
+    REDEEM_ABANDONED_STATE,
+    REDEEM_REQUEST_STATE,
+    Outbox,
+)
+from firmware.ledger.ledger import Ledger
+
+log = logging.getLogger("egm.hostlink")
+
+MAX_ACK_TIMEOUT_S = 60.0
+REJECTION_LOG_S = 60.0
+#: records after which the meters are reported (coalesced: one snapshot per poll)
+SIGNIFICANT = frozenset({"bill", "ticket_in", "ticket_out", "handpay", "transfer_in", "transfer_out"})
+SIGNIFICANT_EVENTS = frozenset({"power_up", "power_down", "door_open", "door_close", "ram_clear",
+                                "config_changed", HELLO_EVENT})
+SETTING_HOST_SEQ = "hostlink.host_seq"
+SETTING_DISABLED = "hostlink.disabled"
+
+
+def now_utc() -> datetime:
+    return datetime.now(UTC)
+
+
+class HostLink:
+    """One terminal's link to the host. :meth:`start`, then :meth:`poll` from the terminal's loop."""
+
+    def __init__(self, ledger: Ledger, identity: TerminalIdentity, client_factory: Callable[..., Any], *,
+                 meter_interval_s: float = 300.0, ack_timeout_s: float = 5.0, window: int = 64,
+                 max_age_s: float = 300.0, redeem_timeout_s: float = 5.0,
+                 clock: Callable[[], float] = time.monotonic, wall: Callable[[], datetime] = now_utc) -> None:
+        self.ledger = ledger
+        self.identity = identity
+        self.terminal_id = identity.terminal_id
+        self.meter_interval_s = meter_interval_s
+        self.ack_timeout_s = ack_timeout_s
+        self.window = window
+        self.max_age_s = max_age_s
+        self.redeem_timeout_s = redeem_timeout_s
+        self._clock = clock
+        self._wall = wall
+        self.outbox = Outbox(ledger, clock=clock)
+        self._inflight: dict[int, float] = {}             #: report number -> when to send again
+        self._timeout = ack_timeout_s
+        self._inbox: collections.deque[bytes] = collections.deque()
+        self._reconnected = threading.Event()
+        self._connected = False
+        self._meters_due = False
+        self._next_meters = clock() + meter_interval_s
+        stored = ledger.setting(SETTING_HOST_SEQ)
+        self.last_host_seq: int | None = stored["seq"] if stored else None
+        #: The host numbers everything it sends (acks and commands) from one counter; a command's
+        #: number is kept in critical memory, an ack's only in memory (a replayed ack is harmless).
+        self._last_seen: int | None = self.last_host_seq
+        self._clock_offset = timedelta(0)
+        self.kem_key = x25519.X25519PrivateKey.generate()  #: this boot's key for host -> terminal
+        self._rejection_logged: dict[str, float] = {}
+        self._rejections_suppressed: collections.Counter[str] = collections.Counter()
+        self._hello: int | None = None                    #: this boot's hello: sent before the rest
+        self.wake: Callable[[], None] = lambda: None
+        self.terminal: Any = None
+        self.redemptions: dict[str, dict[str, Any]] = {}  #: validation -> the host's answer
+        self.stats = collections.Counter()
+        self.client = client_factory(
+            f"egm-terminal-{self.terminal_id}", subscriptions=[down_topic(self.terminal_id)],
+            on_message=self._on_message, on_connection=self._on_connection)
+        ledger.listeners.append(self._on_record)
+
+    # --- life cycle ------------------------------------------------------------------------------
+    def attach(self, terminal: Any) -> None:
+        """Hook into a terminal: its loop polls the link; host commands act on its cabinet."""
+        self.terminal = terminal
+        self.wake = terminal.wake
+        terminal.hostlink = self
+        disabled = self.ledger.setting(SETTING_DISABLED)
+        if disabled and disabled.get("disabled"):
+            terminal.cabinet.disable()
+
+    def start(self) -> None:
+        """Announce this boot's encryption key (a reported event) and connect."""
+        public = self.kem_key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+        self.ledger.event(HELLO_EVENT, kem_public=base64.b64encode(public).decode("ascii"),
+                          software=f"egm {__version__}", last_host_seq=self.last_host_seq)
+        self._hello = self.outbox.last_number
+        self.client.start()
+
+    def stop(self, drain_s: float = 0.0) -> None:
+        """Try for up to ``drain_s`` seconds to deliver what is outstanding, then disconnect."""
+        deadline = self._clock() + drain_s
+        while len(self.outbox) and self._clock() < deadline:
+            self.poll()
+            time.sleep(0.02)
+        self.outbox.flush(force=True)
+        self.client.stop()
+        self.outbox.close()
+        if self._on_record in self.ledger.listeners:
+            self.ledger.listeners.remove(self._on_record)
+
+    @property
+    def connected(self) -> bool:
+        return self._connected
+
+    def status(self) -> dict[str, Any]:
+        return {"connected": self._connected, "outstanding": len(self.outbox),
+                "last_report": self.outbox.last_number, "acknowledged": self.outbox.watermark,
+                "last_host_seq": self.last_host_seq, "sent": self.stats["sent"],
+                "resent": self.stats["resent"], "rejected": self.stats["rejected"]}
+
+    # --- MQTT callbacks (network thread) ---------------------------------------------------------
+    def _on_message(self, topic: str, payload: bytes) -> None:
+        self._inbox.append(bytes(payload))
+        self.wake()
+
+    def _on_connection(self, up: bool) -> None:
+        self._connected = up
+        if up:
+            self._reconnected.set()
+        self.wake()
+
+    def _on_record(self, seq: int, kind: str, ref: str | None, time_: str, body: dict[str, Any]) -> None:
+        if kind in SIGNIFICANT or (kind == "event" and body.get("event") in SIGNIFICANT_EVENTS):
+            self._meters_due = True
+
+    # --- the terminal's loop --------------------------------------------------------------------
+    def poll(self) -> None:
+        """Handle what the host sent, report meters when due, send what is outstanding."""
+        while self._inbox:
+            self._receive(self._inbox.popleft())
+        now = self._clock()
+        periodic = now >= self._next_meters
+        if periodic or self._meters_due:
+            self._meters_due = False
+            self._next_meters = now + self.meter_interval_s
+            self.ledger.meters_snapshot("periodic" if periodic else "event")
+        if self._reconnected.is_set():
+            self._reconnected.clear()
+            self._inflight.clear()                 # everything outstanding goes again, in order
+            self._timeout = self.ack_timeout_s
+        if self._connected:
+            self._send(now)
+        self.outbox.flush()
+
+    def _send(self, now: float) -> None:
+        numbers = self.outbox.numbers()[: self.window]
+        if self._hello is not None and self._hello in numbers[1:]:
+            # The host answers with this boot's key only once it has the hello: send it first
+            # (older reports left from before a restart would otherwise be acknowledged in vain).
+            numbers.remove(self._hello)
+            numbers.insert(0, self._hello)
+        for number in numbers:
+            due = self._inflight.get(number)
+            if due is not None and due > now:
+                continue
+            if due is not None:
+                self.stats["resent"] += 1
+                self._timeout = min(self._timeout * 2, MAX_ACK_TIMEOUT_S)
+            type_, body = self.outbox.message(number)
+            envelope = seal(sender_id=self.terminal_id, seq=number, time=self._wall() + self._clock_offset,
+                            type=type_, body=body, signing_key=self.identity.signing_key,
+                            recipient_public_key=self.identity.host_kem_key)
+            if not self.client.publish(up_topic(self.terminal_id), envelope):
+                return                               # disconnected: the outbox keeps it
+            self.stats["sent"] += 1
+            self._inflight[number] = now + self._timeout
+
+    # --- what the host sends ----------------------------------------------------------------------
+    def _receive(self, data: bytes) -> None:
+        try:
+            msg = open_(data, recipient_private_key=self.kem_key,
+                        verify_key_for=self._host_key,
+                        last_seq_for=lambda sender: None, now=self._wall() + self._clock_offset,
+                        max_age_s=self.max_age_s, direction=TO_TERMINAL)
+            if self._last_seen is not None and msg.seq <= self._last_seen:
+                raise EnvelopeRejected("replay", f"host seq {msg.seq} is not after {self._last_seen}")
+        except EnvelopeRejected as exc:
+            self.stats["rejected"] += 1
+            log.warning("host message refused: %s", exc)
+            self._log_rejection(exc)
+            return
+        self._last_seen = msg.seq
+        if msg.type == "ack":
+            if self.outbox.ack(msg.body["seq"]):
+                self._inflight.pop(msg.body["seq"], None)
+                self._timeout = self.ack_timeout_s
+            return
+        self.last_host_seq = msg.seq
+        self.ledger.store_setting(SETTING_HOST_SEQ, {"seq": msg.seq})
+        try:
+            self._command(msg.type, msg.body, msg.seq)
+        except EgmError as exc:
+            log.warning("host command %s failed: %s", msg.type, exc)
+            self.ledger.event("host.command_failed", command=msg.type, seq=msg.seq, detail=str(exc)[:200])
+
+    def _log_rejection(self, exc: EnvelopeRejected) -> None:
+        """A ``host.rejected`` event, at most one per reason per :data:`REJECTION_LOG_S` (with the
+        count of those not logged): each event is itself a report, so a flood must not feed itself."""
+        now = self._clock()
+        last = self._rejection_logged.get(exc.reason_code)
+        if last is not None and now - last < REJECTION_LOG_S:
+            self._rejections_suppressed[exc.reason_code] += 1
+            return
+        self._rejection_logged[exc.reason_code] = now
+        suppressed = self._rejections_suppressed.pop(exc.reason_code, 0)
+        self.ledger.event("host.rejected", reason=exc.reason_code, detail=exc.message[:200],
+                          not_logged_before=suppressed)
+
+    # --- voucher validation (firmware.cashless.vouchers.Host) -------------------------------------
+    def validate(self, validation: str) -> int | None:
+        """Ask the host to authorise redeeming ``validation`` here: its amount, or None if refused.
+
+        The request is a report (recorded first, so it is numbered and never lost); the terminal's
+        thread waits up to ``redeem_timeout_s`` for the answer, handling the link meanwhile. No
+        answer in time: the request is recorded as abandoned (the host then releases the voucher)
+        and the voucher is refused as ``offline``.
+        """
+        from firmware.cashless.errors import VoucherRefused
+
+        if not self._connected:
+            raise VoucherRefused("offline", "the host is not reachable")
+        self.redemptions.pop(validation, None)
+        self.ledger.voucher_record(validation, REDEEM_REQUEST_STATE)
+        deadline = self._clock() + self.redeem_timeout_s
+        while self._clock() < deadline:
+            self.poll()
+            reply = self.redemptions.pop(validation, None)
+            if reply is not None:
+                return reply["amount_cents"] if reply["approved"] else None
+            time.sleep(0.005)
+        self.ledger.voucher_record(validation, REDEEM_ABANDONED_STATE)
+        raise VoucherRefused("offline", f"the host did not answer within {self.redeem_timeout_s:g} s")
+
+    def _host_key(self, sender: str) -> Any:
+        return self.identity.host_verify_key if sender == self.identity.host_name else None
+
+    def _command(self, type_: str, body: dict[str, Any], seq: int) -> None:
+        if type_ == "disable":
+            self.ledger.store_setting(SETTING_DISABLED, {"disabled": True, "reason": body.get("reason", "")})
+            self.ledger.event("host.disabled", seq=seq, reason=body.get("reason", ""))
+            if self.terminal is not None:
+                self.terminal.cabinet.disable()
+        elif type_ == "enable":
+            self.ledger.store_setting(SETTING_DISABLED, {"disabled": False})
+            self.ledger.event("host.enabled", seq=seq)
+            if self.terminal is not None:
+                self.terminal.cabinet.enable()
+        elif type_ == "send_meters":
+            self.ledger.meters_snapshot("host_request")
+        elif type_ == "set_time":
+            target = datetime.fromisoformat(body["iso"])
+            offset = target - self._wall()
+            self._clock_offset = offset
+            self.ledger.event("host.set_time", seq=seq, time=body["iso"],
+                              offset_ms=int(offset.total_seconds() * 1000))
+        elif type_ == "voucher_redeem_reply":
+            self.redemptions[body["validation"]] = dict(body)
+        elif type_ == "package_offer":
+            self.ledger.event("host.package_offer", seq=seq, name=body["name"], version=body["version"],
+                              url=body["url"], sha256=body["sha256"])
+            if self.terminal is not None and getattr(self.terminal, "packages", None) is not None:
+                self.terminal.packages.offer(body)
+        else:  # pragma: no cover - the schema has no other host -> terminal type
+            raise EnvelopeError(f"no handler for {type_}")

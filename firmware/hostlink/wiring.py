@@ -1,0 +1,80 @@
+"""Start the host link for ``egm run``: the PKI, the broker, the embedded host, the terminal's link.
+
+``[host] broker = "embedded"`` (the single-machine default): an amqtt broker on 127.0.0.1 (TLS with
+the host's certificate when the PKI is there) and the reference host (``host/``) run in this
+process, the host's state in ``<state-dir>/host``. ``mqtt(s)://HOST:PORT``: the terminal connects to
+the casino's broker with its certificate; the host runs elsewhere (``egm host serve``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from firmware.hostlink.identity import HostIdentity, TerminalIdentity
+from firmware.hostlink.link import HostLink
+from firmware.hostlink.mqtt import BrokerAddress, MqttClient, TlsFiles
+from firmware.hostlink.pki import ensure_development_pki
+
+log = logging.getLogger("egm.hostlink")
+
+
+@dataclass
+class Started:
+    link: HostLink
+    broker_url: str
+    host_dir: Path | None
+
+
+def pki_dir(cfg: Any, state_dir: Path) -> Path:
+    """The configured PKI, or the development one (made on first start) in ``<state-dir>/pki``."""
+    if cfg.host.pki:
+        return Path(cfg.host.pki)
+    ensure_development_pki(state_dir, cfg.terminal.id)
+    return state_dir / "pki"
+
+
+def start(cfg: Any, state_dir: Path, ledger: Any, terminal: Any, stack: contextlib.ExitStack) -> Started:
+    """Everything the host link needs, started; ``stack`` stops it all (the link first)."""
+    pki = pki_dir(cfg, state_dir)
+    issued = pki / "issued"
+    host_dir = None
+    if cfg.host.broker == "embedded":
+        from firmware.hostlink.broker import EmbeddedBroker
+        from host.server import HostServer
+        from host.store import HostStore
+
+        tls = (issued / f"{cfg.host.host_name}.cert.pem", issued / f"{cfg.host.host_name}.key.pem",
+               pki / "ca.cert.pem")
+        broker = EmbeddedBroker("127.0.0.1", 0, tls=tls)
+        port = broker.start()
+        stack.callback(broker.stop)
+        host_dir = state_dir / "host"
+        host_dir.mkdir(exist_ok=True)
+        store = HostStore.open(str(host_dir / "host.db"))
+        stack.callback(store.close)
+        host_tls = TlsFiles(ca=pki / "ca.cert.pem", cert=tls[0], key=tls[1])
+        address = BrokerAddress("127.0.0.1", port, host_tls)
+        server = HostServer(store, HostIdentity(pki, name=cfg.host.host_name, kem_name=cfg.host.host_kem),
+                            functools.partial(MqttClient, address=address))
+        server.start()
+        stack.callback(server.stop)
+        url = broker.url
+    else:
+        url = cfg.host.broker
+    tls_files = TlsFiles(ca=pki / "ca.cert.pem", cert=issued / f"{cfg.terminal.id}.cert.pem",
+                         key=issued / f"{cfg.terminal.id}.key.pem")
+    address = BrokerAddress.parse(url, tls_files if url.startswith("mqtts://") else None)
+    identity = TerminalIdentity.load(pki, cfg.terminal.id, host=cfg.host.host_name, host_kem=cfg.host.host_kem)
+    link = HostLink(ledger, identity, functools.partial(MqttClient, address=address),
+                    meter_interval_s=cfg.host.meter_interval_s, ack_timeout_s=cfg.host.ack_timeout_s,
+                    window=cfg.host.window, max_age_s=cfg.host.max_age_s,
+                    redeem_timeout_s=cfg.host.redeem_timeout_s)
+    link.attach(terminal)
+    link.start()
+    stack.callback(link.stop, cfg.host.drain_s)
+    return Started(link, url, host_dir)

@@ -1,0 +1,203 @@
+"""The reference casino host: take every terminal's reports, store each exactly once, answer.
+
+:meth:`HostServer.handle` is the whole protocol for one incoming envelope, with no I/O of its own
+beyond the store and :meth:`send`:
+
+1. open it (decrypt with the host's X25519 key, verify the signature against the terminal's
+   certificate, which must chain to the casino CA and not be revoked; schema, freshness);
+   the MQTT topic's terminal must be the signed sender;
+2. store it (``HostStore.record``): a (terminal, sequence) already stored changes nothing and is
+   logged as a replay;
+3. act: a ``hello`` gives the terminal's key for commands, a redemption request is answered, a
+   voucher given back is released;
+4. acknowledge the sequence number (also for a duplicate: the terminal is waiting for it).
+
+A refused envelope is logged in the store's rejection log with its reason and the host goes on.
+
+Everything the host sends carries a number from one counter (``HostStore.next_command_seq``,
+reserved in blocks of :data:`SEQ_BLOCK` so a restart never reuses one), is signed with the host's
+key and sealed to the terminal's key of this boot. Commands from ``egm host disable`` and friends are
+queued in the store and sent by the running server, so numbers go out in order.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import logging
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from cryptography.hazmat.primitives.asymmetric import x25519
+
+from firmware.hostlink.envelope import open_, seal
+from firmware.hostlink.errors import EnvelopeRejected
+from firmware.hostlink.identity import HostIdentity
+from firmware.hostlink.messages import TO_HOST
+from firmware.hostlink.mqtt import UP_WILDCARD, down_topic, terminal_of
+from host.store import HostStore
+
+log = logging.getLogger("egm.host")
+
+SEQ_BLOCK = 1000
+#: voucher record states by which a terminal gives back a voucher the host authorised it to redeem
+RELEASING = frozenset({"redeem_returned", "redeem_abandoned"})
+COMMAND_POLL_S = 0.25
+MAX_DEFERRED = 10_000                  #: per terminal, messages waiting for its key (acks come again)
+
+
+def now_utc() -> datetime:
+    return datetime.now(UTC)
+
+
+class HostServer:
+    """Many terminals, one store. :meth:`start` connects to the broker; :meth:`handle` is the core."""
+
+    def __init__(self, store: HostStore, identity: HostIdentity, client_factory: Callable[..., Any] | None = None,
+                 *, max_age_s: float = 300.0, max_skew_s: float = 60.0,
+                 wall: Callable[[], datetime] = now_utc) -> None:
+        self.store = store
+        self.identity = identity
+        self.max_age_s = max_age_s
+        self.max_skew_s = max_skew_s
+        self._wall = wall
+        self._send_lock = threading.Lock()
+        self._seq_next = 0
+        self._seq_end = 0
+        self._kem: dict[str, x25519.X25519PublicKey] = {}
+        self._deferred: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+        self.stats: Counter[str] = Counter()
+        self._stop = threading.Event()
+        self._poller: threading.Thread | None = None
+        self.client = None if client_factory is None else client_factory(
+            f"egm-host-{identity.name}", subscriptions=[UP_WILDCARD], on_message=self.handle,
+            persistent_session=True)
+
+    # --- life cycle ------------------------------------------------------------------------------
+    def start(self) -> None:
+        if self.client is None:
+            raise RuntimeError("this HostServer has no MQTT client")
+        self.client.start()
+        self._poller = threading.Thread(target=self._poll_commands, name="egm-host-commands", daemon=True)
+        self._poller.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._poller is not None:
+            self._poller.join(timeout=2)
+        if self.client is not None:
+            self.client.stop()
+
+    # --- incoming ----------------------------------------------------------------------------------
+    def handle(self, topic: str, payload: bytes) -> str:
+        """Process one envelope from ``topic``; returns ``stored``, ``duplicate`` or the refusal reason."""
+        size = len(payload)
+        claimed = terminal_of(topic)
+        try:
+            msg = open_(payload, recipient_private_key=self.identity.kem_key,
+                        verify_key_for=self.identity.terminal_key, last_seq_for=lambda sender: None,
+                        now=self._wall(), max_age_s=self.max_age_s, max_skew_s=self.max_skew_s,
+                        direction=TO_HOST)
+            if claimed != msg.sender_id:
+                raise EnvelopeRejected("sender_mismatch",
+                                       f"{msg.sender_id} published on {topic!r}, not on its own topic")
+        except EnvelopeRejected as exc:
+            self.stats[exc.reason_code] += 1
+            log.warning("refused a message on %s: %s", topic, exc)
+            self.store.log_rejection(claimed, exc.reason_code, exc.message[:500], size)
+            return exc.reason_code
+        terminal = msg.sender_id
+        recorded = self.store.record(terminal, msg.seq, msg.type, msg.time, msg.body)
+        if recorded.stored:
+            self.stats["stored"] += 1
+        else:
+            self.stats["duplicate"] += 1
+            log.info("%s: seq %d already stored; acknowledged again", terminal, msg.seq)
+            self.store.log_rejection(terminal, "replay", f"seq {msg.seq} already stored (acknowledged again)", size)
+        self._act(terminal, msg.type, msg.body)
+        self.send(terminal, "ack", {"seq": msg.seq})
+        return "stored" if recorded.stored else "duplicate"
+
+    def _act(self, terminal: str, type_: str, body: dict[str, Any]) -> None:
+        if type_ == "hello":
+            # The newest boot's key (by seq): a hello left over from an earlier boot, arriving late,
+            # must not replace it.
+            newest = self.store.latest(terminal, "hello") or body
+            key = _kem_key(newest.get("kem_public"))
+            if key is None:
+                log.warning("%s: hello with an unusable key", terminal)
+                return
+            with self._send_lock:
+                self._kem[terminal] = key
+            for deferred in self._deferred.pop(terminal, []):
+                self.send(terminal, *deferred)
+        elif type_ == "voucher_redeem_request":
+            answer = self.store.authorize_redemption(body["validation"], terminal)
+            self.send(terminal, "voucher_redeem_reply", {"validation": body["validation"],
+                                                         "approved": answer.approved,
+                                                         "amount_cents": answer.amount_cents})
+        elif type_ == "event" and body["name"] == "voucher" and body["data"].get("state") in RELEASING:
+            validation = body["data"].get("validation")
+            if isinstance(validation, str):
+                self.store.release_redemption(validation, terminal)
+
+    # --- outgoing ----------------------------------------------------------------------------------
+    def _next_seq(self) -> int:
+        if self._seq_next >= self._seq_end:
+            top = self.store.next_command_seq()          # block N covers N*SEQ_BLOCK .. +SEQ_BLOCK-1
+            self._seq_next, self._seq_end = top * SEQ_BLOCK, (top + 1) * SEQ_BLOCK
+        seq = self._seq_next
+        self._seq_next += 1
+        return seq
+
+    def _terminal_key(self, terminal: str) -> x25519.X25519PublicKey | None:
+        key = self._kem.get(terminal)
+        if key is None:
+            hello = self.store.latest(terminal, "hello")
+            key = None if hello is None else _kem_key(hello.get("kem_public"))
+            if key is not None:
+                self._kem[terminal] = key
+        return key
+
+    def send(self, terminal: str, type_: str, body: dict[str, Any]) -> bool:
+        """Seal and publish one message to ``terminal``; False if it cannot go now (no key yet:
+        deferred until the terminal's hello; no broker: dropped, the terminal will ask again)."""
+        with self._send_lock:
+            key = self._terminal_key(terminal)
+            if key is None:                      # until its hello (a restarted host, old reports first)
+                deferred = self._deferred.setdefault(terminal, [])
+                if len(deferred) < MAX_DEFERRED:
+                    deferred.append((type_, body))
+                return False
+            seq = self._next_seq()
+            data = seal(sender_id=self.identity.name, seq=seq, time=self._wall(), type=type_, body=body,
+                        signing_key=self.identity.signing_key, recipient_public_key=key)
+            if type_ != "ack":
+                self.store.record_command(terminal, seq, type_, body)
+            if self.client is None or not self.client.publish(down_topic(terminal), data):
+                self.stats["send_failed"] += 1
+                return False
+            self.stats[f"sent_{type_}"] += 1
+            return True
+
+    def _poll_commands(self) -> None:
+        while not self._stop.wait(COMMAND_POLL_S):
+            try:
+                for terminal, type_, body in self.store.take_commands():
+                    self.send(terminal, type_, body)
+            except Exception:  # the poller must outlive a database hiccup
+                log.exception("command queue")
+                time.sleep(1)
+
+
+def _kem_key(text: Any) -> x25519.X25519PublicKey | None:
+    if not isinstance(text, str):
+        return None
+    try:
+        return x25519.X25519PublicKey.from_public_bytes(base64.b64decode(text, validate=True))
+    except (ValueError, binascii.Error):
+        return None
