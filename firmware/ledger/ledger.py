@@ -290,7 +290,7 @@ class Ledger:
         """The host acknowledged every report numbered up to ``upto`` (the outbox watermark)."""
         if isinstance(upto, bool) or not isinstance(upto, int) or upto < 0:
             raise LedgerError(f"host_ack: {upto!r} is not a report number")
-        self._commit("host_ack", None, {"upto": upto})
+        self._commit("host_ack", str(upto), {"upto": upto})
 
     def log_index(self, after: int = 0) -> list[tuple[int, str, str | None]]:
         """``(seq, kind, ref)`` of every record after ``after``, oldest first (no bodies)."""
