@@ -25,6 +25,7 @@ from __future__ import annotations
 import base64
 import binascii
 import logging
+import queue
 import threading
 import time
 from collections import Counter
@@ -47,6 +48,7 @@ SEQ_BLOCK = 1000
 #: voucher record states by which a terminal gives back a voucher the host authorised it to redeem
 RELEASING = frozenset({"redeem_returned", "redeem_abandoned"})
 COMMAND_POLL_S = 0.25
+INCOMING_MAX = 10_000
 MAX_DEFERRED = 10_000                  #: per terminal, messages waiting for its key (acks come again)
 
 
@@ -73,14 +75,23 @@ class HostServer:
         self.stats: Counter[str] = Counter()
         self._stop = threading.Event()
         self._poller: threading.Thread | None = None
+        #: Messages from the broker wait here for the worker: paho acknowledges (PUBACK) a message
+        #: when the callback returns, so the network thread only queues it and the broker never
+        #: waits on the database. A message queued but not yet stored when the host dies is lost
+        #: to the broker, not to the floor: it was not acknowledged to its terminal, which sends
+        #: it again.
+        self._incoming: queue.Queue[tuple[str, bytes] | None] = queue.Queue(maxsize=INCOMING_MAX)
+        self._worker: threading.Thread | None = None
         self.client = None if client_factory is None else client_factory(
-            f"egm-host-{identity.name}", subscriptions=[UP_WILDCARD], on_message=self.handle,
+            f"egm-host-{identity.name}", subscriptions=[UP_WILDCARD], on_message=self._on_message,
             persistent_session=True)
 
     # --- life cycle ------------------------------------------------------------------------------
     def start(self) -> None:
         if self.client is None:
             raise RuntimeError("this HostServer has no MQTT client")
+        self._worker = threading.Thread(target=self._work, name="egm-host-ingest", daemon=True)
+        self._worker.start()
         self.client.start()
         self._poller = threading.Thread(target=self._poll_commands, name="egm-host-commands", daemon=True)
         self._poller.start()
@@ -91,6 +102,19 @@ class HostServer:
             self._poller.join(timeout=2)
         if self.client is not None:
             self.client.stop()
+        if self._worker is not None:
+            self._incoming.put(None)
+            self._worker.join(timeout=10)
+
+    def _on_message(self, topic: str, payload: bytes) -> None:
+        self._incoming.put((topic, payload))            # blocks when full: back-pressure on the broker
+
+    def _work(self) -> None:
+        while (item := self._incoming.get()) is not None:
+            try:
+                self.handle(*item)
+            except Exception:                           # a database hiccup: the terminal resends
+                log.exception("could not handle a message on %s", item[0])
 
     # --- incoming ----------------------------------------------------------------------------------
     def handle(self, topic: str, payload: bytes) -> str:

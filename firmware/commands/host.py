@@ -130,7 +130,8 @@ def _serve(args: argparse.Namespace) -> int:
             from firmware.hostlink.broker import EmbeddedBroker
 
             broker = EmbeddedBroker("127.0.0.1", args.listen,
-                                    tls=None if args.plain else (tls.cert, tls.key, tls.ca))
+                                    tls=None if args.plain else (tls.cert, tls.key, tls.ca),
+                                    crl=None if args.plain else pki / "crl.pem")
             broker.start()
             stack.callback(broker.stop)
             url = broker.url

@@ -50,7 +50,7 @@ def start(cfg: Any, state_dir: Path, ledger: Any, terminal: Any, stack: contextl
 
         tls = (issued / f"{cfg.host.host_name}.cert.pem", issued / f"{cfg.host.host_name}.key.pem",
                pki / "ca.cert.pem")
-        broker = EmbeddedBroker("127.0.0.1", 0, tls=tls)
+        broker = EmbeddedBroker("127.0.0.1", 0, tls=tls, crl=pki / "crl.pem")
         port = broker.start()
         stack.callback(broker.stop)
         host_dir = state_dir / "host"

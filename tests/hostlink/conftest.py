@@ -97,6 +97,7 @@ class Floor:
         self.now = [1000.0]
         self.store = HostStore.open(str(tmp / "host.db"))
         self.host = HostServer(self.store, HostIdentity(self.pki), self.bus.factory)
+        self.host.client.on_message = self.host.handle     # synchronously: no ingest worker here
         self.host.client.start()
         self.links: dict[str, HostLink] = {}
         self.ledgers: dict[str, Ledger] = {}
