@@ -136,6 +136,15 @@ class Floor:
 
 
 @pytest.fixture
+def clients():
+    """Started MQTT clients to stop at the end of the test, whatever happened."""
+    started: list = []
+    yield started
+    for c in started:
+        c.stop()
+
+
+@pytest.fixture
 def floor(tmp_path: Path):
     f = Floor(tmp_path)
     yield f

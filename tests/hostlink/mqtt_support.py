@@ -67,3 +67,9 @@ def delivered() -> tuple[threading.Event, Callable[[], None]]:
     """An event and the ``on_delivered`` callback that sets it."""
     event = threading.Event()
     return event, event.set
+
+
+def start(clients: list[MqttClient], c: MqttClient) -> MqttClient:
+    clients.append(c)
+    c.start()
+    return c

@@ -26,7 +26,14 @@ from firmware.hostlink.mqtt import (
     down_topic,
     up_topic,
 )
-from tests.hostlink.mqtt_support import Inbox, client, delivered, free_port, wait_for
+from tests.hostlink.mqtt_support import (
+    Inbox,
+    client,
+    delivered,
+    free_port,
+    start,
+    wait_for,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy" / "mosquitto"
@@ -145,18 +152,6 @@ def mosquitto(tmp_path: Path, pki_files: dict[str, Path]) -> Iterator[Callable[[
         broker.stop()
 
 
-@pytest.fixture
-def clients() -> Iterator[list[MqttClient]]:
-    started: list[MqttClient] = []
-    yield started
-    for c in started:
-        c.stop()
-
-
-def start(clients: list[MqttClient], c: MqttClient) -> MqttClient:
-    clients.append(c)
-    c.start()
-    return c
 
 
 def host_client(broker: Mosquitto, inbox: Inbox | None = None, **kwargs: object) -> MqttClient:

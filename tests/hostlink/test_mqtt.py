@@ -23,25 +23,19 @@ from firmware.hostlink.mqtt import (
     terminal_of,
     up_topic,
 )
-from tests.hostlink.mqtt_support import Inbox, client, delivered, free_port, wait_for
+from tests.hostlink.mqtt_support import (
+    Inbox,
+    client,
+    delivered,
+    free_port,
+    start,
+    wait_for,
+)
 
 # --------------------------------------------------------------------------------------------------
 # fixtures
 
 
-@pytest.fixture
-def clients() -> Iterator[list[MqttClient]]:
-    """Started clients to stop at the end of the test, whatever happened."""
-    started: list[MqttClient] = []
-    yield started
-    for c in started:
-        c.stop()
-
-
-def start(clients: list[MqttClient], c: MqttClient) -> MqttClient:
-    clients.append(c)
-    c.start()
-    return c
 
 
 @pytest.fixture
