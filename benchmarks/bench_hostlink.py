@@ -71,7 +71,7 @@ class Bench:
     def host(self, db: str) -> tuple[HostServer, HostStore]:
         store = HostStore.open(str(self.root / db))
         server = HostServer(store, HostIdentity(self.pki), functools.partial(MqttClient, address=self.address))
-        server.client.start()
+        server.start()
         server.client.wait_connected(10)
         return server, store
 
