@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 
-def test_run_sim_power_up_self_test_reaches_attract_and_says_what_is_not_built(tmp_path):
+def test_run_sim_power_up_self_test_reaches_attract_with_the_host_link_and_says_what_is_not_built(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "firmware.cli", "run", "--sim", "--headless",
                            "--autoplay", "0", "--state-dir", str(tmp_path)],
                           capture_output=True, text=True, timeout=60)
@@ -16,7 +16,8 @@ def test_run_sim_power_up_self_test_reaches_attract_and_says_what_is_not_built(t
         assert any(line.split()[-1] == "ok" for line in proc.stdout.splitlines()
                    if line.strip().startswith(check)), (check, proc.stdout)
     assert "cabinet: IDLE" in proc.stdout
-    assert "not built yet: host link" in proc.stdout
+    assert "host link: mqtts://127.0.0.1:" in proc.stdout and "embedded host in" in proc.stdout
+    assert "not built yet: player and service screens" in proc.stdout
     assert "baccarat-war" in proc.stdout.split("games:")[1].split("playable")[0]
 
 
