@@ -260,8 +260,8 @@ def serve_replies(port: BytePort, stop: threading.Event, feed: Callable[[bytes],
     """
     while not stop.is_set():
         if unplug():
+            on_unplug()               # first: whoever sees the port fail also sees the cable out
             port.close()
-            on_unplug()
             logger.info("%s: unplugged", who)
             return
         try:
