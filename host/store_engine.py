@@ -45,7 +45,6 @@ def normalise_url(url: str | os.PathLike[str]) -> URL:
         parsed = make_url(text)
     except ArgumentError as exc:
         raise HostStoreError(f"invalid host database URL {text!r}: {exc}; expected {_ACCEPTED}") from None
-    backend, driver = parsed.get_backend_name(), parsed.get_driver_name()
     if parsed.drivername in ("postgres", "postgresql", "postgresql+psycopg"):
         if not parsed.database:
             raise HostStoreError(f"host database URL {shown(parsed)} names no database")
@@ -58,7 +57,7 @@ def normalise_url(url: str | os.PathLike[str]) -> URL:
                 "database; give a file, e.g. sqlite:////var/lib/egm-host/host.db")
         return parsed.set(drivername="sqlite")
     raise HostStoreError(
-        f"unsupported host database URL {shown(parsed)} ({backend}+{driver}): expected {_ACCEPTED}")
+        f"unsupported host database URL {shown(parsed)} (driver {parsed.drivername!r}): expected {_ACCEPTED}")
 
 
 def shown(url: URL) -> str:

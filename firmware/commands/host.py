@@ -218,6 +218,12 @@ def _command(args: argparse.Namespace) -> int:
         except ValueError:
             raise UsageError(f"--iso {iso!r} is not an ISO 8601 time with an offset") from None
         body = {"iso": iso}
+    from firmware.hostlink.pki import PkiError, validate_name
+
+    try:
+        validate_name(args.terminal, "terminal id")
+    except PkiError as exc:
+        raise UsageError(str(exc)) from None
     type_ = args.command.replace("-", "_")
     with _store(args) as store:
         command_id = store.queue_command(args.terminal, type_, body)
