@@ -33,39 +33,39 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--plain", action="store_true", help="the embedded broker without TLS (tests, benchmarks)")
     s.set_defaults(func=_serve)
 
-    for name, fn, text in (("meters", _meters, "the meters each terminal last reported"),
-                           ("events", _events, "the events the host stored, newest first"),
-                           ("rounds", _rounds, "the round records the host stored, newest first")):
+    for name, text in (("meters", "the meters each terminal last reported"),
+                       ("events", "the events the host stored, newest first"),
+                       ("rounds", "the round records the host stored, newest first")):
         q = hsub.add_parser(name, help=text)
         _common(q)
         q.add_argument("terminal", nargs="?", help="only this terminal")
         if name != "meters":
             q.add_argument("--last", type=positive_int, default=100)
         q.add_argument("--json", action="store_true")
-        q.set_defaults(func=fn)
+        q.set_defaults(func=_query)
 
     f = hsub.add_parser("floor", help="every terminal: last report, credits, open tilts, disabled")
     _common(f)
     f.add_argument("--json", action="store_true")
-    f.set_defaults(func=_floor)
+    f.set_defaults(func=_query)
 
     q = hsub.add_parser("sequence", help="a terminal's stored report numbers: count, first, last, gaps")
     _common(q)
     q.add_argument("terminal")
     q.add_argument("--json", action="store_true")
-    q.set_defaults(func=_sequence)
+    q.set_defaults(func=_query)
 
     r = hsub.add_parser("rejections", help="messages the host refused, and why")
     _common(r)
     r.add_argument("--last", type=positive_int, default=100)
     r.add_argument("--json", action="store_true")
-    r.set_defaults(func=_rejections)
+    r.set_defaults(func=_query)
 
     v = hsub.add_parser("vouchers", help="vouchers the host knows, and their state")
     _common(v)
     v.add_argument("terminal", nargs="?")
     v.add_argument("--json", action="store_true")
-    v.set_defaults(func=_vouchers)
+    v.set_defaults(func=_query)
 
     for name, text in (("disable", "stop play on a terminal"), ("enable", "allow play again"),
                        ("send-meters", "ask a terminal for its meters now"),
@@ -161,47 +161,29 @@ def _print(args: argparse.Namespace, doc) -> int:
     return 0
 
 
-def _meters(args: argparse.Namespace) -> int:
+#: The read-only actions: what each asks the store (every one prints JSON; ``floor`` also a table).
+QUERIES = {
+    "meters": lambda store, a: store.meters(a.terminal),
+    "events": lambda store, a: store.events(a.terminal, last=a.last),
+    "rounds": lambda store, a: store.rounds(a.terminal, last=a.last),
+    "floor": lambda store, a: store.terminals(),
+    "sequence": lambda store, a: store.sequence(a.terminal),
+    "rejections": lambda store, a: store.rejections(last=a.last),
+    "vouchers": lambda store, a: store.vouchers(a.terminal),
+}
+
+
+def _query(args: argparse.Namespace) -> int:
     with _store(args) as store:
-        return _print(args, store.meters(args.terminal))
-
-
-def _events(args: argparse.Namespace) -> int:
-    with _store(args) as store:
-        return _print(args, store.events(args.terminal, last=args.last))
-
-
-def _rounds(args: argparse.Namespace) -> int:
-    with _store(args) as store:
-        return _print(args, store.rounds(args.terminal, last=args.last))
-
-
-def _floor(args: argparse.Namespace) -> int:
-    with _store(args) as store:
-        floor = store.terminals()
-        if args.json:
-            return _print(args, floor)
-        for t in floor:
-            tilts = ", ".join(t["open_tilts"]) or "-"
-            credits = "-" if t["credits"] is None else f"{t['credits']} cents"
-            sys.stdout.write(f"{t['terminal']:<16} last report {t['last_seq']:>7} at {t['last_seen']}  "
-                             f"credits {credits:<14} tilts {tilts}{'  DISABLED' if t['disabled'] else ''}\n")
-        return 0
-
-
-def _sequence(args: argparse.Namespace) -> int:
-    with _store(args) as store:
-        return _print(args, store.sequence(args.terminal))
-
-
-def _rejections(args: argparse.Namespace) -> int:
-    with _store(args) as store:
-        return _print(args, store.rejections(last=args.last))
-
-
-def _vouchers(args: argparse.Namespace) -> int:
-    with _store(args) as store:
-        return _print(args, store.vouchers(args.terminal))
+        doc = QUERIES[args.host_command](store, args)
+    if args.host_command != "floor" or args.json:
+        return _print(args, doc)
+    for t in doc:
+        tilts = ", ".join(t["open_tilts"]) or "-"
+        credits = "-" if t["credits"] is None else f"{t['credits']} cents"
+        sys.stdout.write(f"{t['terminal']:<16} last report {t['last_seq']:>7} at {t['last_seen']}  "
+                         f"credits {credits:<14} tilts {tilts}{'  DISABLED' if t['disabled'] else ''}\n")
+    return 0
 
 
 def _command(args: argparse.Namespace) -> int:
