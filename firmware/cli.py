@@ -32,6 +32,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "firmware.commands.software",
     "firmware.commands.certs",
     "firmware.commands.host",
+    "firmware.commands.package",
 )
 
 EXIT_USAGE = 2
