@@ -61,8 +61,10 @@ class HostServer:
 
     def __init__(self, store: HostStore, identity: HostIdentity, client_factory: Callable[..., Any] | None = None,
                  *, max_age_s: float = 300.0, max_skew_s: float = 60.0,
-                 wall: Callable[[], datetime] = now_utc) -> None:
+                 wall: Callable[[], datetime] = now_utc, package_url: Callable[[str], str] | None = None) -> None:
         self.store = store
+        #: sha256 -> the URL a terminal downloads that package from (host/packages.py), or None
+        self.package_url = package_url
         self.identity = identity
         self.max_age_s = max_age_s
         self.max_skew_s = max_skew_s
@@ -190,6 +192,12 @@ class HostServer:
     def send(self, terminal: str, type_: str, body: dict[str, Any]) -> bool:
         """Seal and publish one message to ``terminal``; False if it cannot go now (no key yet:
         deferred until the terminal's hello; no broker: dropped, the terminal will ask again)."""
+        if type_ == "package_offer" and "url" not in body:
+            if self.package_url is None:
+                log.warning("%s: package %s not offered: this host serves no packages", terminal, body.get("name"))
+                self.stats["send_failed"] += 1
+                return False
+            body = {**body, "url": self.package_url(body["sha256"])}
         with self._send_lock:
             key = self._terminal_key(terminal)
             if key is None:                      # until its hello (a restarted host, old reports first)

@@ -39,7 +39,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from cryptography import x509
-from cryptography.exceptions import InvalidSignature
+from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import Encoding
 
@@ -211,7 +211,10 @@ def parse(data: bytes) -> Package:
         raise PackageRejected("malformed", "the certificate is not PEM text")
     try:
         cert = x509.load_pem_x509_certificate(container["certificate"].encode("ascii"))
-    except (ValueError, UnicodeEncodeError):
+        # parsed lazily: a corrupt name or extension would surface later, so read them all now
+        _ = (cert.subject.rfc4514_string(), cert.issuer.rfc4514_string(), list(cert.extensions),
+             cert.public_key(), cert.not_valid_before_utc, cert.not_valid_after_utc)
+    except (ValueError, UnicodeEncodeError, TypeError, UnsupportedAlgorithm):
         raise PackageRejected("malformed", "the certificate is not a PEM X.509 certificate") from None
     raw_files = container["files"]
     if not isinstance(raw_files, dict) or len(raw_files) > MAX_FILES:
@@ -253,8 +256,8 @@ def verify(package: Package, check_signer: Callable[[x509.Certificate], None]) -
     """
     try:
         check_signer(package.certificate)
-    except EgmError as exc:
-        raise PackageRejected("untrusted_signer", str(exc)) from None
+    except (EgmError, ValueError, TypeError, UnsupportedAlgorithm) as exc:
+        raise PackageRejected("untrusted_signer", str(exc).splitlines()[0][:300]) from None
     key = package.certificate.public_key()
     if not isinstance(key, Ed25519PublicKey):
         raise PackageRejected("untrusted_signer", "the code signer's key is not Ed25519")

@@ -155,6 +155,11 @@ ACTIONS: tuple[Action, ...] = (
            "memory, used from the next round"),
     Action("ram-clear", TECH, "config", "CLEAR REASON...",
            "erase critical memory (no credits, no round); done by the runner (on_ram_clear)"),
+    Action("packages", READERS, "read", "", "game packages the host offered: waiting for approval, and installed"),
+    Action("package approve", TECH, "config", "NAME",
+           "verify the waiting package NAME again and install it: its options pass the same check as "
+           "config set and are used from the next round"),
+    Action("package reject", TECH, "config", "NAME", "decline the waiting package NAME (deleted, logged)"),
     Action("demo start", TECH, "config", "[CREDITS]", "demo mode on, with demo credits (memory only)"),
     Action("demo play", TECH, "config", "[ROUNDS]", "play demo rounds of the current game"),
     Action("demo stop", TECH, "config", "", "demo mode off; the terminal is as it was"),
@@ -237,6 +242,8 @@ class ServiceApi:
             "test ticket": self._test_ticket, "test touch": self._test_touch, "test shoe": self._test_shoe,
             "test lamps": self._test_lamps, "test tower": self._test_tower,
             "test meters": self._test_meters, "config set": self._config_set, "ram-clear": self._ram_clear,
+            "packages": self._packages, "package approve": self._package_approve,
+            "package reject": self._package_reject,
             "demo start": self._demo_start, "demo play": self._demo_play, "demo stop": self._demo_stop,
         }
         assert set(self._handlers) == set(ACTION_BY_NAME), "every action of the table has a handler"
@@ -684,18 +691,27 @@ class ServiceApi:
 
     def _config_set(self, args: list[str]) -> tuple[Any, str]:
         from firmware.games.options import parse_assignments
-        from firmware.games.registry import available, make_options
 
-        t = self.terminal
-        cfg = t.cfg
         if len(args) < 2:
             raise ServiceError("usage: config set GAME KEY=VALUE [KEY=VALUE ...]")
         game, pairs = args[0], args[1:]
-        if game not in cfg.games.enabled or game not in set(available()):
-            raise ServiceError(f"game {game!r} is not enabled; enabled: {', '.join(cfg.games.enabled)}")
         if self._round_open():
             raise ServiceError("a round is in progress: configuration changes wait for it to end")
-        change = parse_assignments(pairs)
+        candidate, stored, findings = self.plan_options(self.terminal.cfg, game, parse_assignments(pairs))
+        self.ledger.store_setting(self.setting_name(game), stored)
+        self._apply(candidate, [game])
+        detail = f"{game}: {' '.join(pairs)}"
+        return {"game": game, "table": stored, "applied": "from the next round",
+                "findings": [f.to_json() for f in findings]}, detail
+
+    def plan_options(self, cfg: Any, game: str, change: Mapping[str, Any]) -> tuple[Any, dict[str, Any], list[Any]]:
+        """``cfg`` with ``change`` merged into ``game``'s options: (candidate configuration, the table
+        to store, the profile's findings). :class:`ServiceError` if the game is not enabled, an
+        option is wrong, or the jurisdiction profile refuses the result. Changes nothing."""
+        from firmware.games.registry import available, make_options
+
+        if game not in cfg.games.enabled or game not in set(available()):
+            raise ServiceError(f"game {game!r} is not enabled; enabled: {', '.join(cfg.games.enabled)}")
         table = _merged(cfg.games.options.get(game, {}), change)
         options = make_options(game, table, prefix=f"games.options.{game}")
         stored = _pick(options.to_json(), table)               # typed values, only the keys set
@@ -705,11 +721,7 @@ class ServiceApi:
         refused = [f for f in findings if f.verdict == "refused" or (f.verdict == "unproven" and f.wager == "*")]
         if refused:
             raise ServiceError(f"refused by the jurisdiction profile: {refused[0].message}")
-        self.ledger.store_setting(self.setting_name(game), stored)
-        self._apply(candidate, game)
-        detail = f"{game}: {' '.join(pairs)}"
-        return {"game": game, "table": stored, "applied": "from the next round",
-                "findings": [f.to_json() for f in findings]}, detail
+        return candidate, stored, findings
 
     def _check(self, candidate: Any, game: str) -> list[Any]:
         """The changed game's PAR against the profile (only that game: the others did not change)."""
@@ -721,9 +733,55 @@ class ServiceApi:
         return check_configuration(only, self.profile(), cache_dir=cache_dir,
                                    compute_missing=self.compute_missing)
 
-    def _apply(self, candidate: Any, game: str) -> None:
+    def _apply(self, candidate: Any, games: list[str]) -> None:
         """The terminal plays ``candidate`` from its next round (a round in progress keeps its options)."""
-        self.terminal.use_config(candidate, [game])
+        self.terminal.use_config(candidate, games)
+
+    # --- game packages (firmware/cabinet/packages.py) -------------------------------------------
+    def _package_manager(self) -> Any:
+        link = getattr(self.terminal, "hostlink", None)
+        manager = getattr(link, "packages", None)
+        if manager is None:
+            raise ServiceError("this terminal takes no game packages (no host link)")
+        return manager
+
+    def _packages(self, args: list[str]) -> tuple[Any, str]:
+        self._no_args(args, "packages")
+        status = self._package_manager().status()
+        return status, f"{len(status['pending'])} waiting, {len(status['installed'])} installed"
+
+    def _package_approve(self, args: list[str]) -> tuple[Any, str]:
+        from firmware.cabinet.package_format import PackageRejected
+
+        if len(args) != 1:
+            raise ServiceError("usage: package approve NAME")
+        if self._round_open():
+            raise ServiceError("a round is in progress: a package waits for it to end")
+        manager = self._package_manager()
+        try:
+            package = manager.reverify(args[0])
+        except PackageRejected as exc:
+            raise ServiceError(f"package {args[0]} refused and deleted: {exc}") from None
+        cfg = self.terminal.cfg
+        stored: dict[str, dict[str, Any]] = {}
+        findings: list[Any] = []
+        for game, change in sorted(package.options().items()):       # every game checked before any change
+            cfg, stored[game], found = self.plan_options(cfg, game, change)
+            findings += found
+        manager.place(package)                                        # files first: not yet a record
+        for game, table in stored.items():
+            self.ledger.store_setting(self.setting_name(game), table)
+        record = manager.record(package, role=self.session.role if self.session else None)
+        self._apply(cfg, sorted(stored))
+        return ({"installed": record, "options": stored, "applied": "from the next round",
+                 "findings": [f.to_json() for f in findings]},
+                f"{package.name} {package.version} ({package.sha256[:12]}): {', '.join(sorted(stored))}")
+
+    def _package_reject(self, args: list[str]) -> tuple[Any, str]:
+        if len(args) != 1:
+            raise ServiceError("usage: package reject NAME")
+        entry = self._package_manager().decline(args[0], role=self.session.role if self.session else None)
+        return {"declined": entry}, f"{args[0]} {entry['version']}"
 
     def apply_stored_config(self) -> list[str]:
         """Use the game options a technician stored (``config set``) over the configuration file's:

@@ -1,6 +1,7 @@
-"""``egm host serve|meters|events|floor|sequence|rejections|vouchers|disable|enable|send-meters|set-time``.
+"""``egm host serve|meters|events|floor|sequence|rejections|vouchers|disable|enable|send-meters|set-time|offer-package``.
 
-``serve`` runs the reference casino host (``host/``): with ``--listen PORT`` it also runs an embedded
+``offer-package`` verifies a code-signed game package, keeps it in ``<state-dir>/packages`` and queues
+the offer. ``serve`` runs the reference casino host (``host/``): with ``--listen PORT`` it also runs an embedded
 MQTT broker (TLS with the host's certificate) in the same process; with ``--broker URL`` it connects
 to the casino's broker. The reports, meters, events, rounds, vouchers and refusals go to the store
 (``<state-dir>/host.db``, or ``--db URL`` for PostgreSQL). The other actions read that store; the
@@ -31,7 +32,22 @@ def register(sub: argparse._SubParsersAction) -> None:
     where.add_argument("--listen", type=int, metavar="PORT", help="run an embedded broker on 127.0.0.1:PORT")
     where.add_argument("--broker", metavar="URL", help="connect to this broker (mqtt:// or mqtts://)")
     s.add_argument("--plain", action="store_true", help="the embedded broker without TLS (tests, benchmarks)")
+    s.add_argument("--name", default="egm-host", help="the host's certificate name in the PKI (default egm-host)")
+    s.add_argument("--kem-name", default="egm-host.kem", help="the host's encryption certificate name")
+    s.add_argument("--packages-bind", default="127.0.0.1:0", metavar="ADDR:PORT",
+                   help="where the package server listens (HTTPS, terminal certificates required; "
+                        "port 0: any free port)")
+    s.add_argument("--packages-public-host", metavar="NAME",
+                   help="the host name terminals use in package URLs (default: the bind address)")
     s.set_defaults(func=_serve)
+
+    o = hsub.add_parser("offer-package", help="verify a signed game package and offer it to a terminal")
+    _common(o)
+    o.add_argument("terminal")
+    o.add_argument("package", help="the .egmpkg file (egm package build)")
+    o.add_argument("--pki", help="PKI directory (default <state-dir>/pki)")
+    o.add_argument("--json", action="store_true")
+    o.set_defaults(func=_offer_package)
 
     for name, text in (("meters", "the meters each terminal last reported"),
                        ("events", "the events the host stored, newest first"),
@@ -99,56 +115,98 @@ def _store(args: argparse.Namespace, create: bool = False):
     return HostStore.open(str(path))
 
 
+def _bind(text: str) -> tuple[str, int]:
+    from firmware.errors import UsageError
+
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise UsageError(f"--packages-bind {text!r}: expected ADDRESS:PORT (port 0-65535)")
+    return host, int(port)
+
+
 def _serve(args: argparse.Namespace) -> int:
     import contextlib
-    import functools
     import signal
     import threading
 
     from firmware.errors import UsageError
     from firmware.hostlink.identity import HostIdentity
-    from firmware.hostlink.mqtt import BrokerAddress, MqttClient, TlsFiles
-    from firmware.hostlink.pki import DEV_HOST, ensure_development_pki
-    from host.server import HostServer
+    from firmware.hostlink.pki import ensure_development_pki
+    from host.runner import start_host
 
     state = Path(args.state_dir)
     state.mkdir(parents=True, exist_ok=True)
     pki = Path(args.pki) if args.pki else state / "pki"
     if args.dev_pki and args.pki:
         raise UsageError("--dev-pki makes the development PKI in <state-dir>/pki; leave out --pki")
+    bind = _bind(args.packages_bind)
     for terminal in args.dev_pki:
         ensure_development_pki(state, terminal)
+    HostIdentity(pki, name=args.name, kem_name=args.kem_name)       # the PKI is usable: else one clear error
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(ValueError):
             signal.signal(sig, lambda *_: stop.set())
-    identity = HostIdentity(pki)
-    tls = TlsFiles(ca=pki / "ca.cert.pem", cert=pki / "issued" / f"{DEV_HOST}.cert.pem",
-                   key=pki / "issued" / f"{DEV_HOST}.key.pem")
+    issued = pki / "issued"
     with contextlib.ExitStack() as stack:
         if args.listen is not None:
             from firmware.hostlink.broker import EmbeddedBroker
 
-            broker = EmbeddedBroker("127.0.0.1", args.listen,
-                                    tls=None if args.plain else (tls.cert, tls.key, tls.ca),
+            tls = (issued / f"{args.name}.cert.pem", issued / f"{args.name}.key.pem", pki / "ca.cert.pem")
+            broker = EmbeddedBroker("127.0.0.1", args.listen, tls=None if args.plain else tls,
                                     crl=None if args.plain else pki / "crl.pem")
             broker.start()
             stack.callback(broker.stop)
             url = broker.url
         else:
             url = args.broker
-        address = BrokerAddress.parse(url, tls if url.startswith("mqtts://") else None)
         store = _store(args, create=True)
         stack.callback(store.close)
-        server = HostServer(store, identity, functools.partial(MqttClient, address=address))
-        server.start()
-        stack.callback(server.stop)
-        sys.stdout.write(f"egm host: {url}; store {args.db or state / 'host.db'}; pki {pki}\n")
+        host = start_host(stack, store=store, pki=pki, broker_url=url, name=args.name, kem_name=args.kem_name,
+                          packages_dir=None if args.plain else state / "packages", packages_bind=bind,
+                          packages_public_host=args.packages_public_host)
+        packages = "" if host.packages is None else f"; packages {host.packages.base_url}"
+        sys.stdout.write(f"egm host: {url}; store {args.db or state / 'host.db'}; pki {pki}{packages}\n")
         sys.stdout.flush()
         while not stop.wait(0.2):
             pass
-        sys.stdout.write(f"egm host: stopped; {dict(server.stats)}\n")
+        sys.stdout.write(f"egm host: stopped; {dict(host.server.stats)}\n")
     return 0
+
+
+def _offer_package(args: argparse.Namespace) -> int:
+    from firmware.cabinet.package_format import MAX_PACKAGE_BYTES, PackageRejected
+    from firmware.errors import UsageError
+    from firmware.hostlink.errors import HostLinkError
+    from firmware.hostlink.identity import Trust
+    from firmware.hostlink.pki import PkiError, validate_name
+    from host.packages import PackageDepot
+
+    try:
+        validate_name(args.terminal, "terminal id")
+    except PkiError as exc:
+        raise UsageError(str(exc)) from None
+    path = Path(args.package)
+    try:
+        if path.stat().st_size > MAX_PACKAGE_BYTES:
+            raise UsageError(f"{path}: larger than {MAX_PACKAGE_BYTES} bytes; not a game package")
+        data = path.read_bytes()
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+    state = Path(args.state_dir)
+    try:
+        trust = Trust(Path(args.pki) if args.pki else state / "pki")
+    except HostLinkError as exc:
+        raise UsageError(str(exc)) from None
+    try:
+        package = PackageDepot(state / "packages").add(data, lambda cert: trust.check(cert, "code-signer"))
+    except PackageRejected as exc:
+        raise UsageError(f"{path}: not offered: {exc}") from None
+    body = {"name": package.name, "version": package.version, "sha256": package.sha256}
+    with _store(args) as store:
+        command_id = store.queue_command(args.terminal, "package_offer", body)
+    return _print(args, {"queued": command_id, "terminal": args.terminal, "type": "package_offer",
+                         "body": body, "package": package.summary()})
 
 
 def _print(args: argparse.Namespace, doc) -> int:

@@ -72,9 +72,11 @@ class HostLink:
 
     def __init__(self, ledger: Ledger, identity: TerminalIdentity, client_factory: Callable[..., Any], *,
                  meter_interval_s: float = 300.0, ack_timeout_s: float = 5.0, window: int = 64,
-                 max_age_s: float = 300.0, redeem_timeout_s: float = 5.0,
+                 max_age_s: float = 300.0, redeem_timeout_s: float = 5.0, packages: Any = None,
                  clock: Callable[[], float] = time.monotonic, wall: Callable[[], datetime] = now_utc) -> None:
         self.ledger = ledger
+        #: the terminal's game packages (:class:`firmware.cabinet.packages.PackageManager`), or None
+        self.packages = packages
         self.identity = identity
         self.terminal_id = identity.terminal_id
         self.meter_interval_s = meter_interval_s
@@ -117,6 +119,8 @@ class HostLink:
         self.terminal = terminal
         self.wake = terminal.wake
         terminal.hostlink = self
+        if self.packages is not None:
+            self.packages.wake = terminal.wake
         disabled = self.ledger.setting(SETTING_DISABLED)
         if disabled and disabled.get("disabled"):
             terminal.cabinet.disable()
@@ -171,6 +175,8 @@ class HostLink:
         """Handle what the host sent, report meters when due, send what is outstanding."""
         while self._inbox:
             self._receive(self._inbox.popleft())
+        if self.packages is not None:
+            self.packages.poll()
         now = self._clock()
         periodic = now >= self._next_meters
         if periodic or self._meters_due:
@@ -299,9 +305,11 @@ class HostLink:
         elif type_ == "voucher_redeem_reply":
             self.redemptions[body["validation"]] = dict(body)
         elif type_ == "package_offer":
-            self.ledger.event("host.package_offer", seq=seq, name=body["name"], version=body["version"],
-                              url=body["url"], sha256=body["sha256"])
-            if self.terminal is not None and getattr(self.terminal, "packages", None) is not None:
-                self.terminal.packages.offer(body)
+            if self.packages is not None:
+                self.packages.offer(body, seq)          # records package.offered, then downloads
+            else:
+                self.ledger.event("package.rejected", seq=seq, package=body["name"], version=body["version"],
+                                  sha256=body["sha256"], reason="download_failed",
+                                  detail="this terminal takes no game packages")
         else:  # pragma: no cover - the schema has no other host -> terminal type
             raise EnvelopeError(f"no handler for {type_}")

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from firmware.hostlink.identity import HostIdentity, TerminalIdentity
+from firmware.cabinet.packages import PackageManager, https_fetch
+from firmware.hostlink.identity import TerminalIdentity
 from firmware.hostlink.link import HostLink
 from firmware.hostlink.mqtt import BrokerAddress, MqttClient, TlsFiles
 from firmware.hostlink.pki import ensure_development_pki
@@ -45,24 +46,20 @@ def start(cfg: Any, state_dir: Path, ledger: Any, terminal: Any, stack: contextl
     host_dir = None
     if cfg.host.broker == "embedded":
         from firmware.hostlink.broker import EmbeddedBroker
-        from host.server import HostServer
+        from host.runner import start_host
         from host.store import HostStore
 
-        tls = (issued / f"{cfg.host.host_name}.cert.pem", issued / f"{cfg.host.host_name}.key.pem",
-               pki / "ca.cert.pem")
-        broker = EmbeddedBroker("127.0.0.1", 0, tls=tls, crl=pki / "crl.pem")
-        port = broker.start()
+        broker = EmbeddedBroker("127.0.0.1", 0, tls=(issued / f"{cfg.host.host_name}.cert.pem",
+                                                     issued / f"{cfg.host.host_name}.key.pem", pki / "ca.cert.pem"),
+                                crl=pki / "crl.pem")
+        broker.start()
         stack.callback(broker.stop)
         host_dir = state_dir / "host"
         host_dir.mkdir(exist_ok=True)
         store = HostStore.open(str(host_dir / "host.db"))
         stack.callback(store.close)
-        host_tls = TlsFiles(ca=pki / "ca.cert.pem", cert=tls[0], key=tls[1])
-        address = BrokerAddress("127.0.0.1", port, host_tls)
-        server = HostServer(store, HostIdentity(pki, name=cfg.host.host_name, kem_name=cfg.host.host_kem),
-                            functools.partial(MqttClient, address=address))
-        server.start()
-        stack.callback(server.stop)
+        start_host(stack, store=store, pki=pki, broker_url=broker.url, name=cfg.host.host_name,
+                   kem_name=cfg.host.host_kem, packages_dir=host_dir / "packages")
         url = broker.url
     else:
         url = cfg.host.broker
@@ -70,7 +67,11 @@ def start(cfg: Any, state_dir: Path, ledger: Any, terminal: Any, stack: contextl
                          key=issued / f"{cfg.terminal.id}.key.pem")
     address = BrokerAddress.parse(url, tls_files if url.startswith("mqtts://") else None)
     identity = TerminalIdentity.load(pki, cfg.terminal.id, host=cfg.host.host_name, host_kem=cfg.host.host_kem)
-    link = HostLink(ledger, identity, functools.partial(MqttClient, address=address),
+    packages = PackageManager(ledger, lambda cert: identity.trust.check(cert, "code-signer"),
+                              state_dir / "packages",
+                              fetch=https_fetch(tls_files.ca, tls_files.cert, tls_files.key),
+                              games=lambda: list(terminal.cfg.games.enabled))
+    link = HostLink(ledger, identity, functools.partial(MqttClient, address=address), packages=packages,
                     meter_interval_s=cfg.host.meter_interval_s, ack_timeout_s=cfg.host.ack_timeout_s,
                     window=cfg.host.window, max_age_s=cfg.host.max_age_s,
                     redeem_timeout_s=cfg.host.redeem_timeout_s)

@@ -357,8 +357,8 @@ def test_help_lists_the_table_and_the_role_s_functions(rig):
 ALLOWED = {
     "attendant": {"recall", "events", "bills", "tickets", "handpay", "call-cleared"},
     "technician": {a.name for a in ACTIONS} - {"handpay", "call-cleared"},
-    "auditor": {"meters", "recall", "events", "bills", "tickets", "software", "software hash"},
-    "regulator": {"meters", "recall", "events", "bills", "tickets", "software", "software hash"},
+    "auditor": {"meters", "recall", "events", "bills", "tickets", "software", "software hash", "packages"},
+    "regulator": {"meters", "recall", "events", "bills", "tickets", "software", "software hash", "packages"},
 }
 
 

@@ -41,3 +41,33 @@ def test_commands_are_queued_for_the_running_host(tmp_path: Path) -> None:
     with HostStore.open(str(tmp_path / "host.db")) as store:
         assert store.take_commands() == [("EGM-0001", "disable", {"reason": "audit"})]
         assert store.take_commands() == []
+
+
+def test_offer_package_verifies_first_and_queues_the_offer(tmp_path: Path) -> None:
+    from firmware.hostlink.pki import ensure_development_pki
+    from tests.packages.conftest import Signer
+
+    ensure_development_pki(tmp_path, "EGM-0001")
+    HostStore.open(str(tmp_path / "host.db")).close()
+    good = tmp_path / "good.egmpkg"
+    good.write_bytes(Signer(tmp_path / "pki").package())
+    tampered = tmp_path / "tampered.egmpkg"
+    tampered.write_bytes(good.read_bytes().replace(b'"signature": "', b'"signature": "AAAA', 1))
+    for args, message in (
+        (["EGM-0001", str(tampered)], "bad_signature"),
+        (["EGM-0001", str(tmp_path / "missing.egmpkg")], "cannot read"),
+        (["bad id!", str(good)], "invalid terminal id"),
+        (["EGM-0001", str(tmp_path / "host.db")], "malformed"),
+    ):
+        proc = run("offer-package", "--state-dir", str(tmp_path), *args)
+        assert proc.returncode != 0 and message in proc.stderr, (args, proc.stderr)
+        assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    with HostStore.open(str(tmp_path / "host.db")) as store:
+        assert store.take_commands() == []                      # nothing was queued
+    proc = run("offer-package", "--state-dir", str(tmp_path), "EGM-0001", str(good), "--json")
+    assert proc.returncode == 0, proc.stderr
+    sha = json.loads(proc.stdout)["body"]["sha256"]
+    assert (tmp_path / "packages" / f"{sha}.egmpkg").read_bytes() == good.read_bytes()
+    with HostStore.open(str(tmp_path / "host.db")) as store:
+        assert store.take_commands() == [("EGM-0001", "package_offer",
+                                          {"name": "tcp-flush-3", "version": "1.0.0", "sha256": sha})]

@@ -1,0 +1,178 @@
+"""A package the host offers: downloaded, verified, held until a technician approves it in the
+service menu, then installed; a tampered one is rejected and logged. The terminal is the service
+tests' in-process terminal; the download channel is a dictionary of URLs."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from firmware.cabinet.packages import PackageManager
+from firmware.cabinet.service import ServiceError
+from firmware.cabinet.states import CabinetState
+from tests.cabinet.test_service import build, last_event, login, refused, svc
+from tests.packages.conftest import Signer
+
+URL = "https://host.example/packages/"
+
+
+class Channel:
+    """URL -> bytes; a URL not there fails like a 404."""
+
+    def __init__(self) -> None:
+        self.files: dict[str, bytes] = {}
+
+    def offer(self, data: bytes, name: str = "tcp-flush-3", version: str = "1.0.0",
+              sha256: str | None = None) -> dict:
+        sha = sha256 or hashlib.sha256(data).hexdigest()
+        self.files[URL + sha] = data
+        return {"name": name, "version": version, "url": URL + sha, "sha256": sha}
+
+    def __call__(self, url: str, destination: Path, max_bytes: int) -> None:
+        if url not in self.files:
+            raise OSError(f"HTTP Error 404: {url}")
+        destination.write_bytes(self.files[url][:max_bytes + 1])
+
+
+def attach(rig: SimpleNamespace, signer: Signer, channel: Channel, tmp_path: Path) -> PackageManager:
+    manager = PackageManager(rig.ledger, signer.check, tmp_path / "state" / "packages", fetch=channel,
+                             games=lambda: list(rig.terminal.cfg.games.enabled))
+    rig.terminal.hostlink = SimpleNamespace(packages=manager, status=lambda: None, poll=manager.poll)
+    return manager
+
+
+def offered(manager: PackageManager, body: dict, seq: int = 1) -> None:
+    """The host's offer arrives; wait for the download; the terminal's loop polls."""
+    manager.offer(body, seq)
+    for job in list(manager._busy.values()):
+        for _ in range(500):
+            if not manager._done.empty():
+                break
+            import time
+            time.sleep(0.01)
+    manager.poll()
+
+
+def events(rig, prefix: str = "package.") -> list[dict]:
+    return [e for e in reversed(rig.ledger.events(200)) if e["event"].startswith(prefix)]
+
+
+@pytest.fixture
+def setup(tmp_path: Path, signer: Signer):
+    rig = build(tmp_path)
+    channel = Channel()
+    manager = attach(rig, signer, channel, tmp_path)
+    yield SimpleNamespace(rig=rig, channel=channel, manager=manager, signer=signer)
+    rig.ledger.close()
+
+
+def test_offered_downloaded_approved_installed(setup, tmp_path: Path) -> None:
+    rig, manager = setup.rig, setup.manager
+    data = setup.signer.package(notes=b"flush pays 3 to 1\n")
+    body = setup.channel.offer(data)
+    offered(manager, body)
+    assert [e["event"] for e in events(rig)] == ["package.offered", "package.pending"]
+    pending = manager.pending()["tcp-flush-3"]
+    assert pending["sha256"] == body["sha256"] and pending["games"] == ["three-card-poker"]
+    # nothing is in force until a technician approves it
+    assert rig.terminal._kernel("three-card-poker").options.pair_plus_pays.flush != 3
+    login(rig, "auditor")
+    assert "tcp-flush-3" in svc(rig, "packages")["pending"]
+    refused(rig, "auditor", "package", "approve", "tcp-flush-3", match="may not use package approve")
+    login(rig, "technician")
+    answer = svc(rig, "package", "approve", "tcp-flush-3")
+    assert answer["options"] == {"three-card-poker": {"pair_plus_pays": {"flush": 3}}}
+    assert rig.terminal._kernel("three-card-poker").options.pair_plus_pays.flush == 3
+    assert rig.ledger.setting("config.games.three-card-poker") == {"pair_plus_pays": {"flush": 3}}
+    installed = tmp_path / "state" / "packages" / "installed" / "tcp-flush-3" / "1.0.0"
+    assert (installed / "notes").read_bytes() == b"flush pays 3 to 1\n"
+    assert (installed / "options.toml").is_file()
+    assert manager.pending() == {} and manager.installed()["tcp-flush-3"]["by"] == "technician"
+    assert [e["event"] for e in events(rig)][-1] == "package.installed"
+    action = last_event(rig, "service_action")
+    assert (action["action"], action["result"]) == ("package approve", "ok")
+    # after a restart the options are still in force and the package is still recorded installed
+    rig.ledger.close()
+    again = build(tmp_path)
+    assert again.terminal._kernel("three-card-poker").options.pair_plus_pays.flush == 3
+    manager2 = PackageManager(again.ledger, setup.signer.check, tmp_path / "state" / "packages")
+    assert manager2.installed()["tcp-flush-3"]["sha256"] == body["sha256"]
+    # the same package offered again is not downloaded again
+    manager2.offer(body, 7)
+    assert events(again)[-1]["event"] == "package.ignored"
+    setup.rig = again
+
+
+@pytest.mark.parametrize("make, reason", [
+    (lambda s, c: c.offer(s.package()[:-20] + b"x" * 20), "malformed"),
+    (lambda s, c: c.offer(s.package().replace(b'"signature": "', b'"signature": "AAAA', 1)), "bad_signature"),
+    (lambda s, c: {**c.offer(s.package()), "url": URL + "gone"}, "download_failed"),          # 404
+    (lambda s, c: c.offer(s.package(), sha256="1" * 64), "digest_mismatch"),
+    (lambda s, c: c.offer(s.package(), version="2.0.0"), "malformed"),                     # not what was offered
+    (lambda s, c: c.offer(s.package(options=b"[holdem-war]\nante_pays = 1\n")), "bad_content"),
+])
+def test_a_bad_package_is_rejected_logged_and_nothing_changes(setup, make, reason) -> None:
+    rig, manager = setup.rig, setup.manager
+    before = (rig.terminal.cfg, rig.ledger.setting("config.games.three-card-poker"))
+    offered(manager, make(setup.signer, setup.channel))
+    rejected = events(rig)[-1]
+    assert rejected["event"] == "package.rejected" and rejected["reason"] == reason, rejected
+    assert manager.pending() == {} and manager.installed() == {}
+    assert (rig.terminal.cfg, rig.ledger.setting("config.games.three-card-poker")) == before
+    assert [p for d in ("pending", "incoming") for p in (manager.dir / d).iterdir()] == []
+
+
+def test_a_package_tampered_on_disk_while_waiting_is_refused_at_approval(setup) -> None:
+    rig, manager = setup.rig, setup.manager
+    body = setup.channel.offer(setup.signer.package())
+    offered(manager, body)
+    path = manager.dir / "pending" / f"{body['sha256']}.egmpkg"
+    doc = json.loads(path.read_bytes())
+    doc["files"]["options.toml"] = "W3RocmVlLWNhcmQtcG9rZXJdCnBhaXJfcGx1c19wYXlzLmZsdXNoID0gNDAK"
+    path.write_text(json.dumps(doc))
+    login(rig, "technician")
+    with pytest.raises(ServiceError, match="refused and deleted"):
+        svc(rig, "package", "approve", "tcp-flush-3")
+    rejected = events(rig)[-1]
+    assert rejected["event"] == "package.rejected" and rejected["reason"] == "digest_mismatch"
+    assert manager.pending() == {} and not path.exists()
+    assert rig.ledger.setting("config.games.three-card-poker") is None
+
+
+def test_approval_waits_until_the_credit_meter_is_empty(setup) -> None:
+    rig, manager = setup.rig, setup.manager
+    offered(manager, setup.channel.offer(setup.signer.package()))
+    login(rig, "technician")
+    rig.ledger.bill_in(1000)
+    refused(rig, "technician", "package", "approve", "tcp-flush-3", match="no credits")
+    refused(rig, "technician", "package", "approve", "no-such", match="no credits")
+    assert rig.terminal.cabinet.state is CabinetState.IDLE
+    assert "tcp-flush-3" in manager.pending()
+    assert rig.ledger.setting("config.games.three-card-poker") is None
+
+
+def test_decline(setup) -> None:
+    rig, manager = setup.rig, setup.manager
+    body = setup.channel.offer(setup.signer.package())
+    offered(manager, body)
+    login(rig, "technician")
+    refused(rig, "technician", "package", "reject", "nope", match="no package 'nope' is waiting")
+    svc(rig, "package", "reject", "tcp-flush-3")
+    assert manager.pending() == {} and events(rig)[-1]["event"] == "package.declined"
+    assert not (manager.dir / "pending" / f"{body['sha256']}.egmpkg").exists()
+
+
+def test_a_pending_package_survives_a_restart_and_a_lost_file_is_dropped(setup, tmp_path: Path) -> None:
+    rig, manager = setup.rig, setup.manager
+    body = setup.channel.offer(setup.signer.package())
+    offered(manager, body)
+    again = PackageManager(rig.ledger, setup.signer.check, manager.dir)
+    assert "tcp-flush-3" in again.pending()
+    (manager.dir / "pending" / f"{body['sha256']}.egmpkg").unlink()
+    third = PackageManager(rig.ledger, setup.signer.check, manager.dir)
+    assert third.pending() == {}
+    assert events(rig)[-1]["event"] == "package.rejected"
