@@ -184,6 +184,9 @@ class Terminal:
         #: Called after every round with its record, and after every step (``on_step``).
         self.on_round: Callable[[dict[str, Any]], None] | None = None
         self.on_step: Callable[[Terminal], None] | None = None
+        #: The screens (``firmware.ui``): every touch and button-deck press, on this thread; for a
+        #: button it returns True when it has taken it (the terminal's own handling is skipped).
+        self.on_input: Callable[[DeviceEvent], bool] | None = None
         self.handlers: dict[str, Callable[..., Any]] = {}
         self.register(
             status=self.status, play=self.play, decide=self.decide, cashout=self.request_cashout,
@@ -383,7 +386,8 @@ class Terminal:
         elif isinstance(event, KeyTurned):
             self._on_key(event.key, event.on)
         elif isinstance(event, ButtonPressed):
-            self._on_button(event.button)
+            if self.on_input is None or not self.on_input(event):
+                self._on_button(event.button)
         elif isinstance(event, NoteEscrowed):
             self._on_note_escrowed(event.value_cents)
         elif isinstance(event, NoteStacked):
@@ -404,6 +408,8 @@ class Terminal:
             self._ticket_not_printed(event.validation, event.reason)
         elif isinstance(event, Touch):
             self.touches.append({"x": event.x, "y": event.y, "phase": event.phase.value, "slot": event.slot})
+            if self.on_input is not None:
+                self.on_input(event)
         elif isinstance(event, PaperLow):
             self.ledger.event("printer_paper_low", low=event.low)
 
