@@ -33,6 +33,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "firmware.commands.certs",
     "firmware.commands.host",
     "firmware.commands.package",
+    "firmware.commands.screenshot",
 )
 
 EXIT_USAGE = 2

@@ -1,0 +1,91 @@
+"""``egm screenshot SCREEN --out FILE.png [--game GAME] [--size WxH] [--json]``: a screen, headless.
+
+Renders a named screen from a demonstration state (``firmware.ui.demo``) through the same drawing
+code the cabinet runs, on an off-screen surface (no display needed), and writes it as PNG. With
+``--json`` it prints what it wrote and where each named element of the screen is, in the image's
+pixels. Bad input (an unknown screen or game, a size the layouts cannot draw, an output that cannot
+be written) is one line on stderr and a non-zero exit; nothing is written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from pathlib import Path
+
+SCREENS = ("table", "war", "paytable", "help", "service", "recall", "calibration", "attract")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("screenshot", help="render a screen (table, war, paytable, help, attract...) to a PNG")
+    p.add_argument("screen", metavar="SCREEN", help=", ".join(SCREENS))
+    p.add_argument("--out", required=True, metavar="FILE.png", help="the PNG to write")
+    p.add_argument("--game", default="baccarat-war", help="game id (default baccarat-war)")
+    p.add_argument("--size", default="1920x1080", help="WIDTHxHEIGHT in pixels (default 1920x1080)")
+    p.add_argument("--page", type=int, default=1, help="page of the help or pay table (default 1)")
+    p.add_argument("--json", action="store_true", help="print the file and the screen's named regions")
+    p.set_defaults(func=_screenshot)
+
+
+def _screenshot(args: argparse.Namespace) -> int:
+    from firmware.errors import UsageError
+
+    os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
+    os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
+    from firmware.games.registry import GAMES
+    from firmware.ui.demo import DEMO_GAMES
+    from firmware.ui.layout import Scaler, SizeError, parse_size
+
+    if args.screen not in SCREENS and args.screen != "games":
+        raise UsageError(f"unknown screen {args.screen!r}; screens are {', '.join(SCREENS)}")
+    if args.game not in GAMES:
+        raise UsageError(f"unknown game {args.game!r}; games are {', '.join(GAMES)}")
+    if args.game not in DEMO_GAMES:
+        raise UsageError(f"game {args.game!r} has no screens yet; games with screens: {', '.join(DEMO_GAMES)}")
+    try:
+        size = parse_size(args.size)
+    except SizeError as exc:
+        raise UsageError(f"--size: {exc}") from None
+    if args.page < 1:
+        raise UsageError(f"--page counts from 1, not {args.page}")
+    out = Path(args.out)
+    _check_output(out)
+
+    import pygame
+
+    from firmware.ui.render import render
+
+    started = time.perf_counter()
+    surface, frame = render(args.screen, size, args.game, page=args.page - 1)
+    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp.png")
+    try:
+        pygame.image.save(surface, str(tmp))
+        tmp.replace(out)
+    except (OSError, pygame.error) as exc:
+        tmp.unlink(missing_ok=True)
+        raise UsageError(f"cannot write {out}: {exc}") from None
+    if args.json:
+        from firmware.commands._common import emit_json
+
+        scaler = Scaler(*size)
+        emit_json({"screen": args.screen, "game": args.game, "size": list(size), "out": str(out),
+                   "regions": {name: list(scaler.rect(r)) for name, r in sorted(frame.regions.items())},
+                   "actions": sorted({h.name for h in frame.hits}),
+                   "seconds": round(time.perf_counter() - started, 3)})
+    return 0
+
+
+def _check_output(out: Path) -> None:
+    """The output must be a .png file in a directory that exists and can be written."""
+    from firmware.errors import UsageError
+
+    if out.suffix.lower() != ".png":
+        raise UsageError(f"--out must name a .png file, not {str(out)!r}")
+    if out.is_dir():
+        raise UsageError(f"--out {out} is a directory")
+    parent = out.parent if str(out.parent) else Path(".")
+    if not parent.is_dir():
+        raise UsageError(f"cannot write {out}: the directory {parent} does not exist")
+    if not os.access(parent, os.W_OK) or (out.exists() and not os.access(out, os.W_OK)):
+        raise UsageError(f"cannot write {out}: permission denied")

@@ -1,0 +1,110 @@
+"""View-model builders: the terminal's ``status()`` + the round record + the bet slip -> a view.
+
+These are the only functions that read the terminal's status document. The app calls them every
+frame; ``egm screenshot`` calls them with a demonstration state; tests call them with plain dicts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from firmware.ui.actions import UiAction
+from firmware.ui.betting import BetSlip
+from firmware.ui.games import has_screens
+from firmware.ui.games.base import GAME_DETAILS, GAME_NAMES, GameUi, coin_out, round_stake
+from firmware.ui.messages import text
+from firmware.ui.playback import Playback
+from firmware.ui.view import AttractView, ButtonView, GameChoice, SelectView, TableView
+
+#: Cabinet states in which the player can place chips and deal.
+BETTING_STATES = frozenset({"IDLE"})
+
+
+def overlay_for(status: Mapping[str, Any], gui: GameUi) -> str:
+    """The lockup notice for the cabinet's state ("" while the player can play)."""
+    state = status.get("state", "IDLE")
+    money = gui.ctx.money
+    if state == "TILT":
+        return text("overlay.tilt")
+    if state == "HANDPAY":
+        handpay = status.get("handpay") or {}
+        return text("overlay.handpay", amount=money.currency_of(int(handpay.get("credits", 0))))
+    if state == "SERVICE":
+        return text("overlay.service")
+    if state in ("POWER_UP", "SELF_TEST"):
+        return text("overlay.starting")
+    if state == "DISABLED":
+        return text("overlay.disabled")
+    return ""
+
+
+def table_view(gui: GameUi, status: Mapping[str, Any], slip: BetSlip, *,
+               record: Mapping[str, Any] | None = None, playback: Playback | None = None,
+               message: str = "") -> TableView:
+    """The table: ``record`` is the last round (shown through ``playback`` while it plays)."""
+    credits = int(status.get("credits", 0))
+    state = status.get("state", "IDLE")
+    in_round = bool(status.get("round")) or bool(status.get("starting"))
+    playing_back = playback is not None and not playback.done
+    betting = state in BETTING_STATES and not in_round and not playing_back
+    beat = playback.beat if playback is not None else None
+    shown_record = record if (record is not None and (not betting or not slip.wagers)) else None
+    wagers = slip.wagers if betting else {}
+    win = 0
+    if record is not None and shown_record is not None and not playing_back:
+        win = coin_out(record)
+    if playing_back and record is not None:
+        credits -= coin_out(record)                      # the payout shows when the round has been shown
+    if betting:
+        bet = slip.total or (round_stake(record) if shown_record is not None else 0)
+    else:
+        bet = round_stake(record) if record is not None else 0
+    felt = gui.felt(wagers=wagers, record=shown_record, beat=beat if playing_back else None,
+                    progress=playback.progress if playback is not None else 1.0, betting=betting)
+    caption = beat.caption if (playing_back and beat is not None) else ""
+    banner = beat.banner if (playing_back and beat is not None) else ""
+    if not message:
+        message = caption or state_message(status, gui, betting, credits, in_round)
+    if not playing_back and record is not None and shown_record is not None and not message:
+        message = gui.timeline(record)[-1].caption
+    can_cash_out = (int(status.get("credits_cents", credits)) > 0 and state in ("IDLE", "PLAYING", "DISABLED")
+                    and not status.get("printing")) or (state == "HANDPAY" and (status.get("handpay") or {})
+                                                         .get("reason") == "printer")
+    chrome = gui.chrome(
+        credits=credits, bet=bet, win=win, chip=slip.chip, betting=betting,
+        can_deal=bool(slip.wagers) or bool(slip.last), can_repeat=bool(slip.last), can_clear=bool(slip.wagers),
+        can_cash_out=can_cash_out, message=message, banner=banner, skippable=playing_back,
+        overlay=overlay_for(status, gui))
+    return TableView(chrome, felt)
+
+
+def state_message(status: Mapping[str, Any], gui: GameUi, betting: bool, credits: int, in_round: bool) -> str:
+    state = status.get("state", "IDLE")
+    if status.get("printing") or state == "CASHOUT":
+        return text("message.printing")
+    if in_round:
+        return text("message.dealing")
+    if betting and credits <= 0:
+        return text("message.insert_money")
+    if betting:
+        return text("message.place_bets")
+    return ""
+
+
+def attract_view(gui: GameUi, enabled: list[str], t: float, credits: int) -> AttractView:
+    names = tuple(text(GAME_NAMES[g]) for g in enabled if g in GAME_NAMES and has_screens(g))
+    prompt = text("attract.touch") if credits > 0 else text("attract.insert")
+    lines = gui.attract_lines()
+    cards = ("Qs", "3h", "Ad", "9c", "Kh")
+    return AttractView(gui.name.upper(), lines, prompt, names, t, cards)
+
+
+def select_view(enabled: list[str], current: str) -> SelectView:
+    games = []
+    for game_id in enabled:
+        if not has_screens(game_id) or game_id not in GAME_NAMES:
+            continue
+        games.append(GameChoice(game_id, text(GAME_NAMES[game_id]), text(GAME_DETAILS[game_id]), game_id == current))
+    back = ButtonView("button.back", text("button.back"), UiAction("back"), True, "deal")
+    return SelectView(text("games.title"), tuple(games), (back,))

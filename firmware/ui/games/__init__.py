@@ -1,0 +1,36 @@
+"""The games that have screens: game id -> its :class:`~firmware.ui.games.base.GameUi`, imported
+lazily (nothing registers itself at import time). A game is added by writing its module and one
+line here (docs/ui.md, "Adding a game")."""
+
+from __future__ import annotations
+
+import importlib
+
+from firmware.errors import EgmError
+
+GAME_UIS: dict[str, str] = {
+    "baccarat-war": "firmware.ui.games.war:BaccaratWarUi",
+    "blackjack-war": "firmware.ui.games.war:BlackjackWarUi",
+}
+
+
+class NoScreenError(EgmError):
+    """A game with no screens yet."""
+
+
+def has_screens(game_id: str) -> bool:
+    return game_id in GAME_UIS
+
+
+def game_ui_class(game_id: str) -> type:
+    target = GAME_UIS.get(game_id)
+    if target is None:
+        built = ", ".join(GAME_UIS)
+        raise NoScreenError(f"game {game_id!r} has no screens yet; games with screens: {built}")
+    module, _, name = target.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def game_ui(ctx):
+    """The :class:`GameUi` of ``ctx.game_id``."""
+    return game_ui_class(ctx.game_id)(ctx)

@@ -1,0 +1,176 @@
+"""What a game supplies to the screens: :class:`GameUi`.
+
+The app and ``egm screenshot`` know nothing of any game; they ask the game's :class:`GameUi` for:
+
+* ``screen``: its :class:`~firmware.ui.screens.base.TableScreen` subclass (draws the felt);
+* ``bet_areas()``: the (seat, wager) areas a touch can put chips on, and ``link`` (wagers that
+  follow others) and ``check_slip`` (the game's own "not yet" before DEAL);
+* ``timeline(record)``: the round record as :class:`~firmware.ui.playback.Beat` s;
+* ``felt(...)``: the game's part of the table view, from the bet slip (before a round) or a
+  record and the beat being shown;
+* ``paytable(sheet)`` and ``help(sheet)``: the pages generated from the options and the PAR sheet;
+* ``decision_buttons(request)``: buttons for a decision the kernel waits for (games with decisions).
+
+The shared parts (meters, chips, buttons, messages) are built here once (:meth:`chrome`).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from firmware.games.base import Outcome
+from firmware.ui.actions import UiAction
+from firmware.ui.betting import Wagers
+from firmware.ui.context import GameContext
+from firmware.ui.messages import key, text
+from firmware.ui.playback import Beat
+from firmware.ui.screens.base import TableScreen
+from firmware.ui.view import ButtonView, ChipView, ChromeView, DocView, MeterView, ResultView
+
+#: Catalogue keys of the outcome words.
+OUTCOME_LABELS: dict[Outcome, str] = {
+    Outcome.WIN: key("outcome.win"), Outcome.LOSE: key("outcome.lose"), Outcome.PUSH: key("outcome.push"),
+    Outcome.FOLD: key("outcome.fold"), Outcome.VOID: key("outcome.void"),
+}
+
+
+def result_view(result: Mapping[str, Any], money: Any) -> ResultView:
+    outcome = Outcome(result["outcome"])
+    net = int(result["net"])
+    return ResultView(outcome, text(OUTCOME_LABELS[outcome]), money.signed(net) if net else "")
+
+
+def coin_out(record: Mapping[str, Any]) -> int:
+    """Credits a completed round paid back to the credit meter (stakes returned and wins)."""
+    total = 0
+    for seat in record.get("seats", []):
+        wagers = seat.get("wagers", {})
+        for name, result in seat.get("results", {}).items():
+            total += int(wagers.get(name, 0)) + int(result["net"])
+    return total
+
+
+def round_stake(record: Mapping[str, Any]) -> int:
+    return sum(int(v) for seat in record.get("seats", []) for v in seat.get("wagers", {}).values())
+
+
+class GameUi(ABC):
+    """One game's screens; built for a :class:`~firmware.ui.context.GameContext`."""
+
+    game_id: ClassVar[str]
+    screen: ClassVar[type[TableScreen]]
+
+    def __init__(self, ctx: GameContext) -> None:
+        self.ctx = ctx
+
+    # --- betting ---------------------------------------------------------------------------------
+    @abstractmethod
+    def bet_areas(self) -> list[tuple[int, str]]:
+        """The (seat, wager) areas of the table, in drawing order."""
+
+    def link(self, wagers: Wagers) -> Wagers:
+        """Wagers that follow others, applied to a slip (none by default)."""
+        return wagers
+
+    def check_slip(self, wagers: Wagers) -> str | None:
+        """The player's message if these wagers cannot be dealt yet (the game's own rules)."""
+        return None if wagers else text("message.place_bet")
+
+    # --- a round ---------------------------------------------------------------------------------
+    @abstractmethod
+    def timeline(self, record: Mapping[str, Any]) -> list[Beat]:
+        """The completed round ``record`` shown step by step (the last beat shows everything)."""
+
+    @abstractmethod
+    def felt(self, *, wagers: Wagers, record: Mapping[str, Any] | None, beat: Beat | None,
+             progress: float, betting: bool) -> Any:
+        """The game's part of the table view: ``wagers`` on the table (the slip, or the round's),
+        the round ``record`` and the ``beat`` of it being shown (None: all of it), and whether the
+        player may place chips now."""
+
+    def decision_buttons(self, request: Mapping[str, Any]) -> list[ButtonView]:
+        """Buttons for a decision the kernel awaits (``status()["round"]["pending"]`` entries)."""
+        return []
+
+    # --- the rules and the pays ------------------------------------------------------------------
+    @abstractmethod
+    def paytable(self, sheet: Any) -> DocView:
+        """The pay table, from the options and the PAR sheet (None: its figures are not known)."""
+
+    @abstractmethod
+    def help(self, sheet: Any) -> DocView:
+        """The rules, from the options (and the PAR sheet's return figures)."""
+
+    def attract_lines(self) -> tuple[str, ...]:
+        """What attract mode says about the game."""
+        return ()
+
+    @property
+    def name(self) -> str:
+        return text(GAME_NAMES[self.game_id])
+
+    # --- shared chrome ---------------------------------------------------------------------------
+    def meters(self, credits: int, bet: int, win: int) -> tuple[MeterView, ...]:
+        m = self.ctx.money
+        return (
+            MeterView("meter.credit", text("meter.credit"), m.currency_of(credits), m.credits(credits)),
+            MeterView("meter.bet", text("meter.bet"), m.currency_of(bet), m.credits(bet)),
+            MeterView("meter.win", text("meter.win"), m.currency_of(win), m.credits(win)),
+        )
+
+    def chrome(self, *, credits: int, bet: int, win: int, chip: int, betting: bool, can_deal: bool,
+               can_repeat: bool, can_clear: bool, can_cash_out: bool, message: str, banner: str = "",
+               skippable: bool = False, overlay: str = "", extra: tuple[ButtonView, ...] = ()) -> ChromeView:
+        ctx = self.ctx
+        chips = tuple(ChipView(v, f"{v:,}", v == chip, betting) for v in ctx.chips)
+        buttons = extra or (
+            ButtonView("button.clear", text("button.clear"), UiAction("clear"), betting and can_clear),
+            ButtonView("button.repeat", text("button.repeat"), UiAction("repeat"), betting and can_repeat),
+            ButtonView("button.deal", text("button.deal"), UiAction("deal"), betting and can_deal, "deal"),
+        )
+        top = [ButtonView("button.help", text("button.help"), UiAction("help"), True, "top"),
+               ButtonView("button.paytable", text("button.paytable"), UiAction("paytable"), True, "top")]
+        if len(ctx.enabled) > 1:
+            top.append(ButtonView("button.games", text("button.games"), UiAction("games"), betting, "top"))
+        limits = ctx.limits
+        subtitle = text("table.limits", min=ctx.money.currency_of(limits.min_bet),
+                        max=ctx.money.currency_of(limits.max_bet))
+        return ChromeView(
+            title=self.name, subtitle=subtitle, meters=self.meters(credits, bet, win), chips=chips,
+            buttons=buttons, top=tuple(top),
+            cash_out=ButtonView("button.cash_out", text("button.cash_out"), UiAction("cash_out"),
+                                can_cash_out, "cashout"),
+            message=message, banner=banner, skippable=skippable, overlay=overlay)
+
+
+#: Catalogue keys of the game names (CONTRACTS.md game ids).
+GAME_NAMES: dict[str, str] = {
+    "baccarat-war": key("game.baccarat_war"),
+    "blackjack-war": key("game.blackjack_war"),
+    "holdem-war": key("game.holdem_war"),
+    "three-card-poker": key("game.three_card_poker"),
+    "split21-stud": key("game.split21_stud"),
+    "double-super-9": key("game.double_super_9"),
+}
+
+#: Catalogue keys of a line about each game on the selection screen.
+GAME_DETAILS: dict[str, str] = {
+    "baccarat-war": key("games.detail_baccarat_war"),
+    "blackjack-war": key("games.detail_blackjack_war"),
+    "holdem-war": key("games.detail_holdem_war"),
+    "three-card-poker": key("games.detail_three_card_poker"),
+    "split21-stud": key("games.detail_split21_stud"),
+    "double-super-9": key("games.detail_double_super_9"),
+}
+
+
+def doc_buttons(page: int, pages: int) -> tuple[ButtonView, ...]:
+    """Back, and previous / next page when there are several."""
+    out = []
+    if pages > 1:
+        out.append(ButtonView("button.prev", text("button.prev"), UiAction("page", -1), page > 0))
+        out.append(ButtonView("button.next", text("button.next"), UiAction("page", 1), page < pages - 1))
+    out.append(ButtonView("button.back", text("button.back"), UiAction("back"), True, "deal"))
+    return tuple(out)

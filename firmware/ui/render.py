@@ -1,0 +1,55 @@
+"""Headless rendering of a named screen from a demonstration state (``egm screenshot``, tests).
+
+The same builders and screens as the running app (``firmware.ui.app``), drawn on an off-screen
+surface: no window, no display driver needed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pygame
+
+from firmware.errors import EgmError
+from firmware.ui.builders import attract_view, select_view, table_view
+from firmware.ui.demo import demo, demo_config
+from firmware.ui.games.base import doc_buttons
+from firmware.ui.layout import check_size
+from firmware.ui.painter import Frame
+from firmware.ui.par import sheet_for_config
+from firmware.ui.screens.attract import AttractScreen
+from firmware.ui.screens.doc import DocScreen
+from firmware.ui.screens.select import SelectScreen
+
+#: The screens ``egm screenshot`` draws (CONTRACTS.md), and those another part of the issue adds.
+BUILT = ("table", "war", "paytable", "help", "attract", "games")
+NOT_BUILT = ("service", "recall", "calibration")
+
+
+class ScreenNotBuilt(EgmError):
+    """A screen of the contract that has not been built yet."""
+
+
+def render(screen: str, size: tuple[int, int] = (1920, 1080), game: str = "baccarat-war", *,
+           page: int = 0) -> tuple[pygame.Surface, Frame]:
+    """Draw ``screen`` of ``game`` at ``size``; the surface and what was drawn where."""
+    if screen in NOT_BUILT:
+        raise ScreenNotBuilt(f"the {screen} screen is not built yet (screens built: {', '.join(BUILT)})")
+    if screen not in BUILT:
+        raise EgmError(f"unknown screen {screen!r}; screens are {', '.join(BUILT + NOT_BUILT)}")
+    surface = pygame.Surface(check_size(*size))
+    d = demo(screen, game)
+    gui = d.gui
+    if screen in ("table", "war"):
+        view = table_view(gui, d.status, d.slip, record=d.record, playback=d.playback)
+        return surface, gui.screen().render(surface, view)
+    if screen in ("paytable", "help"):
+        sheet = sheet_for_config(demo_config(game), game, gui.ctx.options)
+        doc = gui.paytable(sheet) if screen == "paytable" else gui.help(sheet)
+        page = max(0, min(page, len(doc.pages) - 1))
+        doc = replace(doc, page=page, buttons=doc_buttons(page, len(doc.pages)))
+        return surface, DocScreen().render(surface, doc)
+    if screen == "games":
+        return surface, SelectScreen().render(surface, select_view(list(gui.ctx.enabled), game))
+    view = attract_view(gui, list(gui.ctx.enabled), 1.0, 0)
+    return surface, AttractScreen().render(surface, view)

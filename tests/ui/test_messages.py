@@ -1,0 +1,91 @@
+"""The message catalogue: every key the code uses exists, none is unused, fields match, and no
+screen holds a player-visible English literal of its own."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from firmware.ui import messages
+from firmware.ui.messages import MessageError, catalogue, fields_of, key, text
+
+UI = Path(messages.__file__).resolve().parent
+SOURCES = sorted(UI.rglob("*.py"))
+
+
+def _calls():
+    """Every text(...) and key(...) call in firmware/ui: (file, line, function, first arg node, call)."""
+    for path in SOURCES:
+        tree = ast.parse(path.read_text("utf-8"), str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("text", "key"):
+                if path.name == "messages.py":
+                    continue
+                yield path, node.lineno, node.func.id, node.args[0] if node.args else None, node
+
+
+def used_keys() -> set[str]:
+    return {arg.value for _, _, _, arg, _ in _calls()
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, str)}
+
+
+def test_every_key_the_code_uses_is_in_the_catalogue():
+    missing = sorted(used_keys() - set(catalogue()))
+    assert not missing, f"keys used in firmware/ui but missing from messages.toml: {missing}"
+
+
+def test_no_key_in_the_catalogue_is_unused():
+    unused = sorted(set(catalogue()) - used_keys())
+    assert not unused, f"keys in messages.toml that no code uses: {unused}"
+
+
+def test_keys_are_written_out_whole_never_assembled():
+    """A key built at run time (an f-string, a + b) would hide from the two tests above."""
+    for path, line, func, arg, _ in _calls():
+        assert arg is not None, f"{path.name}:{line}: {func}() without a key"
+        assert not isinstance(arg, ast.JoinedStr | ast.BinOp), f"{path.name}:{line}: {func}() with an assembled key"
+        if func == "key":
+            assert isinstance(arg, ast.Constant), f"{path.name}:{line}: key() takes the key itself"
+
+
+def test_literal_text_calls_give_exactly_the_fields_their_message_needs():
+    for path, line, func, arg, call in _calls():
+        if func != "text" or not isinstance(arg, ast.Constant) or any(k.arg is None for k in call.keywords):
+            continue
+        given = {k.arg for k in call.keywords}
+        needed = fields_of(catalogue()[arg.value])
+        assert given == needed, f"{path.name}:{line}: {arg.value} needs {sorted(needed)}, given {sorted(given)}"
+
+
+def test_screens_hold_no_english_of_their_own():
+    """Drawing code passes only catalogue text: no string literal with two or more words (or a
+    capitalised word) reaches a draw call in the screen and widget modules."""
+    drawing = [p for p in SOURCES if p.parent.name == "screens" or p.name in ("widgets.py", "cards.py")
+               or (p.parent.name == "games" and p.name != "__init__.py")]
+    draw_calls = {"text", "lines"}
+    offenders = []
+    for path in drawing:
+        tree = ast.parse(path.read_text("utf-8"))
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr in draw_calls and node.args):
+                first = node.args[0]
+                if isinstance(first, ast.Constant) and isinstance(first.value, str) and first.value.strip():
+                    offenders.append(f"{path.name}:{node.lineno}: {first.value!r}")
+    assert not offenders, offenders
+
+
+def test_text_fills_fields_and_refuses_unknown_keys_and_missing_fields():
+    assert text("money.credits", n="2,000") == "2,000 credits"
+    with pytest.raises(MessageError, match="no message 'no.such.key'"):
+        text("no.such.key")
+    with pytest.raises(MessageError, match="needs n"):
+        text("money.credits")
+    assert key("button.deal") == "button.deal"
+
+
+def test_every_message_is_a_non_empty_string():
+    assert catalogue()
+    assert all(isinstance(v, str) and v.strip() for v in catalogue().values())

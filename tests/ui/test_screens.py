@@ -1,0 +1,144 @@
+"""Each built screen, rendered headless at 1920x1080 and 1280x720 from its demonstration state:
+the expected elements are where the layout says (named regions, their texts, their pixels), the
+touchable areas carry the right actions, and a few screens match their golden images."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from firmware.ui import theme
+from firmware.ui.layout import Scaler
+from firmware.ui.render import NOT_BUILT, ScreenNotBuilt, render
+from tests.ui.conftest import SIZES, colour_at, region_pixels
+from tests.ui.golden import compare
+
+
+@pytest.fixture(scope="module")
+def shots():
+    """Every built screen at both sizes, rendered once for the module."""
+    out = {}
+    for size in SIZES:
+        for screen in ("table", "war", "paytable", "help", "attract", "games"):
+            out[screen, size] = render(screen, size)
+    return out
+
+
+def texts(frame, region):
+    return " | ".join(frame.texts_in(region))
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_the_table_of_fig_2(shots, size):
+    surface, frame = shots["table", size]
+    assert surface.get_size() == size
+    scaler = Scaler(*size)
+    for name in ("dealer", "shoe", "pot", "pot.map", "pot.dealer", "spot.1", "spot.1.hand", "meter.credit",
+                 "meter.bet", "meter.win", "chips", "button.deal", "button.repeat", "button.clear",
+                 "button.cash_out", "button.help", "button.paytable", "message"):
+        assert name in frame.regions, name
+    for spot in range(1, 8):                                # the map of spots 1-7 in the war pot
+        assert f"pot.spot.{spot}" in frame.regions
+        assert str(spot) in texts(frame, f"pot.spot.{spot}")
+    for wager, label in (("bac", "BAC"), ("war", "WAR"), ("tie", "TIE"), ("four_card", "FOUR CARD"),
+                         ("war_pool", "WAR POOL")):
+        assert label in texts(frame, f"spot.1.{wager}")
+    # The demonstration bets: BAC 25 (WAR follows it), TIE 5, FOUR CARD 5, WAR POOL 10 = 70 credits.
+    assert "25" in texts(frame, "spot.1.bac") and "25" in texts(frame, "spot.1.war")
+    assert "$20.00" in texts(frame, "meter.credit") and "2,000 credits" in texts(frame, "meter.credit")
+    assert "$0.70" in texts(frame, "meter.bet") and "70 credits" in texts(frame, "meter.bet")
+    assert "$0.20" in texts(frame, "pot") and "20 credits" in texts(frame, "pot")     # the ante + the house's 10
+    assert "DEAL" in texts(frame, "button.deal")
+    # The DEAL button is lit (amber), the felt is the felt.
+    deal = region_pixels(surface, scaler, frame.regions["button.deal"].inset(20))
+    assert np.abs(deal.reshape(-1, 3).mean(0) - np.array(theme.BUTTON_DEAL)).max() < 60
+    assert colour_at(surface, scaler, 100, 300) == theme.FELT
+    # Touching BAC bets, WAR follows BAC (war_wager = required) and cannot be touched by itself.
+    actions = {h.name: h.action for h in frame.hits}
+    assert actions["spot.1.bac"].name == "bet" and actions["spot.1.bac"].arg == (1, "bac")
+    assert "spot.1.war" not in actions
+    assert actions["button.deal"].name == "deal" and actions["chip.25"].arg == 25
+    # Every text drawn is at least 18 px at 1080p.
+    assert min(t.size for t in frame.texts) >= theme.MIN_TEXT
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_a_war_shown_as_it_resolves(shots, size):
+    surface, frame = shots["war", size]
+    scaler = Scaler(*size)
+    # FIG. 8: spot 1's Q 3 + 10 6 scores 9, the dealer's 2 A + 10 9 scores 2; spot 1 wins the war.
+    assert texts(frame, "dealer.score") == "2"
+    assert texts(frame, "spot.1.hand.score") == "9"
+    assert "10" in texts(frame, "spot.1.hand") and "6" in texts(frame, "spot.1.hand")
+    assert "WIN +10" in texts(frame, "spot.1.bac.result")
+    assert "PUSH" in texts(frame, "spot.1.war.result")
+    assert "WIN +40" in texts(frame, "spot.1.tie.result")          # TIE 5 at 8 to 1
+    assert "LOSE -5" in texts(frame, "spot.1.four_card.result")
+    assert "spot.1.war_pool.result" not in frame.regions             # the pool contest comes next
+    assert "Spot 1 wins the war" in texts(frame, "message")
+    # The payout is not on the meter yet: 2,000 - 40 staked.
+    assert "1,960 credits" in texts(frame, "meter.credit") and "$0.00" in texts(frame, "meter.win")
+    # Cards are white faces in the dealer area; a touch anywhere skips the rest of the round.
+    card = region_pixels(surface, scaler, frame.regions["dealer"].inset(120, 60))
+    assert (card.reshape(-1, 3) > 240).all(axis=1).mean() > 0.2
+    assert frame.action_at(100, 300).name == "skip"
+    assert "button.deal" not in {h.name for h in frame.hits}    # no dealing while a round is shown
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_the_pay_table_comes_from_the_options_and_the_par_sheet(shots, size):
+    _, frame = shots["paytable", size]
+    body = texts(frame, "body")
+    assert "8 to 1" in body                                    # tie_pays
+    assert "1,000 to 1" in body and "11 to 1" in body          # four_card_pays
+    assert "the pot, less 5%" in body                          # pool.commission
+    assert "91.86%" in body and "95.55%" in body and "100.00%" in body   # the exact PAR sheet
+    assert "95.00%" in body                                    # WAR POOL with the house's 10-credit ante
+    assert "exact" in texts(frame, "footer")
+    assert frame.hit("button.back").action.name == "back"
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_help_pages(shots, size):
+    _, frame = shots["help", size]
+    body = texts(frame, "body")
+    assert "baccarat" in body and "30 war cards" in body       # max_war_steps
+    assert {h.name for h in frame.hits} == {"button.next", "button.back"}
+    surface, frame2 = render("help", size, page=1)
+    body2 = texts(frame2, "body")
+    assert "TIE wins 8 to 1" in body2 and "5% commission" in body2 and "Malfunction voids" in body2
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_attract_and_game_selection(shots, size):
+    _, frame = shots["attract", size]
+    assert "BACCARAT WAR" in texts(frame, "title") and "INSERT MONEY" in texts(frame, "prompt")
+    assert frame.action_at(960, 540).name == "wake"
+    _, frame = shots["games", size]
+    assert frame.hit("game.blackjack-war").action.arg == "blackjack-war"
+    assert "Baccarat War" in texts(frame, "game.baccarat-war")
+
+
+def test_blackjack_war_uses_the_same_table():
+    _, frame = render("war", (1280, 720), "blackjack-war")
+    assert "Blackjack War" in texts(frame, "title")
+    assert texts(frame, "spot.1.hand.score") == "9"               # high_card: the war card 9 against 4
+
+
+def test_screens_not_built_yet_say_so():
+    for screen in NOT_BUILT:
+        with pytest.raises(ScreenNotBuilt, match="not built yet"):
+            render(screen)
+
+
+@pytest.mark.parametrize("screen", ["table", "war", "paytable"])
+def test_golden_images(shots, screen, tmp_path):
+    surface, _ = shots[screen, (1280, 720)]
+    compare(surface, f"{screen}-1280x720", tmp_path / "golden")
+
+
+def test_the_golden_comparison_notices_a_different_screen(shots, tmp_path):
+    surface, _ = shots["war", (1280, 720)]
+    with pytest.raises(AssertionError, match="differs from its golden image"):
+        compare(surface, "table-1280x720", tmp_path)
+    assert (tmp_path / "table-1280x720.diff.png").exists()
