@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from firmware.ui.actions import UiAction
-from firmware.ui.betting import BetSlip
+from firmware.ui.betting import BetSlip, stake
 from firmware.ui.games import has_screens
 from firmware.ui.games.base import GAME_DETAILS, GAME_NAMES, GameUi, coin_out, round_stake
 from firmware.ui.messages import text
@@ -64,16 +64,17 @@ def table_view(gui: GameUi, status: Mapping[str, Any], slip: BetSlip, *,
                     progress=playback.progress if playback is not None else 1.0, betting=betting)
     caption = beat.caption if (playing_back and beat is not None) else ""
     banner = beat.banner if (playing_back and beat is not None) else ""
+    if not message and not caption and betting and shown_record is not None:
+        caption = gui.timeline(shown_record)[-1].caption             # how the last round ended
     if not message:
         message = caption or state_message(status, gui, betting, credits, in_round)
-    if not playing_back and record is not None and shown_record is not None and not message:
-        message = gui.timeline(record)[-1].caption
     can_cash_out = (int(status.get("credits_cents", credits)) > 0 and state in ("IDLE", "PLAYING", "DISABLED")
                     and not status.get("printing")) or (state == "HANDPAY" and (status.get("handpay") or {})
                                                          .get("reason") == "printer")
     chrome = gui.chrome(
         credits=credits, bet=bet, win=win, chip=slip.chip, betting=betting,
-        can_deal=bool(slip.wagers) or bool(slip.last), can_repeat=bool(slip.last), can_clear=bool(slip.wagers),
+        can_deal=bool(slip.wagers) or (bool(slip.last) and stake(slip.last or {}) <= credits),
+        can_repeat=bool(slip.last), can_clear=bool(slip.wagers),
         can_cash_out=can_cash_out, message=message, banner=banner, skippable=playing_back,
         overlay=overlay_for(status, gui))
     return TableView(chrome, felt)

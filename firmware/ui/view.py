@@ -65,6 +65,7 @@ class BetAreaView:
     result: ResultView | None = None
     enabled: bool = True         #: a touch places the selected chip
     linked: bool = False         #: follows another wager (WAR = BAC when required)
+    short: str = ""              #: a shorter name for a narrow area
 
 
 @dataclass(frozen=True, slots=True)

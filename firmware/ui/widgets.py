@@ -99,23 +99,38 @@ def draw_result(p: Painter, r: Rect, result: ResultView) -> None:
 
 
 def draw_bet_area(p: Painter, r: Rect, area: BetAreaView, action, *, chip_label: str) -> None:
-    """A printed wager area on the felt: its name, the chips on it, and its result once known."""
+    """A printed wager area on the felt: its name, the chips on it, and its result once known.
+
+    Wide areas put the chip at the right and the result under the name; narrow ones (seven spots)
+    put the name on its own line and a small chip and the result under it.
+    """
     name = f"spot.{area.seat}.{area.wager}"
     p.region(name, r)
     filled = area.amount > 0
-    p.rect(r, theme.FELT_DARK if not filled else (24, 96, 118), radius=16)
-    p.rect(r, theme.ACCENT if area.enabled and not area.linked else theme.FELT_LINE, radius=16,
+    p.rect(r, theme.FELT_DARK if not filled else (24, 96, 118), radius=14)
+    p.rect(r, theme.ACCENT if area.enabled and not area.linked else theme.FELT_LINE, radius=14,
            width=3 if area.enabled else 2)
-    radius = min(r.h // 2 - 6, 26)
+    wide = r.w >= 180
     if not filled and area.result is None:
         p.text(area.label, r.inset(6), theme.MIN_TEXT, theme.FELT_LINE)
-    else:
-        left = Rect(r.x + 10, r.y + 4, r.w - 2 * radius - 26, theme.MIN_TEXT + 6)
-        p.text(area.label, left, theme.MIN_TEXT, theme.FELT_LINE, align="left")
-    if filled:
-        draw_chip(p, (r.right - radius - 8, r.y + r.h // 2), radius, chip_label, area.amount)
-    if area.result is not None:
+    elif wide:
+        radius = min(r.h // 2 - 6, 26)
+        p.text(area.label, Rect(r.x + 10, r.y + 4, r.w - 2 * radius - 26, theme.MIN_TEXT + 6), theme.MIN_TEXT,
+               theme.FELT_LINE, align="left")
+        if filled:
+            draw_chip(p, (r.right - radius - 8, r.y + r.h // 2), radius, chip_label, area.amount)
         tag = Rect(r.x + 6, r.bottom - 30, r.w - 2 * radius - 24, 26)
+    else:
+        radius = max(10, min(16, (r.h - theme.MIN_TEXT - 14) // 2))
+        label = area.short or area.label
+        p.text(label, Rect(r.x + 6, r.y + 3, r.w - 12, theme.MIN_TEXT + 4), theme.MIN_TEXT, theme.FELT_LINE)
+        middle = (r.y + theme.MIN_TEXT + 8 + r.bottom) // 2
+        if area.result is not None:                 # the result takes the line (the BET meter has the stake)
+            tag = Rect(r.x + 4, middle - 13, r.w - 8, 26)
+        else:
+            draw_chip(p, (r.x + r.w // 2, middle), radius, chip_label, area.amount)
+            tag = r
+    if area.result is not None:
         draw_result(p, tag, area.result)
         p.region(name + ".result", tag)
     if area.enabled and action is not None:

@@ -38,6 +38,8 @@ WAGER_LABELS: dict[str, str] = {
     "bac": key("wager.bac"), "war": key("wager.war"), "tie": key("wager.tie"),
     "four_card": key("wager.four_card"), "war_pool": key("wager.war_pool"),
 }
+#: Shorter names where a wager area is narrow (seven spots).
+SHORT_LABELS: dict[str, str] = {"four_card": key("wager.four_card_short"), "war_pool": key("wager.war_pool_short")}
 CATEGORY_LABELS: dict[str, str] = {
     "suited_four_of_a_kind": key("four_card.suited_four_of_a_kind"),
     "straight_flush": key("four_card.straight_flush"),
@@ -371,7 +373,8 @@ class WarFamilyUi(GameUi):
                     seat, wager, text(WAGER_LABELS[wager]), amount,
                     ctx.money.credits(amount) if amount else "",
                     result_view(results[wager], ctx.money) if shown else None,
-                    enabled=betting and not linked, linked=linked))
+                    enabled=betting and not linked, linked=linked,
+                    short=text(SHORT_LABELS[wager]) if wager in SHORT_LABELS else ""))
             cards, war = cards_of(seat)
             hand = HandView(f"spot.{seat}.hand", text("hand.spot_label", n=seat), cards, war, score_of(seat),
                             status_of(seat), highlight=bool(reveal and (seat in reveal.at_war
@@ -550,10 +553,16 @@ MARK_COLOURS = {"live": theme.HIGHLIGHT, "winner": theme.ACCENT, "out": theme.DI
 
 
 class WarTableScreen(TableScreen):
+    """FIG. 2. With up to three spots the pot is large and each spot has two rows of wager areas;
+    with four to seven the pot is shorter and each spot has three rows (``COMPACT_FROM``)."""
+
     DEALER = Rect(560, 80, 800, 222)
     SHOE = Rect(1500, 96, 110, 150)
     POT = Rect(560, 304, 800, 240)
     SPOTS = Rect(30, 552, 1860, 322)
+    POT_COMPACT = Rect(560, 304, 800, 172)
+    SPOTS_COMPACT = Rect(20, 484, 1880, 390)
+    COMPACT_FROM = 4
     DEALER_CARD_H = 148
 
     def draw_felt(self, p: Painter, felt: WarFeltView, chrome: ChromeView) -> None:
@@ -564,38 +573,42 @@ class WarTableScreen(TableScreen):
             draw_card(p, Rect(shoe.x + 8 - 4 * i, shoe.y + 10 + 4 * i, 100, 140), None)
         origin = (shoe.x, shoe.y + 10)
         draw_hand(p, self.DEALER, felt.dealer, card_h=self.DEALER_CARD_H, origin=origin, label_size=theme.LABEL)
-        if felt.pot is not None:
-            self.draw_pot(p, felt.pot)
         count = max(1, len(felt.spots))
-        boxes = row(self.SPOTS, count, 860 if count == 1 else 560, 20)
+        compact = count >= self.COMPACT_FROM
+        if felt.pot is not None:
+            self.draw_pot(p, felt.pot, self.POT_COMPACT if compact else self.POT, compact)
+        area = self.SPOTS_COMPACT if compact else self.SPOTS
+        boxes = row(area, count, 860 if count == 1 else 560, 12 if compact else 20)
         for box, spot in zip(boxes, felt.spots, strict=False):
-            self.draw_spot(p, box, spot, origin, chrome)
+            self.draw_spot(p, box, spot, origin, chrome, compact)
 
     def _felt_lines(self, p: Painter) -> None:
         arc = Rect(-200, 300, 2320, 1200)
         p.ellipse(arc, theme.FELT_LINE, width=3)
 
-    def draw_pot(self, p: Painter, pot: PotView) -> None:
-        r = self.POT
+    def draw_pot(self, p: Painter, pot: PotView, r: Rect, compact: bool = False) -> None:
         p.region("pot", r)
         p.ellipse(r, theme.POT)
         p.ellipse(r, theme.FELT_LINE, width=3)
         cx = r.center[0]
-        p.text(pot.label, Rect(cx - 200, r.y + 12, 400, 32), theme.LABEL, theme.FELT_LINE)
-        p.region("pot.amount", Rect(cx - 200, r.y + 44, 400, 46))
-        p.text(pot.amount, Rect(cx - 200, r.y + 44, 400, 46), theme.METER, theme.TEXT)
-        p.text(pot.credits, Rect(cx - 200, r.y + 90, 400, 24), theme.SMALL, theme.TEXT_DIM)
-        if pot.note:
+        top = 6 if compact else 12
+        p.text(pot.label, Rect(cx - 200, r.y + top, 400, 32), theme.LABEL, theme.FELT_LINE)
+        p.region("pot.amount", Rect(cx - 200, r.y + top + 30, 400, 44))
+        p.text(pot.amount, Rect(cx - 200, r.y + top + 30, 400, 44), theme.METER, theme.TEXT)
+        p.text(pot.credits, Rect(cx - 200, r.y + top + 74, 400, 24), theme.SMALL, theme.TEXT_DIM)
+        if pot.note and not compact:
             p.text(pot.note, Rect(cx - 200, r.y + 114, 400, 22), theme.MIN_TEXT, theme.TEXT_DIM)
         # The map of spots 1-7 (FIG. 2, 107): along the lower arc of the pot, the dealer at the top.
-        p.region("pot.map", Rect(r.x + 40, r.bottom - 100, r.w - 80, 96))
+        lift = 12 if compact else 26
+        base = r.bottom - (30 if compact else 46)
+        p.region("pot.map", Rect(r.x + 40, base - lift - 30, r.w - 80, lift + 60))
         for i, mark in enumerate(pot.marks):
             t = i / max(1, len(pot.marks) - 1)
             x = r.x + 100 + t * (r.w - 200)
-            y = r.bottom - 46 - round(26 * (1 - (2 * t - 1) ** 2))
+            y = base - round(lift * (1 - (2 * t - 1) ** 2))
             self._mark(p, (x, y), mark.label, mark.state, mark.open, mark.ante > 0, f"pot.spot.{mark.spot}")
-        self._mark(p, (r.right - 120, r.y + 52), pot.dealer_label, pot.dealer_state, True, False, "pot.dealer",
-                   radius=30)
+        self._mark(p, (r.right - 120, r.y + (44 if compact else 52)), pot.dealer_label, pot.dealer_state, True,
+                   False, "pot.dealer", radius=26 if compact else 30)
 
     def _mark(self, p: Painter, center: tuple[float, float], label: str, state: str, open_: bool,
               ante: bool, name: str, radius: int = 24) -> None:
@@ -611,29 +624,31 @@ class WarTableScreen(TableScreen):
         p.text(label, Rect(round(x - radius), round(y - size / 2 - 1), 2 * radius, size + 2), size,
                theme.TEXT if open_ else theme.TEXT_DIM)
         if state == "winner":
-            p.mark("star", (x, y - radius - 14), 14, theme.ACCENT)
+            p.mark("star", (x - radius - 10, y - radius + 4), 12, theme.ACCENT)
         elif state == "out":
             p.mark("cross", (x, y), radius * 0.55, theme.TEXT_DIM)
 
-    def draw_spot(self, p: Painter, box: Rect, spot: SpotView, origin: tuple[int, int], chrome: ChromeView) -> None:
+    def draw_spot(self, p: Painter, box: Rect, spot: SpotView, origin: tuple[int, int], chrome: ChromeView,
+                  compact: bool = False) -> None:
         p.region(f"spot.{spot.seat}", box)
         p.rect(box, theme.FELT_DARK, radius=22)
         p.rect(box, theme.HIGHLIGHT if spot.hand.highlight else theme.FELT_LINE, radius=22, width=2)
-        card_h = min(100, max(64, round(box.w * 0.2)))
-        hand_box = Rect(box.x + 10, box.y + 4, box.w - 20, 30 + card_h + 34)
+        card_h = 80 if compact else min(100, max(64, round(box.w * 0.2)))
+        hand_box = Rect(box.x + 8, box.y + 4, box.w - 16, 30 + card_h + 34)
         draw_hand(p, hand_box, spot.hand, card_h=card_h, origin=origin)
         rows_top = hand_box.bottom + 4
-        first = [a for a in spot.areas if a.wager in ("bac", "war")]
-        second = [a for a in spot.areas if a.wager not in ("bac", "war")]
-        height = (box.bottom - 8 - rows_top - 8) // 2
-        chip_label = chrome.chips[0].label if chrome.chips else ""
-        for line, areas in ((Rect(box.x + 10, rows_top, box.w - 20, height), first),
-                            (Rect(box.x + 10, rows_top + height + 8, box.w - 20, height), second)):
-            if not areas:
-                continue
-            for r, area in zip(line.split_h(*([1] * len(areas)), gap=8), areas, strict=True):
+        by_name = {a.wager: a for a in spot.areas}
+        layout = (("bac", "war"), ("tie", "four_card"), ("war_pool",)) if compact else \
+            (("bac", "war"), ("tie", "four_card", "war_pool"))
+        lines = [[by_name[w] for w in names if w in by_name] for names in layout]
+        lines = [line for line in lines if line]
+        gap = 8
+        height = (box.bottom - 8 - rows_top - gap * (len(lines) - 1)) // max(1, len(lines))
+        for i, areas in enumerate(lines):
+            line = Rect(box.x + 8, rows_top + i * (height + gap), box.w - 16, height)
+            for r, area in zip(line.split_h(*([1] * len(areas)), gap=gap), areas, strict=True):
                 action = UiAction("bet", (area.seat, area.wager)) if area.enabled else None
-                draw_bet_area(p, r, area, action, chip_label=_chip_text(area.amount) or chip_label)
+                draw_bet_area(p, r, area, action, chip_label=_chip_text(area.amount))
 
 
 def _chip_text(amount: int) -> str:

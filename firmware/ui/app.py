@@ -1,0 +1,351 @@
+"""The app: the screens on a running :class:`~firmware.cabinet.terminal.Terminal`.
+
+:class:`UiApp` drives the terminal only through its public commands (``submit``: ``play`` with the
+wagers on the table, ``cashout``, ``retry_ticket``, ``game``, ``decide``) and reads only its
+published ``snapshot`` (``status()``) and ``last_record``, so it works the same whether it steps
+the terminal itself (``drive_terminal=True``: tests, and a single-threaded development loop) or
+the terminal runs on its own thread (the cabinet). One :meth:`UiApp.step` is one frame: the
+terminal's step (when driven), finished commands, a new round record (its playback starts), this
+frame's input (touches and deck buttons from the terminal's ``on_input`` hook, pygame events),
+the playback clock, then the drawing; it returns the drawn :class:`~firmware.ui.painter.Frame`.
+:meth:`UiApp.run` is the pygame loop around it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any
+
+import pygame
+
+from firmware.errors import EgmError
+from firmware.ui import input as ui_input
+from firmware.ui.actions import UiAction
+from firmware.ui.betting import BetSlip, SlipRefused
+from firmware.ui.builders import BETTING_STATES, attract_view, select_view, table_view
+from firmware.ui.context import GameContext
+from firmware.ui.games import game_ui
+from firmware.ui.games.base import GameUi
+from firmware.ui.layout import Scaler
+from firmware.ui.messages import text
+from firmware.ui.painter import Frame
+from firmware.ui.par import sheet_for_config
+from firmware.ui.playback import Playback
+from firmware.ui.screens.attract import AttractScreen
+from firmware.ui.screens.doc import DocScreen
+from firmware.ui.screens.select import SelectScreen
+
+log = logging.getLogger(__name__)
+
+#: Seconds an idle, empty cabinet waits before attract mode.
+ATTRACT_AFTER_S = 60.0
+#: Seconds a refusal stays on the message line.
+MESSAGE_S = 4.0
+
+MODES = ("table", "help", "paytable", "games", "attract")
+
+
+class UiApp:
+    def __init__(self, terminal: Any, *, size: tuple[int, int] = (1920, 1080),
+                 surface: pygame.Surface | None = None, drive_terminal: bool = True,
+                 par_cache: Path | str | None = None, speed: float = 1.0,
+                 attract_after_s: float = ATTRACT_AFTER_S) -> None:
+        self.terminal = terminal
+        self.surface = surface if surface is not None else pygame.Surface(size)
+        self.scaler = Scaler(*self.surface.get_size())
+        self.inbox = ui_input.DeviceInbox()
+        terminal.on_input = self.inbox.offer
+        self.drive = drive_terminal
+        self.par_cache = par_cache
+        self.speed = speed
+        self.attract_after_s = attract_after_s
+        self.mode = "table"
+        self.page = 0
+        self.t = 0.0
+        self.idle_s = 0.0
+        self.message = ""
+        self.message_s = 0.0
+        self.record: dict[str, Any] | None = None
+        self.playback: Playback | None = None
+        self.frame: Frame | None = None
+        self.pending: list[tuple[str, Future, Any]] = []
+        self._gui: GameUi | None = None
+        self._slips: dict[str, BetSlip] = {}
+        self._sheets: dict[str, Any] = {}
+        status = self.status
+        self._last_round = status.get("last_round")
+        self._last_ticket = status.get("last_ticket")
+        self._cashing_cents = 0
+
+    # --- what the terminal says ----------------------------------------------------------------
+    @property
+    def status(self) -> Mapping[str, Any]:
+        return self.terminal.snapshot or self.terminal.status()
+
+    @property
+    def gui(self) -> GameUi:
+        game = self.status.get("game") or self.terminal.cfg.games.default
+        if self._gui is None or self._gui.game_id != game:
+            self._gui = game_ui(GameContext.from_config(self.terminal.cfg, game))
+            if self.record is not None and self.record.get("game") != game:
+                self.record, self.playback = None, None
+        return self._gui
+
+    @property
+    def slip(self) -> BetSlip:
+        gui = self.gui
+        slip = self._slips.get(gui.game_id)
+        if slip is None:
+            slip = self._slips[gui.game_id] = BetSlip(gui.ctx.limits, gui.ctx.chips, link=gui.link)
+        return slip
+
+    @property
+    def betting(self) -> bool:
+        status = self.status
+        return (status.get("state") in BETTING_STATES and not status.get("round") and not status.get("starting")
+                and (self.playback is None or self.playback.done)
+                and not any(what == "play" for what, _, _ in self.pending))
+
+    # --- one frame -----------------------------------------------------------------------------
+    def step(self, dt: float = 1 / 30, events: Iterable[pygame.event.Event] = ()) -> Frame:
+        if self.drive:
+            self.terminal.step(0)
+        self._collect()
+        self._watch()
+        chips = self.gui.ctx.chips
+        acted = False
+        for action in ui_input.actions(self.inbox.drain(), events, self.frame, self.scaler, chips):
+            acted = True
+            self.dispatch(action)
+        self._tick(dt, acted)
+        self.frame = self.draw()
+        return self.frame
+
+    def _tick(self, dt: float, acted: bool) -> None:
+        self.t += dt
+        if self.playback is not None and not self.playback.done:
+            self.playback.advance(dt)
+        if self.message_s > 0:
+            self.message_s -= dt
+            if self.message_s <= 0:
+                self.message = ""
+        status = self.status
+        idle = (status.get("state") == "IDLE" and int(status.get("credits_cents", 0)) == 0
+                and (self.playback is None or self.playback.done) and not acted)
+        self.idle_s = self.idle_s + dt if idle else 0.0
+        if self.mode != "attract" and self.idle_s >= self.attract_after_s:
+            self.mode = "attract"
+        elif self.mode == "attract" and int(status.get("credits_cents", 0)) > 0:
+            self.mode = "table"
+
+    def _collect(self) -> None:
+        """Answers of the commands sent to the terminal."""
+        still = []
+        for what, future, data in self.pending:
+            if not future.done():
+                still.append((what, future, data))
+                continue
+            error = future.exception()
+            if error is not None:
+                log.info("%s refused: %s", what, error)
+                self.say(text("message.refused", reason=str(error)))
+            elif what == "play":
+                self.slip.dealt()
+            elif what == "game":
+                self.mode = "table"
+        self.pending = still
+
+    def _watch(self) -> None:
+        """A new round record starts its playback; a printed ticket is announced."""
+        status = self.status
+        last = status.get("last_round")
+        if last is not None and last != self._last_round:
+            self._last_round = last
+            record = self.terminal.last_record
+            if record is not None and record.get("round_id") == last:
+                self.record = record
+                gui = self.gui
+                if record.get("game") == gui.game_id:
+                    self.playback = Playback(gui.timeline(record), speed=self.speed)
+                    self.mode = "table"
+        if status.get("printing"):
+            self._cashing_cents = max(self._cashing_cents, int(status.get("credits_cents", 0)))
+        ticket = status.get("last_ticket")
+        if ticket is not None and ticket != self._last_ticket:
+            self._last_ticket = ticket
+            amount = self.gui.ctx.money.amount(self._cashing_cents) if self._cashing_cents else ""
+            self.say(text("message.take_ticket", amount=amount), seconds=3 * MESSAGE_S)
+            self._cashing_cents = 0
+
+    def say(self, message: str, seconds: float = MESSAGE_S) -> None:
+        self.message = message
+        self.message_s = seconds
+
+    # --- actions -------------------------------------------------------------------------------
+    def dispatch(self, action: UiAction) -> None:
+        """Do what ``action`` means now (a touch, a key, a deck button)."""
+        name = action.name
+        if self.mode == "attract":
+            self.mode = "table"
+            if name in ("wake", "skip"):
+                return
+        handler = getattr(self, f"_do_{name}", None)
+        if handler is None:
+            log.debug("no handler for %s", action)
+            return
+        try:
+            handler(action.arg)
+        except SlipRefused as refused:
+            self.say(str(refused))
+
+    def _do_wake(self, _: Any) -> None:
+        self.mode = "table"
+
+    def _do_skip(self, _: Any) -> None:
+        if self.playback is not None:
+            self.playback.skip()
+
+    def _do_chip(self, value: Any) -> None:
+        self.slip.select(int(value))
+
+    def _do_next_chip(self, _: Any) -> None:
+        if self.betting:
+            self.slip.next_chip()
+
+    def _do_bet(self, where: Any) -> None:
+        if not self.betting:
+            return
+        seat, wager = where
+        if self.playback is not None and self.playback.done and not self.slip.wagers:
+            self.record, self.playback = None, None          # a new bet clears the last round away
+        self.slip.place(int(seat), str(wager), int(self.status.get("credits", 0)))
+        self.message = ""
+
+    def _do_clear(self, _: Any) -> None:
+        if self.betting:
+            self.slip.clear()
+
+    def _do_repeat(self, _: Any) -> None:
+        if self.betting:
+            self.slip.repeat(int(self.status.get("credits", 0)))
+
+    def _do_repeat_deal(self, _: Any) -> None:
+        if self.betting:
+            self.slip.repeat(int(self.status.get("credits", 0)))
+            self._do_deal(None)
+
+    def _do_deal(self, _: Any) -> None:
+        if self.mode != "table":
+            self.mode = "table"
+        if not self.betting:
+            return
+        slip, gui = self.slip, self.gui
+        credits = int(self.status.get("credits", 0))
+        if not slip.wagers and slip.last:
+            slip.repeat(credits)
+        problem = gui.check_slip(slip.wagers)
+        if problem:
+            self.say(problem)
+            return
+        from firmware.kernel.limits import validate_wagers
+
+        try:
+            validate_wagers(gui.ctx.game, gui.ctx.options, slip.wagers, gui.ctx.limits, credits)
+        except EgmError as exc:
+            self.say(text("message.refused", reason=str(exc)))
+            return
+        wagers = {seat: dict(bets) for seat, bets in slip.wagers.items() if bets}
+        self.pending.append(("play", self.terminal.submit("play", wagers=wagers), wagers))
+        self.message = ""
+
+    def _do_cash_out(self, _: Any) -> None:
+        status = self.status
+        handpay = status.get("handpay") or {}
+        if status.get("state") == "HANDPAY" and handpay.get("reason") == "printer":
+            self.pending.append(("retry_ticket", self.terminal.submit("retry_ticket"), None))
+        else:
+            self._cashing_cents = int(status.get("credits_cents", 0))
+            self.pending.append(("cashout", self.terminal.submit("cashout"), None))
+
+    def _do_help(self, _: Any) -> None:
+        self.mode, self.page = "help", 0
+
+    def _do_paytable(self, _: Any) -> None:
+        self.mode, self.page = "paytable", 0
+
+    def _do_games(self, _: Any) -> None:
+        if self.betting and len(self.gui.ctx.enabled) > 1:
+            self.mode = "games"
+
+    def _do_select_game(self, game: Any) -> None:
+        if game == self.gui.game_id:
+            self.mode = "table"
+            return
+        self.pending.append(("game", self.terminal.submit("game", game=str(game)), game))
+
+    def _do_back(self, _: Any) -> None:
+        self.mode = "table"
+
+    def _do_page(self, delta: Any) -> None:
+        self.page = max(0, self.page + int(delta))
+
+    def _do_decide(self, what: Any) -> None:
+        seat, choice = what
+        self.pending.append(("decide", self.terminal.submit("decide", seat=int(seat), action=str(choice)), what))
+
+    # --- drawing -------------------------------------------------------------------------------
+    def sheet(self) -> Any:
+        gui = self.gui
+        if gui.game_id not in self._sheets:
+            self._sheets[gui.game_id] = sheet_for_config(self.terminal.cfg, gui.game_id, gui.ctx.options,
+                                                         self.par_cache)
+        return self._sheets[gui.game_id]
+
+    def draw(self) -> Frame:
+        gui = self.gui
+        status = self.status
+        if self.mode in ("help", "paytable"):
+            doc = gui.help(self.sheet()) if self.mode == "help" else gui.paytable(self.sheet())
+            self.page = min(self.page, len(doc.pages) - 1)
+            from dataclasses import replace
+
+            from firmware.ui.games.base import doc_buttons
+
+            doc = replace(doc, page=self.page, buttons=doc_buttons(self.page, len(doc.pages)))
+            return DocScreen().render(self.surface, doc)
+        if self.mode == "games":
+            return SelectScreen().render(self.surface, select_view(list(gui.ctx.enabled), gui.game_id))
+        if self.mode == "attract":
+            view = attract_view(gui, list(gui.ctx.enabled), self.t, int(status.get("credits", 0)))
+            return AttractScreen().render(self.surface, view)
+        view = table_view(gui, status, self.slip, record=self.record, playback=self.playback,
+                          message=self.message)
+        return gui.screen().render(self.surface, view)
+
+    # --- the pygame loop -----------------------------------------------------------------------
+    def run(self, *, fps: int = 30, fullscreen: bool = False, until: Any = None) -> None:
+        """Open the window and run until the terminal stops (or the window is closed)."""
+        pygame.display.init()
+        pygame.font.init()
+        flags = pygame.FULLSCREEN if fullscreen else 0
+        window = pygame.display.set_mode(self.surface.get_size(), flags)
+        pygame.display.set_caption(text("window.caption"))
+        self.surface = window
+        self.scaler = Scaler(*window.get_size())
+        clock = pygame.time.Clock()
+        try:
+            while not self.terminal.stopping:
+                dt = clock.tick(fps) / 1000
+                events = pygame.event.get()
+                if any(e.type == pygame.QUIT for e in events):
+                    self.terminal.stop()
+                    break
+                self.step(dt, events)
+                pygame.display.flip()
+                if until is not None and until():
+                    break
+        finally:
+            pygame.display.quit()

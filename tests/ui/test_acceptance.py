@@ -1,0 +1,188 @@
+"""Acceptance (issue 10): a whole session on a terminal with simulated devices, played only through
+the touchscreen simulator (and a note through the bill validator simulator).
+
+Insert $20, touch chips onto BAC, WAR, TIE and WAR POOL, touch DEAL, watch the war resolve (the
+shoe is stacked with seed 000's FIG. 4/7/8 hand: Q 3 against 2 A ties at 3, the war cards 10/10
+tie again, 6/9 win it for the player), touch CASH OUT, and the simulated printer holds a voucher
+for exactly the credits left. Every touch goes finger -> MicroTouch wire protocol -> the production
+driver -> its calibration -> the terminal -> the screens' hit areas. Frames are saved and checked.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pygame
+import pytest
+
+from firmware.cabinet.terminal import Devices, Terminal
+from firmware.cashless.vouchers import VoucherBook
+from firmware.config import Config
+from firmware.config.schema import DEVICE_FIELDS
+from firmware.ledger.ledger import Ledger, accounting_difference
+from firmware.rng.service import RngService
+from firmware.ui.app import UiApp
+from hal.calibration import fit, targets
+from hal.registry import parse_spec
+from sim_hardware.rig import SimRig
+from sim_hardware.touch_microtouch import SENSOR
+from tests.ui.conftest import region_pixels
+
+SIZE = (1280, 720)
+FIG_8 = "Qs 2d 3h Ah Td Ts 6c 9s"          # dealing order: spot 1, dealer, spot 1, dealer, war cards
+FRAME = 1 / 30
+
+
+class Session:
+    """The terminal, its simulated devices and the screens, stepped together."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        w, h = SIZE
+        # The touchscreen was calibrated on this display: three targets touched through its sensor.
+        spots = targets(w, h)
+        calibration = fit(spots, [SENSOR.raw(*p) for p in spots], w, h)
+        self.cfg = Config.model_validate({
+            "games": {"enabled": ["baccarat-war"], "default": "baccarat-war", "seats": 1,
+                      "options": {"baccarat-war": {"war_wager": "optional",
+                                                   "pool": {"enabled": True, "dealer_ante": 10}}}},
+            "devices": {"bill_validator": "sim:id003", "printer": "sim:tcl", "touch": "sim:microtouch",
+                        "shoe": "sim:shoe", "io_board": "sim:io",
+                        "settings": {"touch": {"calibration": calibration.to_json()}}},
+            "host": {"enabled": False},
+        })
+        specs = {slot: parse_spec(cls, getattr(self.cfg.devices, slot)) for slot, cls in DEVICE_FIELDS.items()}
+        self.rig = SimRig(specs, self.cfg.devices.settings)
+        devices = Devices(**{slot: self.rig.device(slot) for slot in specs})
+        self.ledger = Ledger.open(tmp_path / "state")
+        self.terminal = Terminal(self.cfg, self.ledger, RngService.seeded(5), devices,
+                                 VoucherBook(self.ledger, terminal_id=self.cfg.terminal.id))
+        self.terminal.power_up()
+        self.app = UiApp(self.terminal, size=SIZE)
+        self.frames = tmp_path / "frames"
+        self.frames.mkdir()
+        self.finger = self.rig.simulator("touch")
+        self.step()
+
+    def close(self) -> None:
+        try:
+            self.rig.close()
+        finally:
+            self.ledger.close()
+
+    def step(self, dt: float = FRAME) -> None:
+        self.app.step(dt)
+
+    def until(self, predicate, what: str, timeout: float = 10.0, dt: float = FRAME) -> None:
+        deadline = time.monotonic() + timeout
+        while not predicate():
+            if time.monotonic() > deadline:
+                raise AssertionError(f"waited {timeout} s for {what}; status {self.terminal.status()}")
+            time.sleep(0.005)
+            self.step(dt)
+
+    def touch(self, name: str) -> None:
+        """A finger on the centre of what the screen shows as ``name``, then lifted."""
+        hit = self.app.frame.hit(name)
+        x, y = self.app.scaler.point(*hit.rect.center)
+        last = self.terminal.touches[-1] if self.terminal.touches else None
+        self.finger.tap(x, y)
+        self.until(lambda: self.terminal.touches and self.terminal.touches[-1] is not last
+                   and self.terminal.touches[-1]["phase"] == "up", f"the touch on {name}")
+
+    def save(self, name: str) -> Path:
+        path = self.frames / f"{name}.png"
+        pygame.image.save(self.app.surface, str(path))
+        return path
+
+    def texts(self, region: str) -> str:
+        return " | ".join(self.app.frame.texts_in(region))
+
+
+@pytest.fixture
+def session(tmp_path):
+    s = Session(tmp_path)
+    yield s
+    s.close()
+
+
+def test_a_player_session_by_touch_only(session):
+    s = session
+    terminal, app = s.terminal, s.app
+    # --- $20 in ---------------------------------------------------------------------------------
+    s.until(lambda: terminal.status()["accepting_notes"], "the validator to take notes")
+    validator = s.rig.simulator("bill_validator")
+    s.until(lambda: validator.insert_note(20), "the validator to take the note", dt=0)
+    s.until(lambda: terminal.status()["credits_cents"] == 2000, "$20 credited")
+    s.step()
+    s.save("01-credited")
+    assert "$20.00" in s.texts("meter.credit") and "2,000 credits" in s.texts("meter.credit")
+
+    # --- wagers, by touch ------------------------------------------------------------------------
+    for name in ("chip.10", "spot.1.bac", "spot.1.war", "chip.5", "spot.1.tie", "chip.10", "spot.1.war_pool"):
+        s.touch(name)
+    assert app.slip.wagers == {1: {"bac": 10, "war": 10, "tie": 5, "war_pool": 10}}
+    s.save("02-bets")
+    assert "35 credits" in s.texts("meter.bet")
+    for wager in ("bac", "war", "tie", "war_pool"):
+        assert "10" in s.texts(f"spot.1.{wager}") or "5" in s.texts(f"spot.1.{wager}")
+
+    # --- the dealer stacks the shoe; DEAL ---------------------------------------------------------
+    shoe_sim, shoe = s.rig.simulator("shoe"), s.rig.device("shoe")
+    shoe_sim.load(FIG_8.split())
+    drawn = []
+    s.until(lambda: (drawn.append(c) if (c := shoe_sim.draw()) is not None else None) or len(drawn) == 8,
+            "the dealer to draw the stacked cards")
+    s.until(lambda: shoe.queued == 8, "the shoe to read the 8 cards")
+    s.touch("button.deal")
+    s.until(lambda: app.playback is not None, "the round")
+    record = terminal.last_record
+    assert record["cards_dealt"] == FIG_8.split()
+    assert record["seats"][0]["wagers"] == {"bac": 10, "war": 10, "tie": 5, "war_pool": 10}
+
+    # --- the round, shown step by step: the war resolves, then the pool ---------------------------
+    saw = {}
+    while not app.playback.done:
+        s.step(0.05)
+        kind = app.playback.beat.kind
+        if kind == "war" and "war" not in saw:
+            saw["war"] = s.save("03-war")
+            assert "WAR!" in s.texts("banner") and "AT WAR" in s.texts("spot.1.hand")
+            assert "spot.1.bac.result" not in app.frame.regions          # not decided yet
+            assert "WIN +40" in s.texts("spot.1.tie.result")              # the tie bet: 5 at 8 to 1
+        if kind == "war_step" and "spot.1.bac.result" in app.frame.regions and "war_won" not in saw:
+            saw["war_won"] = s.save("04-war-won")
+            assert "Spot 1 wins the war" in s.texts("message")
+            assert s.texts("spot.1.hand.score") == "9" and s.texts("dealer.score") == "2"
+            assert "WIN +10" in s.texts("spot.1.bac.result") and "PUSH" in s.texts("spot.1.war.result")
+            assert "1,965 credits" in s.texts("meter.credit")          # the payout is not shown yet
+        if kind == "pool_won" and "pool" not in saw:
+            saw["pool"] = s.save("05-pool")
+            assert "wins the war pot" in s.texts("message")
+    assert set(saw) == {"war", "war_won", "pool"}
+    s.step()
+    s.save("06-settled")
+    # 2,000 - 35 staked; BAC +10, WAR pushes, TIE +40, the pot (10 + the house's 10) less 5%: 19.
+    assert "2,059 credits" in s.texts("meter.credit") and "$20.59" in s.texts("meter.credit")
+    assert "WIN +9" in s.texts("spot.1.war_pool.result") and "You win $0.59" in s.texts("message")
+    assert terminal.ledger.credits == 2059
+    # The war cards are on the table, and the result tags are drawn (gold for a win).
+    win_tag = region_pixels(app.surface, app.scaler, app.frame.regions["spot.1.bac.result"].inset(30, 6))
+    assert (abs(win_tag.reshape(-1, 3).astype(int) - (255, 200, 40)).sum(axis=1) < 60).mean() > 0.5
+
+    # --- cash out: a voucher for exactly the credits ----------------------------------------------
+    printer = s.rig.simulator("printer")
+    s.touch("button.cash_out")
+    s.until(lambda: terminal.status()["last_ticket"] is not None and terminal.status()["state"] == "IDLE",
+            "the ticket printed")
+    s.step()
+    s.save("07-ticket")
+    voucher = printer.printed[-1].voucher()
+    assert voucher.amount_cents == 2059 and voucher.validation == terminal.status()["last_ticket"]
+    assert terminal.ledger.credits == 0 and terminal.ledger.meters["ticket_out"] == 2059
+    assert "Please take your ticket $20.59" in s.texts("message")
+    assert accounting_difference(terminal.ledger.meters) == 0
+    assert sorted(p.name for p in s.frames.iterdir()) == [
+        "01-credited.png", "02-bets.png", "03-war.png", "04-war-won.png", "05-pool.png", "06-settled.png",
+        "07-ticket.png"]
+
