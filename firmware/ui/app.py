@@ -16,19 +16,21 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping
 from concurrent.futures import Future
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pygame
 
 from firmware.errors import EgmError
+from firmware.kernel.limits import validate_wagers
 from firmware.ui import input as ui_input
 from firmware.ui.actions import UiAction
 from firmware.ui.betting import BetSlip, SlipRefused
 from firmware.ui.builders import BETTING_STATES, attract_view, select_view, table_view
 from firmware.ui.context import GameContext
 from firmware.ui.games import game_ui
-from firmware.ui.games.base import GameUi
+from firmware.ui.games.base import GameUi, doc_buttons
 from firmware.ui.layout import Scaler
 from firmware.ui.messages import text
 from firmware.ui.painter import Frame
@@ -169,7 +171,7 @@ class UiApp:
                 self.record = record
                 gui = self.gui
                 if record.get("game") == gui.game_id:
-                    self.playback = Playback(gui.timeline(record), speed=self.speed)
+                    self.playback = Playback(gui.beats(record), speed=self.speed)
                     self.mode = "table"
         if status.get("printing"):
             self._cashing_cents = max(self._cashing_cents, int(status.get("credits_cents", 0)))
@@ -250,8 +252,6 @@ class UiApp:
         if problem:
             self.say(problem)
             return
-        from firmware.kernel.limits import validate_wagers
-
         try:
             validate_wagers(gui.ctx.game, gui.ctx.options, slip.wagers, gui.ctx.limits, credits)
         except EgmError as exc:
@@ -310,10 +310,6 @@ class UiApp:
         if self.mode in ("help", "paytable"):
             doc = gui.help(self.sheet()) if self.mode == "help" else gui.paytable(self.sheet())
             self.page = min(self.page, len(doc.pages) - 1)
-            from dataclasses import replace
-
-            from firmware.ui.games.base import doc_buttons
-
             doc = replace(doc, page=self.page, buttons=doc_buttons(self.page, len(doc.pages)))
             return DocScreen().render(self.surface, doc)
         if self.mode == "games":
@@ -331,6 +327,7 @@ class UiApp:
         pygame.display.init()
         pygame.font.init()
         flags = pygame.FULLSCREEN if fullscreen else 0
+        offscreen = self.surface
         window = pygame.display.set_mode(self.surface.get_size(), flags)
         pygame.display.set_caption(text("window.caption"))
         self.surface = window
@@ -349,3 +346,5 @@ class UiApp:
                     break
         finally:
             pygame.display.quit()
+            self.surface = offscreen                   # drawing goes on off screen (tests, a restart)
+            self.scaler = Scaler(*offscreen.get_size())

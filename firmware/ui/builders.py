@@ -65,14 +65,16 @@ def table_view(gui: GameUi, status: Mapping[str, Any], slip: BetSlip, *,
     caption = beat.caption if (playing_back and beat is not None) else ""
     banner = beat.banner if (playing_back and beat is not None) else ""
     if not message and not caption and betting and shown_record is not None:
-        caption = gui.timeline(shown_record)[-1].caption             # how the last round ended
+        caption = gui.beats(shown_record)[-1].caption             # how the last round ended
     if not message:
         message = caption or state_message(status, gui, betting, credits, in_round)
     can_cash_out = (int(status.get("credits_cents", credits)) > 0 and state in ("IDLE", "PLAYING", "DISABLED")
                     and not status.get("printing")) or (state == "HANDPAY" and (status.get("handpay") or {})
                                                          .get("reason") == "printer")
+    pending = (status.get("round") or {}).get("pending") or []
+    decisions = tuple(b for request in pending for b in gui.decision_buttons(request))
     chrome = gui.chrome(
-        credits=credits, bet=bet, win=win, chip=slip.chip, betting=betting,
+        credits=credits, bet=bet, win=win, chip=slip.chip, betting=betting, extra=decisions,
         can_deal=bool(slip.wagers) or (bool(slip.last) and stake(slip.last or {}) <= credits),
         can_repeat=bool(slip.last), can_clear=bool(slip.wagers),
         can_cash_out=can_cash_out, message=message, banner=banner, skippable=playing_back,

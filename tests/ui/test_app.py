@@ -180,3 +180,20 @@ def test_a_lockup_covers_the_table_and_nothing_answers(app):
     assert a.terminal.status()["state"] == "HANDPAY"
     assert "HAND PAY $7.00" in texts(a, "overlay")
     assert a.frame.hits == []
+
+
+def test_the_pygame_loop_opens_a_window_and_stops_with_the_terminal(app):
+    a = app(credits_cents=100, size=(640, 360))
+    frames = []
+
+    def until():
+        frames.append(a.frame)
+        if len(frames) == 3:
+            pygame.event.post(pygame.event.Event(pygame.KEYDOWN, key=pygame.K_h, mod=0))
+        return a.mode == "help" and len(frames) > 5
+
+    a.run(fps=200, until=until)
+    assert a.mode == "help" and not pygame.display.get_init()
+    a.terminal.stop()
+    a.run(fps=200)                                         # a stopped terminal ends the loop at once
+    assert a.step(FRAME).regions                           # and the app draws off screen again

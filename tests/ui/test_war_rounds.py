@@ -144,3 +144,23 @@ def test_seven_spots_fit_the_table(size):
             area = frame.regions[f"spot.{s}.{wager}"]
             assert frame.regions[f"spot.{s}"].contains(area.x, area.y)
     assert min(t.size for t in frame.texts) >= 18
+
+
+def test_a_games_decision_buttons_take_the_place_of_deal():
+    """The hook the decision games use: the kernel's pending requests become buttons."""
+    from firmware.ui.actions import UiAction
+    from firmware.ui.games.war import BaccaratWarUi
+    from firmware.ui.view import ButtonView
+
+    class Deciding(BaccaratWarUi):
+        def decision_buttons(self, request):
+            return [ButtonView(f"button.{a}", a, UiAction("decide", (request["seat"], a))) for a in request["actions"]]
+
+    gui = Deciding(GameContext.from_config(demo_config(), "baccarat-war"))
+    status = status_doc("baccarat-war", 100, round={"round_id": "r", "phase": "decisions", "cards_dealt": 4,
+                                                    "pending": [{"seat": 1, "kind": "play_or_fold",
+                                                                 "actions": ["play", "fold"]}]})
+    view = table_view(gui, status, BetSlip(gui.ctx.limits, gui.ctx.chips))
+    assert [b.action for b in view.chrome.buttons] == [UiAction("decide", (1, "play")), UiAction("decide", (1, "fold"))]
+    frame = gui.screen().render(pygame.Surface((1280, 720)), view)
+    assert frame.hit("button.fold").action.arg == (1, "fold")

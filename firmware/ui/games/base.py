@@ -83,6 +83,14 @@ class GameUi(ABC):
     def timeline(self, record: Mapping[str, Any]) -> list[Beat]:
         """The completed round ``record`` shown step by step (the last beat shows everything)."""
 
+    def beats(self, record: Mapping[str, Any]) -> list[Beat]:
+        """:meth:`timeline`, kept for the record last asked about (the screens ask every frame)."""
+        cached = getattr(self, "_beats", None)
+        if cached is None or cached[0] is not record:
+            cached = (record, self.timeline(record))
+            self._beats = cached
+        return cached[1]
+
     @abstractmethod
     def felt(self, *, wagers: Wagers, record: Mapping[str, Any] | None, beat: Beat | None,
              progress: float, betting: bool) -> Any:

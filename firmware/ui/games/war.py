@@ -316,7 +316,7 @@ class WarFamilyUi(GameUi):
         ctx = self.ctx
         reveal: WarReveal | None = None
         if record is not None:
-            reveal = beat.reveal if beat is not None else self.timeline(record)[-1].reveal
+            reveal = beat.reveal if beat is not None else self.beats(record)[-1].reveal
         by_seat = {int(s["seat"]): s for s in record["seats"]} if record else {}
         hands = _hands(record) if record else {}
         mode = self.mode(record)
