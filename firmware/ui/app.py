@@ -29,7 +29,7 @@ from firmware.ui.actions import UiAction
 from firmware.ui.betting import BetSlip, SlipRefused
 from firmware.ui.builders import BETTING_STATES, attract_view, select_view, table_view
 from firmware.ui.context import GameContext
-from firmware.ui.games import game_ui
+from firmware.ui.games import NoScreenError, game_ui, has_screens
 from firmware.ui.games.base import GameUi, doc_buttons
 from firmware.ui.layout import Scaler
 from firmware.ui.messages import text
@@ -77,6 +77,9 @@ class UiApp:
         self._gui: GameUi | None = None
         self._slips: dict[str, BetSlip] = {}
         self._sheets: dict[str, Any] = {}
+        self._playable = [g for g in terminal.cfg.games.enabled if has_screens(g)]
+        if not self._playable:
+            raise NoScreenError(f"no enabled game has screens yet (enabled: {', '.join(terminal.cfg.games.enabled)})")
         status = self.status
         self._last_round = status.get("last_round")
         self._last_ticket = status.get("last_ticket")
@@ -90,6 +93,12 @@ class UiApp:
     @property
     def gui(self) -> GameUi:
         game = self.status.get("game") or self.terminal.cfg.games.default
+        if not has_screens(game):
+            # The terminal plays a game the screens cannot show yet: show the first enabled game
+            # that has screens, and ask the terminal to switch to it (between rounds).
+            game = self._playable[0]
+            if not any(what == "game" for what, _, _ in self.pending) and not self.status.get("round"):
+                self.pending.append(("game", self.terminal.submit("game", game=game), game))
         if self._gui is None or self._gui.game_id != game:
             self._gui = game_ui(GameContext.from_config(self.terminal.cfg, game))
             if self.record is not None and self.record.get("game") != game:
