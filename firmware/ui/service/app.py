@@ -1,0 +1,98 @@
+"""The service screens on a running terminal, on their own: :class:`ServiceApp`.
+
+The same frame as the player screens' app (``firmware.ui.app.UiApp``): the terminal's step (when
+driven: tests and a single-threaded development loop), the answers that arrived, this frame's
+touches (from the terminal's ``on_input`` hook) and pygame events, then the drawing, which
+returns the :class:`~firmware.ui.painter.Frame`. Touches are hit-tested against the frame on
+screen, or go raw to the calibration while it runs.
+
+On the cabinet the player app hosts the same :class:`~firmware.ui.service.menu.ServiceMenu` when
+the service menu is open; this app is the service menu alone (tests, a bench).
+"""
+
+from __future__ import annotations
+
+import queue
+from collections.abc import Iterable
+from typing import Any
+
+import pygame
+
+from firmware.ui.layout import Scaler
+from firmware.ui.money import Money
+from firmware.ui.painter import Frame
+from firmware.ui.service.calibration import install_calibration
+from firmware.ui.service.menu import ServiceMenu, TerminalLink
+from firmware.ui.service.text import msg
+from hal.events import DeviceEvent, Touch
+
+
+class TouchInbox:
+    """The terminal's ``on_input`` hook for the service screens: touches, from the terminal's
+    thread to the app's. Deck buttons are left to the terminal (False)."""
+
+    def __init__(self) -> None:
+        self._queue: queue.SimpleQueue[DeviceEvent] = queue.SimpleQueue()
+
+    def offer(self, event: DeviceEvent) -> bool:
+        if isinstance(event, Touch):
+            self._queue.put(event)
+        return False
+
+    def drain(self) -> list[DeviceEvent]:
+        out = []
+        while True:
+            try:
+                out.append(self._queue.get_nowait())
+            except queue.Empty:
+                return out
+
+
+class ServiceApp:
+    def __init__(self, terminal: Any, *, size: tuple[int, int] = (1920, 1080),
+                 surface: pygame.Surface | None = None, drive_terminal: bool = True) -> None:
+        self.terminal = terminal
+        self.surface = surface if surface is not None else pygame.Surface(size)
+        self.scaler = Scaler(*self.surface.get_size())
+        self.inbox = TouchInbox()
+        terminal.on_input = self.inbox.offer
+        install_calibration(terminal)
+        cfg = terminal.cfg.terminal
+        self.menu = ServiceMenu(TerminalLink(terminal), money=Money(cfg.denomination, cfg.currency),
+                                size=self.surface.get_size())
+        self.drive = drive_terminal
+        self.frame: Frame | None = None
+
+    def step(self, dt: float = 1 / 30, events: Iterable[pygame.event.Event] = ()) -> Frame:
+        """One frame; the frame drawn."""
+        if self.drive:
+            self.terminal.step(0)
+        menu = self.menu
+        menu.poll()
+        for event in self.inbox.drain():
+            menu.on_device_event(event, self.scaler)
+        for event in events:
+            menu.on_pygame_event(event, self.scaler)
+        menu.end_frame()
+        self.frame = menu.draw(self.surface)
+        return self.frame
+
+    def run(self, *, fps: int = 30, fullscreen: bool = False) -> None:
+        """Open a window and run until the terminal stops or the window is closed."""
+        pygame.display.init()
+        pygame.font.init()
+        window = pygame.display.set_mode(self.surface.get_size(), pygame.FULLSCREEN if fullscreen else 0)
+        pygame.display.set_caption(msg("service.title"))
+        self.surface = window
+        self.scaler = Scaler(*window.get_size())
+        clock = pygame.time.Clock()
+        try:
+            while not self.terminal.stopping:
+                dt = clock.tick(fps) / 1000
+                events = pygame.event.get()
+                if any(e.type == pygame.QUIT for e in events):
+                    break
+                self.step(dt, events)
+                pygame.display.flip()
+        finally:
+            pygame.display.quit()
