@@ -349,6 +349,10 @@ class ServiceMenu:
         self.ask(["logout"], out, gone)
 
     def _do_page(self, delta: Any) -> None:
+        """The next / previous page of a long list, if the screen offers one (its pager)."""
+        wanted = "button.next" if int(delta) > 0 else "button.prev"
+        if self.frame is not None and not any(h.name == wanted for h in self.frame.hits):
+            return
         self.state.list_page = max(0, self.state.list_page + int(delta))
 
     def _do_select(self, index: Any) -> None:

@@ -32,3 +32,34 @@ def render(screen: str, size: tuple[int, int] = (1920, 1080), game: str = "bacca
     state = demo_state(screen, size)
     state.list_page = max(0, page)
     return surface, ServiceScreen().render(surface, build(state))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m firmware.ui.service.screenshots SCREEN --out FILE.png [--size WxH]``: what
+    ``egm screenshot`` will do for these screens once it delegates to :func:`render`."""
+    import argparse
+    from pathlib import Path
+
+    from firmware.ui.layout import SizeError, parse_size
+
+    parser = argparse.ArgumentParser(prog="python -m firmware.ui.service.screenshots",
+                                     description="render a service screen to a PNG, headless")
+    parser.add_argument("screen", choices=SCREENS + EXTRA)
+    parser.add_argument("--out", required=True, type=Path, help="the PNG to write")
+    parser.add_argument("--size", default="1920x1080", help="WIDTHxHEIGHT (default 1920x1080)")
+    args = parser.parse_args(argv)
+    try:
+        size = parse_size(args.size)
+    except SizeError as exc:
+        parser.error(f"--size: {exc}")
+    if args.out.suffix.lower() != ".png" or not args.out.parent.is_dir():
+        parser.error(f"--out must be a .png file in an existing directory, not {str(args.out)!r}")
+    surface, _ = render(args.screen, size)
+    pygame.image.save(surface, str(args.out))
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main())

@@ -14,6 +14,7 @@ from firmware.cabinet.service import ACTIONS, ServiceError
 from firmware.ui.layout import Scaler
 from firmware.ui.service.actions import ServiceAction
 from firmware.ui.service.menu import CALIBRATION_IDLE_S, ServiceMenu
+from firmware.ui.service.screen import ServiceScreen
 from hal.events import Touch, TouchPhase
 
 SIZE = (1280, 720)
@@ -166,3 +167,46 @@ def test_the_calibration_gives_up_after_a_minute_without_a_touch(menu):
     m.poll()
     assert not m.calibrating and m.link.calibration_steps[-1][0] == "cancel"
     assert "No touch for a minute" in m.state.message
+
+
+def test_the_event_log_is_paged(menu):
+    events = [{"seq": 60 - i, "time": "2026-11-23T18:00:00.000Z", "event": "bill_rejected", "reason": f"r{60 - i}"}
+              for i in range(60)]
+    m = menu({"events": {"events": events}})
+    step(m, ServiceAction("open", "events"))
+    per = ServiceScreen().capacity(ServiceScreen.BODY)              # rows that fit in the body
+    pages = -(-60 // per)
+    assert pages > 1 and f"Page 1 of {pages}" in m.frame.texts_in("pager")
+    assert "button.prev" not in {h.name for h in m.frame.hits}     # the first page: PREVIOUS is dark
+    assert "reason=r60" in " | ".join(m.frame.texts_in("row.event.0"))
+    step(m, m.frame.hit("button.next").action)
+    assert f"Page 2 of {pages}" in m.frame.texts_in("pager")
+    assert "row.event.0" not in m.frame.regions and f"row.event.{per}" in m.frame.regions
+    assert f"reason=r{60 - per}" in " | ".join(m.frame.texts_in(f"row.event.{per}"))
+    step(m, m.frame.hit("button.prev").action)
+    assert f"Page 1 of {pages}" in m.frame.texts_in("pager")
+    step(m, ServiceAction("page", -1))                              # the arrow keys stop at the ends
+    for _ in range(pages + 2):
+        step(m, ServiceAction("page", 1))
+    assert m.state.list_page == pages - 1 and f"Page {pages} of {pages}" in m.frame.texts_in("pager")
+
+
+def test_a_round_still_in_progress_is_recalled_with_the_cards_dealt_so_far(menu):
+    open_round = {"round_id": "r-open", "game": "three-card-poker", "status": "in_progress",
+                  "wagers": {"1": {"ante": 10}}, "cards_dealt": ["Qs", "Kd", "Qh"], "decisions": [], "steps": 2}
+    m = menu({"recall": {"rounds": [open_round]}})
+    step(m, ServiceAction("open", "recall"))
+    assert "IN PROGRESS: the round has not ended" in m.frame.texts_in("round")
+    dealt = m.frame.texts_in("round.dealt")
+    assert "DEALT" in dealt and {"Q", "K"} <= set(dealt)
+    assert "10 credits" in m.frame.texts_in("round.wager.1.ante")
+    assert "open" in " | ".join(m.frame.texts_in("row.round.0"))
+
+
+def test_meters_in_cents_that_are_not_whole_credits_say_so():
+    from firmware.ui.money import Money
+    from firmware.ui.service.builders import money_cells
+
+    assert money_cells(Money(5, "USD"), 2000) == ("$20.00", "400 credits")
+    assert money_cells(Money(5, "USD"), 2003) == ("$20.03", "400 credits + 3 cents")
+    assert money_cells(Money(1, "EUR"), 1) == ("€0.01", "1 credit")
