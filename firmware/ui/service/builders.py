@@ -357,6 +357,12 @@ def meters_view(state: MenuState) -> ServiceView:
                            ("coin_out", mkey("service.meter.game_coin_out"))):
             counts.append(RowView((msg(key, game=game_name(game)), money.amount(int(figures.get(which, 0)))),
                                   name=f"meter.game.{game}.{which}"))
+        for wager, split in sorted(dict(figures.get("wagers", {})).items()):
+            for which, key in (("coin_in", mkey("service.meter.wager_coin_in")),
+                               ("coin_out", mkey("service.meter.wager_coin_out"))):
+                counts.append(RowView((msg(key, game=game_name(game), wager=wager_label(wager)),
+                                       money.amount(int(split.get(which, 0)))),
+                                      tone="dim", name=f"meter.game.{game}.{wager}.{which}"))
     left = TableView("meters.money", msg("service.meters.money"),
                      (msg("service.col.meter"), msg("service.col.amount"), msg("service.col.credits")),
                      tuple(rows), (5, 3, 3), page=state.list_page)

@@ -16,6 +16,7 @@ API validates the option and checks the PAR sheet against the jurisdiction profi
 from __future__ import annotations
 
 import enum
+import functools
 import typing
 from dataclasses import dataclass
 from decimal import Decimal
@@ -103,8 +104,10 @@ def _spec(key: str, annotation: Any, metadata: list[Any]) -> OptionSpec:
     return OptionSpec(key, "fixed")
 
 
+@functools.cache
 def option_specs(game_id: str) -> dict[str, OptionSpec]:
-    """Every option of ``game_id`` by dotted key, in the model's order."""
+    """Every option of ``game_id`` by dotted key, in the model's order (read once per game; do not
+    change the answer)."""
     model = type(make_options(game_id, {}))
     out: dict[str, OptionSpec] = {}
 

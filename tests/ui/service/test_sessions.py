@@ -63,6 +63,11 @@ def test_an_auditor_reads_the_meters_and_recalls_the_last_round_with_its_cards(r
     assert texts(app, "meter.games_played") == "Games played | 2"
     assert f"{report['credits']:,} credits" in texts(app, "meter.credits")
     assert texts(app, "meter.notes.2000") == "Notes of $20.00 | 1"
+    bac = report["meters"]["games"]["baccarat-war"]["wagers"]["bac"]["coin_in"]
+    assert bac == 20 and texts(app, "meter.game.baccarat-war.bac.coin_in") == "Baccarat War BAC: coin in | $0.20"
+    assert "Page 1 of 2" in texts(app, "pager")                 # every meter: the counts go on
+    touch(r, "button.next")
+    assert "meter.game.baccarat-war.war.coin_out" in app.frame.regions
     assert min(t.size for t in app.frame.texts) >= theme.MIN_TEXT
 
     touch(r, "button.menu")
