@@ -986,7 +986,8 @@ class Terminal:
             "round": None if kernel is None else {
                 "round_id": kernel.round_id, "game": kernel.game.id, "phase": kernel.phase.value,
                 "cards_dealt": kernel.cards_dealt,
-                "pending": [{"seat": r.seat, "kind": r.kind, "actions": list(r.actions)} for r in kernel.pending()],
+                "pending": [{"seat": r.seat, "kind": r.kind, "actions": list(r.actions),
+                             "view": kernel.decision_view(r.seat)} for r in kernel.pending()],
             },
             "handpay": None if pending is None else {"credits": pending[0], "reason": pending[1].value},
             "printing": None if self.printing is None else self.printing.validation,

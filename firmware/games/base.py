@@ -170,6 +170,11 @@ class Game(ABC):
     def settle(self, state: Any) -> Settlement:
         """Every wager's outcome and net, and the house's result; credits are conserved."""
 
+    def decision_view(self, state: Any, seat: int) -> dict[str, Any]:
+        """What the player at ``seat`` may see while deciding (the screens draw it): their own cards
+        as card strings, never a card the rules keep face down. Games with decisions override it."""
+        return {}
+
     @abstractmethod
     def record(self, state: Any) -> dict[str, Any]:
         """The game's part of the round record (``seats``, ``dealer`` and the game's own keys)."""

@@ -459,6 +459,11 @@ class DoubleSuper9(Game):
             spot.actions = (*dict.fromkeys(texts), HOUSE_WAY)
         return spot.actions
 
+    def decision_view(self, state: DoubleSuper9Round, seat: int) -> dict[str, Any]:
+        """The player's four cards in dealt order, and their position."""
+        spot = next((s for s in state.spots if s.seat == seat and s.seat != state.banker), None)
+        return {} if spot is None else {"cards": [str(c) for c in spot.hand.cards], "position": spot.hand.position}
+
     def decide(self, state: DoubleSuper9Round, seat: int, action: str) -> None:
         """``house-way`` or ``set:<FRONT>|<BACK>``; an illegal setting raises DecisionError and
         changes nothing (see the module docstring, step 4)."""

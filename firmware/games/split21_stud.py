@@ -416,6 +416,11 @@ class Split21Stud(Game):
             )
         return seat.actions
 
+    def decision_view(self, state: Split21Round, seat: int) -> dict[str, Any]:
+        """The player's five cards in dealt order, and their position."""
+        mine = next((s for s in state.seats if s.seat == seat), None)
+        return {} if mine is None else {"cards": [str(c) for c in mine.hand.cards], "position": mine.hand.position}
+
     def decide(self, state: Split21Round, seat: int, action: str) -> None:
         """``house-way`` or ``set:<HIGH>|<LOW>``; an illegal split raises DecisionError and changes
         nothing. A foul split (HIGH below LOW) is refused the same way with ``foul_setting = refuse``

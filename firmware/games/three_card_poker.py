@@ -499,6 +499,11 @@ class ThreeCardPoker(Game):
             if s.decision is None and "ante" in s.wagers
         ]
 
+    def decision_view(self, state: ThreeCardRound, seat: int) -> dict[str, Any]:
+        """The player's three cards (the dealer's stay face down until the showdown)."""
+        mine = state.by_seat.get(seat)
+        return {} if mine is None else {"cards": [str(c) for c in mine.cards]}
+
     def decide(self, state: ThreeCardRound, seat: int, action: str) -> None:
         """``play`` (PLAY = ANTE) or ``fold``; anything else raises DecisionError and changes nothing."""
         s = state.by_seat.get(seat)

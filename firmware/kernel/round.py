@@ -175,6 +175,12 @@ class RoundKernel:
             return []
         return self.game.pending_decisions(self.round)
 
+    def decision_view(self, seat: int) -> dict[str, Any]:
+        """What ``seat``'s player may see while a decision is awaited (``{}`` otherwise)."""
+        if self.phase is not RoundState.DECISIONS:
+            return {}
+        return self.game.decision_view(self.round, seat)
+
     def decide(self, seat: int, action: str) -> list[DecisionRequest]:
         """Apply one player's decision; when none is left the round runs on to COMPLETE."""
         if self.phase is not RoundState.DECISIONS:

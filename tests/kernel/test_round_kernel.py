@@ -226,3 +226,52 @@ def test_a_games_own_time_limit_wins_and_no_limit_never_expires():
     with pytest.raises(Exception, match="must be positive"):
         RoundKernel(get_game("three-card-poker"), make_options("three-card-poker"),
                     decision_timeout_s=0)
+
+
+def test_the_decision_view_shows_the_deciding_player_their_own_cards_only():
+    from firmware.cards.source import RngShoe
+    from firmware.rng.service import RngService
+
+    game = get_game("three-card-poker")
+    kernel = RoundKernel(game, make_options(game.id))
+    cards = parse_cards("As Ah Ad 2c 7d 9h")
+    kernel.begin({1: {"ante": 10}}, StackedSource(cards))
+    view = kernel.decision_view(1)
+    assert kernel.decision_view(2) == {}
+    kernel.decide(1, "play")
+    assert kernel.decision_view(1) == {}                                   # no decision awaited
+    record = kernel.record()
+    assert sorted(view["cards"]) == sorted(seat_cards(record["seats"][0]))
+    assert not set(view["cards"]) & set(seat_cards(record["dealer"]))     # the dealer's stay hidden
+    for game_id, options, wagers, dice, size in (
+            ("split21-stud", {"jackpot": {"enabled": False}}, {"ante": 5, "low": 5, "high": 10}, (4,), 5),
+            ("double-super-9", {}, {"bet": 10}, (1, 2, 3), 4)):
+        game = get_game(game_id)
+        opts = make_options(game.id, options)
+        kernel = RoundKernel(game, opts)
+        source = RngShoe(RngService.seeded("view"), game.shoe(opts))
+        pending = kernel.begin({1: wagers}, source, dice=dice)
+        assert pending, game_id
+        view = kernel.decision_view(1)
+        assert len(view["cards"]) == size and set(view["cards"]) <= set(source_cards(source)), game_id
+        record_before = kernel.decide(1, "house-way")
+        assert record_before == [] and kernel.decision_view(1) == {}
+        seat = next(s for s in kernel.record()["seats"] if s["seat"] == 1)
+        assert sorted(view["cards"]) == sorted(seat_cards(seat)), (game_id, seat)
+
+
+def source_cards(source) -> list[str]:
+    from firmware.cards.card import format_cards
+
+    return format_cards(source.dealt)
+
+
+def seat_cards(seat: dict) -> list[str]:
+    """The five (or four) cards of a seat in a round record, whatever the game calls them."""
+    for key in ("cards", "hand"):
+        value = seat.get(key)
+        if isinstance(value, list):
+            return value
+        if isinstance(value, dict) and isinstance(value.get("cards"), list):
+            return value["cards"]
+    raise AssertionError(f"no cards in {seat}")
