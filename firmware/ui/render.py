@@ -21,22 +21,22 @@ from firmware.ui.screens.attract import AttractScreen
 from firmware.ui.screens.doc import DocScreen
 from firmware.ui.screens.select import SelectScreen
 
-#: The screens ``egm screenshot`` draws (CONTRACTS.md), and those another part of the issue adds.
-BUILT = ("table", "war", "paytable", "help", "attract", "games")
-NOT_BUILT = ("service", "recall", "calibration")
-
-
-class ScreenNotBuilt(EgmError):
-    """A screen of the contract that has not been built yet."""
+#: The screens ``egm screenshot`` draws (CONTRACTS.md): the player's, and the service menu's
+#: (drawn by ``firmware.ui.service.screenshots``).
+PLAYER = ("table", "war", "paytable", "help", "attract", "games")
+SERVICE = ("service", "recall", "calibration")
+BUILT = PLAYER + SERVICE
 
 
 def render(screen: str, size: tuple[int, int] = (1920, 1080), game: str = "baccarat-war", *,
            page: int = 0) -> tuple[pygame.Surface, Frame]:
     """Draw ``screen`` of ``game`` at ``size``; the surface and what was drawn where."""
-    if screen in NOT_BUILT:
-        raise ScreenNotBuilt(f"the {screen} screen is not built yet (screens built: {', '.join(BUILT)})")
     if screen not in BUILT:
-        raise EgmError(f"unknown screen {screen!r}; screens are {', '.join(BUILT + NOT_BUILT)}")
+        raise EgmError(f"unknown screen {screen!r}; screens are {', '.join(BUILT)}")
+    if screen in SERVICE:
+        from firmware.ui.service.screenshots import render as render_service
+
+        return render_service(screen, size, game, page=page)
     surface = pygame.Surface(check_size(*size))
     d = demo(screen, game)
     gui = d.gui

@@ -9,7 +9,7 @@ import pytest
 
 from firmware.ui import theme
 from firmware.ui.layout import Scaler
-from firmware.ui.render import NOT_BUILT, ScreenNotBuilt, render
+from firmware.ui.render import SERVICE, render
 from tests.ui.conftest import SIZES, colour_at, region_pixels
 from tests.ui.golden import compare
 
@@ -125,10 +125,11 @@ def test_blackjack_war_uses_the_same_table():
     assert texts(frame, "spot.1.hand.score") == "9"               # high_card: the war card 9 against 4
 
 
-def test_screens_not_built_yet_say_so():
-    for screen in NOT_BUILT:
-        with pytest.raises(ScreenNotBuilt, match="not built yet"):
-            render(screen)
+def test_the_service_screens_are_drawn_by_the_same_command():
+    for screen in SERVICE:
+        surface, frame = render(screen, (1280, 720))
+        assert surface.get_size() == (1280, 720) and frame.regions, screen
+        assert frame.hits or screen == "calibration", screen           # calibration takes raw touches
 
 
 @pytest.mark.parametrize("screen", ["table", "war", "paytable"])

@@ -34,9 +34,6 @@ def test_a_screenshot_is_a_png_of_the_asked_size_and_json_says_where_things_are(
 
 @pytest.mark.parametrize("args, message", [
     (["dance"], "unknown screen 'dance'"),
-    (["service"], "the service screen is not built yet"),
-    (["recall"], "the recall screen is not built yet"),
-    (["calibration"], "the calibration screen is not built yet"),
     (["table", "--game", "poker"], "unknown game 'poker'"),
     (["table", "--game", "three-card-poker"], "has no screens yet"),
     (["table", "--size", "0x0"], "cannot be drawn"),
