@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -48,12 +49,10 @@ def attach(rig: SimpleNamespace, signer: Signer, channel: Channel, tmp_path: Pat
 def offered(manager: PackageManager, body: dict, seq: int = 1) -> None:
     """The host's offer arrives; wait for the download; the terminal's loop polls."""
     manager.offer(body, seq)
-    for job in list(manager._busy.values()):
-        for _ in range(500):
-            if not manager._done.empty():
-                break
-            import time
-            time.sleep(0.01)
+    started = len(manager._busy)
+    deadline = time.monotonic() + 10
+    while manager._done.qsize() < started and time.monotonic() < deadline:
+        time.sleep(0.01)
     manager.poll()
 
 

@@ -4,6 +4,7 @@ with its reason code."""
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import json
 from pathlib import Path
@@ -105,10 +106,8 @@ def test_a_package_with_options_the_firmware_refuses_is_bad_content(signer: Sign
 @settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.binary(max_size=2000) | st.text(max_size=500).map(str.encode))
 def test_parse_survives_anything(signer: Signer, data: bytes) -> None:
-    try:
+    with contextlib.suppress(pf.PackageRejected):          # anything else fails the test
         pf.load(data, signer.check)
-    except pf.PackageRejected:
-        pass
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
