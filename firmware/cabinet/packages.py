@@ -137,9 +137,8 @@ class PackageManager:
         for name, summary in list(pending.items()):
             if not self._pending_file(summary["sha256"]).is_file():
                 del pending[name]
-                self.ledger.event("package.rejected", package=name, version=summary["version"],
-                                  sha256=summary["sha256"], reason="file_mismatch",
-                                  detail="the pending package's file is gone")
+                self._rejected(name, summary["version"], summary["sha256"], "file_mismatch",
+                               "the pending package's file is gone")
         if pending != self.pending():
             self._set_pending(pending)
         keep = {self._pending_file(s["sha256"]).name for s in pending.values()}
@@ -172,8 +171,7 @@ class PackageManager:
             if why[0] == "duplicate":
                 self.ledger.event("package.ignored", package=name, version=version, sha256=sha, detail=why[1])
             else:
-                self.ledger.event("package.rejected", package=name, version=version, sha256=sha,
-                                  reason=why[0], detail=why[1])
+                self._rejected(name, version, sha, *why)
             return
         job = _Download(name, version, sha, url, seq, self.dir / "incoming" / f"{sha}.part")
         self._busy[sha] = job
@@ -206,16 +204,12 @@ class PackageManager:
         try:
             if job.error is not None:
                 raise pf.PackageRejected("download_failed", job.error)
-            package = self._load(job.path.read_bytes(), job.sha256)
+            package = self._load(job.path, job.sha256, unreadable="download_failed")
             if (package.name, package.version) != (job.name, job.version):
                 raise pf.PackageRejected("malformed", f"offered as {job.name} {job.version}, "
                                                       f"the package is {package.name} {package.version}")
-        except (pf.PackageRejected, OSError) as exc:
-            reason = exc.reason if isinstance(exc, pf.PackageRejected) else "download_failed"
-            detail = exc.detail if isinstance(exc, pf.PackageRejected) else str(exc)
-            log.warning("package %s %s rejected: %s: %s", job.name, job.version, reason, detail)
-            self.ledger.event("package.rejected", package=job.name, version=job.version, sha256=job.sha256,
-                              reason=reason, detail=detail[:300])
+        except pf.PackageRejected as exc:
+            self._rejected(job.name, job.version, job.sha256, exc.reason, exc.detail)
             return
         target = self._pending_file(job.sha256)
         os.replace(job.path, target)
@@ -230,7 +224,18 @@ class PackageManager:
             with contextlib.suppress(OSError):
                 self._pending_file(replaced["sha256"]).unlink()
 
-    def _load(self, data: bytes, sha256: str) -> pf.Package:
+    def _rejected(self, name: str, version: str, sha256: str, reason: str, detail: str) -> None:
+        log.warning("package %s %s rejected: %s: %s", name, version, reason, detail)
+        self.ledger.event("package.rejected", package=name, version=version, sha256=sha256,
+                          reason=reason, detail=detail[:300])
+
+    def _load(self, path: Path, sha256: str, *, unreadable: str) -> pf.Package:
+        """The package in ``path``, verified, its games enabled here; a file that cannot be read
+        is :class:`PackageRejected` with the reason ``unreadable``."""
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise pf.PackageRejected(unreadable, f"cannot read it: {exc.strerror or exc}") from None
         package = pf.load(data, self.check_signer, expected_sha256=sha256)
         options = package.checked_options()
         if self.games is not None:
@@ -253,14 +258,11 @@ class PackageManager:
         entry = self._entry(name)
         path = self._pending_file(entry["sha256"])
         try:
-            return self._load(path.read_bytes(), entry["sha256"])
-        except (pf.PackageRejected, OSError) as exc:
-            reason = exc.reason if isinstance(exc, pf.PackageRejected) else "file_mismatch"
-            detail = exc.detail if isinstance(exc, pf.PackageRejected) else f"cannot read it: {exc}"
+            return self._load(path, entry["sha256"], unreadable="file_mismatch")
+        except pf.PackageRejected as exc:
             self._drop(name, entry)
-            self.ledger.event("package.rejected", package=name, version=entry["version"], sha256=entry["sha256"],
-                              reason=reason, detail=f"at approval: {detail}"[:300])
-            raise pf.PackageRejected(reason, detail) from None
+            self._rejected(name, entry["version"], entry["sha256"], exc.reason, f"at approval: {exc.detail}")
+            raise
 
     def _drop(self, name: str, entry: dict[str, Any]) -> None:
         pending = self.pending()

@@ -36,3 +36,18 @@ def non_negative_int(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"expected a number of at least 0, not {value}")
     return value
+
+
+def read_limited(path: str, what: str, limit: int) -> bytes:
+    """The bytes of ``path``; a missing or unreadable file, or one over ``limit`` bytes, is one clear
+    :class:`UsageError` naming it as ``what``."""
+    from pathlib import Path
+
+    from firmware.errors import UsageError
+
+    try:
+        if Path(path).stat().st_size > limit:
+            raise UsageError(f"{what} {path} is larger than {limit} bytes")
+        return Path(path).read_bytes()
+    except OSError as exc:
+        raise UsageError(f"cannot read {what} {path}: {exc.strerror or exc}") from None

@@ -15,7 +15,7 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from firmware.commands._common import emit_json, positive_int
+from firmware.commands._common import emit_json, positive_int, read_limited
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -186,13 +186,7 @@ def _offer_package(args: argparse.Namespace) -> int:
         validate_name(args.terminal, "terminal id")
     except PkiError as exc:
         raise UsageError(str(exc)) from None
-    path = Path(args.package)
-    try:
-        if path.stat().st_size > MAX_PACKAGE_BYTES:
-            raise UsageError(f"{path}: larger than {MAX_PACKAGE_BYTES} bytes; not a game package")
-        data = path.read_bytes()
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+    data = read_limited(args.package, "package", MAX_PACKAGE_BYTES)
     state = Path(args.state_dir)
     try:
         trust = Trust(Path(args.pki) if args.pki else state / "pki")
@@ -201,7 +195,7 @@ def _offer_package(args: argparse.Namespace) -> int:
     try:
         package = PackageDepot(state / "packages").add(data, lambda cert: trust.check(cert, "code-signer"))
     except PackageRejected as exc:
-        raise UsageError(f"{path}: not offered: {exc}") from None
+        raise UsageError(f"{args.package}: not offered: {exc}") from None
     body = {"name": package.name, "version": package.version, "sha256": package.sha256}
     with _store(args) as store:
         command_id = store.queue_command(args.terminal, "package_offer", body)

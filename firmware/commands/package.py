@@ -12,7 +12,7 @@ import os
 import sys
 from pathlib import Path
 
-from firmware.commands._common import emit_json
+from firmware.commands._common import emit_json, read_limited
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -42,17 +42,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     v.set_defaults(func=_verify)
 
 
-def _read(path: str, what: str, limit: int) -> bytes:
-    from firmware.errors import UsageError
-
-    try:
-        if Path(path).stat().st_size > limit:
-            raise UsageError(f"{what} {path} is larger than {limit} bytes")
-        return Path(path).read_bytes()
-    except OSError as exc:
-        raise UsageError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
-
-
 def _build(args: argparse.Namespace) -> int:
     from cryptography.hazmat.primitives import serialization
 
@@ -60,21 +49,21 @@ def _build(args: argparse.Namespace) -> int:
     from firmware.errors import UsageError
     from firmware.hostlink.pki import PkiError, load_certificate
 
-    files = {pf.OPTIONS_FILE: _read(args.options, "options", pf.MAX_PACKAGE_BYTES)}
+    files = {pf.OPTIONS_FILE: read_limited(args.options, "options", pf.MAX_PACKAGE_BYTES)}
     for spec in args.file:
         path, sep, source = spec.partition("=")
         if not sep or not path or not source:
             raise UsageError(f"--file {spec!r}: expected PATH=SOURCE")
         if path in files:
             raise UsageError(f"--file {path}: given twice")
-        files[path] = _read(source, "file", pf.MAX_PACKAGE_BYTES)
+        files[path] = read_limited(source, "file", pf.MAX_PACKAGE_BYTES)
     password = None
     if args.password_env:
         if args.password_env not in os.environ:
             raise UsageError(f"--password-env: the environment variable {args.password_env} is not set")
         password = os.environ[args.password_env].encode("utf-8")
     try:
-        key = serialization.load_pem_private_key(_read(args.key, "key", 65536), password=password)
+        key = serialization.load_pem_private_key(read_limited(args.key, "key", 65536), password=password)
         cert = load_certificate(Path(args.cert))
     except (ValueError, TypeError, PkiError) as exc:
         raise UsageError(f"the code signer's key or certificate: {exc}") from None
@@ -103,7 +92,7 @@ def _verify(args: argparse.Namespace) -> int:
     from firmware.hostlink.errors import HostLinkError
     from firmware.hostlink.identity import Trust
 
-    data = _read(args.package, "package", pf.MAX_PACKAGE_BYTES + 1)
+    data = read_limited(args.package, "package", pf.MAX_PACKAGE_BYTES + 1)
     try:
         trust = Trust(args.pki)
     except HostLinkError as exc:
