@@ -12,12 +12,12 @@ the service menu is open; this app is the service menu alone (tests, a bench).
 
 from __future__ import annotations
 
-import queue
 from collections.abc import Iterable
 from typing import Any
 
 import pygame
 
+from firmware.ui.input import DeviceInbox
 from firmware.ui.layout import Scaler
 from firmware.ui.money import Money
 from firmware.ui.painter import Frame
@@ -27,25 +27,14 @@ from firmware.ui.service.text import msg
 from hal.events import DeviceEvent, Touch
 
 
-class TouchInbox:
-    """The terminal's ``on_input`` hook for the service screens: touches, from the terminal's
+class TouchInbox(DeviceInbox):
+    """The terminal's ``on_input`` hook for the service screens: touches only, from the terminal's
     thread to the app's. Deck buttons are left to the terminal (False)."""
-
-    def __init__(self) -> None:
-        self._queue: queue.SimpleQueue[DeviceEvent] = queue.SimpleQueue()
 
     def offer(self, event: DeviceEvent) -> bool:
         if isinstance(event, Touch):
             self._queue.put(event)
         return False
-
-    def drain(self) -> list[DeviceEvent]:
-        out = []
-        while True:
-            try:
-                out.append(self._queue.get_nowait())
-            except queue.Empty:
-                return out
 
 
 class ServiceApp:
