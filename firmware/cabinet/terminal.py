@@ -817,6 +817,15 @@ class Terminal:
                 self.on_round(record)
             self._after_transition()
 
+    def _decision_time_left(self, kernel: RoundKernel) -> float | None:
+        """Seconds before the open decisions take their defaults (None: no decision awaited, or
+        no time limit); frozen while play is stopped (the clock is held then)."""
+        deadline = kernel.decisions_deadline
+        if deadline is None or kernel.phase is not RoundState.DECISIONS:
+            return None
+        now = self._paused_at if self._paused_at is not None else self._clock()
+        return round(max(0.0, deadline - now), 1)
+
     def _hold_decision_clock(self, kernel: RoundKernel) -> None:
         """The player's decision time does not run while play is stopped (a tilt, the key): the
         deadline moves on by the time the round was interrupted."""
@@ -986,7 +995,9 @@ class Terminal:
             "round": None if kernel is None else {
                 "round_id": kernel.round_id, "game": kernel.game.id, "phase": kernel.phase.value,
                 "cards_dealt": kernel.cards_dealt,
-                "pending": [{"seat": r.seat, "kind": r.kind, "actions": list(r.actions),
+                "dice": None if kernel.dice is None else list(kernel.dice),
+                "decide_within_s": self._decision_time_left(kernel),
+                "pending": [{"seat": r.seat, "kind": r.kind, "actions": list(r.actions), "hint": r.hint,
                              "view": kernel.decision_view(r.seat)} for r in kernel.pending()],
             },
             "handpay": None if pending is None else {"credits": pending[0], "reason": pending[1].value},

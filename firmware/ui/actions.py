@@ -28,6 +28,7 @@ ACTIONS: frozenset[str] = frozenset({
     "page",          # arg: +1 or -1 (help and pays pages)
     "wake",          # leave attract mode
     "decide",        # arg: (seat, action) (games with decisions)
+    "game",          # arg: the game's own (GameUi.act): a card picked, a hand set, house way
 })
 
 

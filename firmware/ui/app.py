@@ -84,6 +84,7 @@ class UiApp:
         self._last_round = status.get("last_round")
         self._last_ticket = status.get("last_ticket")
         self._cashing_cents = 0
+        self._round_id: str | None = None
 
     # --- what the terminal says ----------------------------------------------------------------
     @property
@@ -170,8 +171,13 @@ class UiApp:
         self.pending = still
 
     def _watch(self) -> None:
-        """A new round record starts its playback; a printed ticket is announced."""
+        """A new round forgets the last one's choices; a new round record starts its playback; a
+        printed ticket is announced."""
         status = self.status
+        round_id = (status.get("round") or {}).get("round_id")
+        if round_id is not None and round_id != self._round_id:
+            self.gui.round_started()
+        self._round_id = round_id
         last = status.get("last_round")
         if last is not None and last != self._last_round:
             self._last_round = last
@@ -303,7 +309,19 @@ class UiApp:
 
     def _do_decide(self, what: Any) -> None:
         seat, choice = what
+        if any(w == "decide" for w, _, _ in self.pending):
+            return                                         # one answer at a time
         self.pending.append(("decide", self.terminal.submit("decide", seat=int(seat), action=str(choice)), what))
+
+    def _do_game(self, arg: Any) -> None:
+        """The game's own action: it may change what its screen holds, or answer a decision."""
+        command = self.gui.act(arg, self.status)
+        if command is None:
+            return
+        name, fields = command
+        if name != "decide":
+            raise ValueError(f"a game's screen sends only decisions, not {name!r}")
+        self._do_decide((fields["seat"], fields["action"]))
 
     # --- drawing -------------------------------------------------------------------------------
     def sheet(self) -> Any:

@@ -46,11 +46,15 @@ def table_view(gui: GameUi, status: Mapping[str, Any], slip: BetSlip, *,
     credits = int(status.get("credits", 0))
     state = status.get("state", "IDLE")
     in_round = bool(status.get("round")) or bool(status.get("starting"))
+    pending = (status.get("round") or {}).get("pending") or []
     playing_back = playback is not None and not playback.done
     betting = state in BETTING_STATES and not in_round and not playing_back
     beat = playback.beat if playback is not None else None
     shown_record = record if (record is not None and (not betting or not slip.wagers)) else None
     wagers = slip.wagers if betting else {}
+    if pending:                          # a round waits for the player: its cards, not the last round
+        shown_record, playing_back, beat = None, False, None
+        wagers = slip.last or {}
     win = 0
     if record is not None and shown_record is not None and not playing_back:
         win = coin_out(record)
@@ -58,10 +62,13 @@ def table_view(gui: GameUi, status: Mapping[str, Any], slip: BetSlip, *,
         credits -= coin_out(record)                      # the payout shows when the round has been shown
     if betting:
         bet = slip.total or (round_stake(record) if shown_record is not None else 0)
+    elif pending:
+        bet = stake(wagers)
     else:
         bet = round_stake(record) if record is not None else 0
     felt = gui.felt(wagers=wagers, record=shown_record, beat=beat if playing_back else None,
-                    progress=playback.progress if playback is not None else 1.0, betting=betting)
+                    progress=playback.progress if playback is not None else 1.0, betting=betting,
+                    pending=pending)
     caption = beat.caption if (playing_back and beat is not None) else ""
     banner = beat.banner if (playing_back and beat is not None) else ""
     if not message and not caption and betting and shown_record is not None:
@@ -71,7 +78,6 @@ def table_view(gui: GameUi, status: Mapping[str, Any], slip: BetSlip, *,
     can_cash_out = (int(status.get("credits_cents", credits)) > 0 and state in ("IDLE", "PLAYING", "DISABLED")
                     and not status.get("printing")) or (state == "HANDPAY" and (status.get("handpay") or {})
                                                          .get("reason") == "printer")
-    pending = (status.get("round") or {}).get("pending") or []
     decisions = tuple(b for request in pending for b in gui.decision_buttons(request))
     chrome = gui.chrome(
         credits=credits, bet=bet, win=win, chip=slip.chip, betting=betting, extra=decisions,
@@ -86,6 +92,12 @@ def state_message(status: Mapping[str, Any], gui: GameUi, betting: bool, credits
     state = status.get("state", "IDLE")
     if status.get("printing") or state == "CASHOUT":
         return text("message.printing")
+    pending = (status.get("round") or {}).get("pending") or []
+    if pending:
+        left = (status.get("round") or {}).get("decide_within_s")
+        if left is None:
+            return text("message.decide")
+        return text("message.decide_within", seconds=int(left + 0.999))
     if in_round:
         return text("message.dealing")
     if betting and credits <= 0:

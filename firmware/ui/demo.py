@@ -3,13 +3,13 @@
 Nothing here is drawn differently from the cabinet: a demonstration is a configuration, a
 ``status()``-shaped document, a bet slip and a round record, and the screens draw them with the
 same builders as the running app. The round is a real one: played by the round kernel and the
-game's own code from stacked cards (seed 000's FIG. 4/7/8 hand for Baccarat War: spot 1's Q 3
-ties the dealer's 2 A at 3, the war cards 10/10 tie again, 6 against 9 wins it, and the same cards
-win the war pool).
+game's own code from the stacked cards, dice and decisions of the game's
+:class:`~firmware.ui.games.base.DemoRound` (``GameUi.demo``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,44 +17,54 @@ from firmware.cards.card import parse_cards
 from firmware.cards.source import StackedSource
 from firmware.config import Config
 from firmware.kernel.round import RoundKernel
-from firmware.ui.betting import BetSlip, stake
+from firmware.ui.betting import BetSlip
 from firmware.ui.context import GameContext
-from firmware.ui.games import game_ui
-from firmware.ui.games.base import GameUi, coin_out
+from firmware.ui.games import GAME_UIS, game_ui, game_ui_class
+from firmware.ui.games.base import DemoRound, GameUi, coin_out, round_stake
 from firmware.ui.playback import Playback
 
 #: Credits on the meter at the start of every demonstration ($20 at one cent a credit).
 START_CREDITS = 2000
 
-#: Per game: the stacked cards (dealing order) and the wagers of its demonstration round.
-ROUNDS: dict[str, tuple[str, dict[int, dict[str, int]]]] = {
-    "baccarat-war": ("Qs 2d 3h Ah Td Ts 6c 9s",
-                     {1: {"bac": 10, "war": 10, "tie": 5, "four_card": 5, "war_pool": 10}}),
-    "blackjack-war": ("Ks Qd 7h 7c 9h 4s",
-                      {1: {"bac": 10, "war": 10, "tie": 5, "four_card": 5, "war_pool": 10}}),
-}
-#: The bets on the table in the "table" demonstration.
-TABLE_BETS: dict[str, dict[int, dict[str, int]]] = {
-    "baccarat-war": {1: {"bac": 25, "war": 25, "tie": 5, "four_card": 5, "war_pool": 10}},
-    "blackjack-war": {1: {"bac": 25, "war": 25, "tie": 5, "four_card": 5, "war_pool": 10}},
-}
-DEMO_GAMES = tuple(ROUNDS)
+#: The games with a demonstration: every game with screens.
+DEMO_GAMES = tuple(GAME_UIS)
+
+
+def demo_round(game_id: str) -> DemoRound:
+    return game_ui_class(game_id).demo
 
 
 def demo_config(game_id: str = "baccarat-war") -> Config:
-    """One seat, the war pool on with a 10-credit house ante (the pool the default jurisdiction
-    profile accepts on a one-seat terminal, docs/math/README.md), every game with screens enabled."""
-    options = {g: {"pool": {"enabled": True, "dealer_ante": 10}} for g in ("baccarat-war", "blackjack-war")}
+    """One seat, every game with screens enabled, each with its demonstration's options."""
+    options = {g: dict(demo_round(g).options) for g in DEMO_GAMES if demo_round(g).options}
     return Config.model_validate({"games": {"enabled": list(DEMO_GAMES), "default": game_id, "seats": 1,
                                             "options": options}})
 
 
 def play_round(ctx: GameContext, cards: str, wagers: dict[int, dict[str, int]], *,
+               dice: Sequence[int] | None = None, decisions: Sequence[tuple[int, str]] = (),
                round_id: str = "demo") -> dict[str, Any]:
-    """A real round through the kernel, from stacked cards: its record."""
+    """A real round through the kernel, from stacked cards (and dice, and the players' decisions
+    in order; a decision not given is the game's automatic one): its record."""
     kernel = RoundKernel(ctx.game, ctx.options, limits=ctx.limits)
-    kernel.play(wagers, StackedSource(parse_cards(cards)), round_id=round_id)
+    answers = list(decisions)
+
+    def decider(request: Any) -> str:
+        for i, (seat, action) in enumerate(answers):
+            if seat == request.seat:
+                del answers[i]
+                return action
+        return ctx.game.automatic_decision(kernel.round, request)
+
+    kernel.play(wagers, StackedSource(parse_cards(cards)), dice=tuple(dice) if dice is not None else None,
+                decider=decider, round_id=round_id)
     return kernel.record()
+
+
+def play_demo(ctx: GameContext, round_id: str = "demo") -> dict[str, Any]:
+    """The game's demonstration round, played: its record."""
+    d = demo_round(ctx.game_id)
+    return play_round(ctx, d.cards, d.wagers, dice=d.dice, decisions=d.decisions, round_id=round_id)
 
 
 @dataclass
@@ -77,21 +87,22 @@ def status_doc(game_id: str, credits: int, **more: Any) -> dict[str, Any]:
 
 def demo(screen: str, game_id: str = "baccarat-war") -> Demo:
     """The demonstration behind ``egm screenshot SCREEN``: ``table`` (bets on the table), ``war``
-    (the demonstration round shown up to its war's end), or any other screen's starting state."""
-    if game_id not in ROUNDS:
+    (the demonstration round shown up to the last beat of its ``seek`` kind: a war's end), or any
+    other screen's starting state."""
+    if game_id not in GAME_UIS:
         raise KeyError(game_id)
     ctx = GameContext.from_config(demo_config(game_id), game_id)
     gui = game_ui(ctx)
+    d = gui.demo
     slip = BetSlip(ctx.limits, ctx.chips, link=gui.link)
     if screen == "table":
-        slip.wagers = gui.link({s: dict(b) for s, b in TABLE_BETS[game_id].items()})
+        slip.wagers = gui.link({s: dict(b) for s, b in d.table_bets.items()})
         return Demo(gui, status_doc(game_id, START_CREDITS), slip)
     if screen == "war":
-        cards, wagers = ROUNDS[game_id]
-        record = play_round(ctx, cards, wagers)
-        credits = START_CREDITS - stake(wagers) + coin_out(record)
+        record = play_demo(ctx)
+        credits = START_CREDITS - round_stake(record) + coin_out(record)
         playback = Playback(gui.beats(record))
-        playback.seek("war_step", last=True)
-        slip.last = {s: dict(b) for s, b in wagers.items()}
+        playback.seek(d.seek, last=True)
+        slip.last = {s: dict(b) for s, b in d.wagers.items()}
         return Demo(gui, status_doc(game_id, credits, last_round=record["round_id"]), slip, record, playback)
     return Demo(gui, status_doc(game_id, START_CREDITS), slip)

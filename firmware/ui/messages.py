@@ -1,5 +1,8 @@
 """The one message catalogue: every string a player sees comes from ``messages.toml`` through here.
 
+The catalogue is ``messages.toml`` and its fragments ``messages.<part>.toml`` beside it (one per
+game's screens, so a game's words live with nothing else's); a key defined twice is an error.
+
 ``text(key, **fields)`` looks a string up by its dotted key (``button.deal``, ``meter.credit``) and
 fills its ``{fields}``; an unknown key or a missing field is a :class:`MessageError`, never a blank
 on the screen. ``key(name)`` marks a key that is looked up later (a table of labels): it returns the
@@ -39,11 +42,28 @@ def _flatten(table: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
     return out
 
 
+def catalogue_files() -> list[str]:
+    """The catalogue's file names: ``messages.toml`` first, then its fragments in name order."""
+    names = sorted(f.name for f in resources.files("firmware.ui").iterdir()
+                   if f.name.startswith("messages.") and f.name.endswith(".toml") and f.name != CATALOGUE)
+    return [CATALOGUE, *names]
+
+
 @functools.cache
 def catalogue() -> dict[str, str]:
-    """Every message by its dotted key (read once)."""
-    data = resources.files("firmware.ui").joinpath(CATALOGUE).read_text("utf-8")
-    return _flatten(tomllib.loads(data))
+    """Every message by its dotted key (read once, from the catalogue and its fragments)."""
+    out: dict[str, str] = {}
+    for name in catalogue_files():
+        data = resources.files("firmware.ui").joinpath(name).read_text("utf-8")
+        try:
+            part = _flatten(tomllib.loads(data))
+        except tomllib.TOMLDecodeError as exc:
+            raise MessageError(f"{name}: {exc}") from None
+        twice = sorted(set(part) & set(out))
+        if twice:
+            raise MessageError(f"{name}: keys already in the catalogue: {', '.join(twice)}")
+        out.update(part)
+    return out
 
 
 def fields_of(message: str) -> set[str]:

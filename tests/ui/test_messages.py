@@ -89,3 +89,35 @@ def test_text_fills_fields_and_refuses_unknown_keys_and_missing_fields():
 def test_every_message_is_a_non_empty_string():
     assert catalogue()
     assert all(isinstance(v, str) and v.strip() for v in catalogue().values())
+
+
+def test_catalogue_fragments_are_read_and_a_key_defined_twice_is_refused(monkeypatch, tmp_path):
+    """A game's words live in ``messages.<part>.toml`` beside the catalogue; a key in two files is
+    an error naming the file, never one silently winning."""
+    files = {"messages.toml": '[button]\ndeal = "DEAL"\n', "messages.alpha.toml": '[alpha]\nhello = "Hi {name}"\n',
+             "notes.toml": '[x]\ny = "ignored"\n'}
+    for name, body in files.items():
+        (tmp_path / name).write_text(body)
+
+    class Files:
+        def joinpath(self, name):
+            return tmp_path / name
+
+        def iterdir(self):
+            return tmp_path.iterdir()
+
+    monkeypatch.setattr(messages.resources, "files", lambda package: Files())
+    messages.catalogue.cache_clear()
+    try:
+        assert messages.catalogue_files() == ["messages.toml", "messages.alpha.toml"]
+        assert messages.catalogue() == {"button.deal": "DEAL", "alpha.hello": "Hi {name}"}
+        (tmp_path / "messages.beta.toml").write_text('[button]\ndeal = "GO"\n')
+        messages.catalogue.cache_clear()
+        with pytest.raises(MessageError, match=r"messages.beta.toml: keys already in the catalogue: button.deal"):
+            messages.catalogue()
+        (tmp_path / "messages.beta.toml").write_text('[button\n')
+        messages.catalogue.cache_clear()
+        with pytest.raises(MessageError, match="messages.beta.toml"):
+            messages.catalogue()
+    finally:
+        messages.catalogue.cache_clear()

@@ -13,7 +13,7 @@ from firmware.rng.service import RngService
 from firmware.ui.betting import BetSlip
 from firmware.ui.builders import table_view
 from firmware.ui.context import GameContext
-from firmware.ui.demo import ROUNDS, demo_config, play_round, status_doc
+from firmware.ui.demo import demo_config, demo_round, play_round, status_doc
 from firmware.ui.games import game_ui
 from firmware.ui.playback import Playback
 
@@ -35,7 +35,8 @@ def results(felt, seat):
 
 def test_the_fig_8_round_beat_by_beat():
     gui = ui()
-    cards, wagers = ROUNDS["baccarat-war"]
+    d = demo_round("baccarat-war")
+    cards, wagers = d.cards, d.wagers
     record = play_round(gui.ctx, cards, wagers)
     beats = gui.timeline(record)
     kinds = [b.kind for b in beats]
@@ -72,7 +73,8 @@ def test_the_fig_8_round_beat_by_beat():
 
 def test_an_arriving_card_slides_in_and_the_meters_wait_for_the_end():
     gui = ui()
-    cards, wagers = ROUNDS["baccarat-war"]
+    d = demo_round("baccarat-war")
+    cards, wagers = d.cards, d.wagers
     record = play_round(gui.ctx, cards, wagers)
     playback = Playback(gui.timeline(record))
     playback.advance(0.1)                                   # part way into the first card

@@ -17,7 +17,8 @@ The shared parts (meters, chips, buttons, messages) are built here once (:meth:`
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from firmware.games.base import Outcome
@@ -42,18 +43,39 @@ def result_view(result: Mapping[str, Any], money: Any) -> ResultView:
     return ResultView(outcome, text(OUTCOME_LABELS[outcome]), money.signed(net) if net else "")
 
 
+def _stakes(seat: Mapping[str, Any]) -> Mapping[str, Any]:
+    """What a seat staked per wager: the settled ``stakes`` (they include wagers made during the
+    round, Three Card Poker's PLAY, and fees) where the record has them, else its ``wagers``."""
+    return seat.get("stakes") or seat.get("wagers", {})
+
+
 def coin_out(record: Mapping[str, Any]) -> int:
     """Credits a completed round paid back to the credit meter (stakes returned and wins)."""
     total = 0
     for seat in record.get("seats", []):
-        wagers = seat.get("wagers", {})
+        stakes = _stakes(seat)
         for name, result in seat.get("results", {}).items():
-            total += int(wagers.get(name, 0)) + int(result["net"])
+            total += int(stakes.get(name, 0)) + int(result["net"])
     return total
 
 
 def round_stake(record: Mapping[str, Any]) -> int:
-    return sum(int(v) for seat in record.get("seats", []) for v in seat.get("wagers", {}).values())
+    """Credits the round took from the credit meter (every stake, including those made during it)."""
+    return sum(int(v) for seat in record.get("seats", []) for v in _stakes(seat).values())
+
+
+@dataclass(frozen=True)
+class DemoRound:
+    """A game's demonstration (``egm screenshot``, the docs, the tests): a real round played by
+    the kernel from these stacked cards, wagers, dice and decisions, and the bets on the table."""
+
+    cards: str                                        #: in dealing order
+    wagers: dict[int, dict[str, int]]                 #: the round's wagers
+    table_bets: dict[int, dict[str, int]]             #: on the table in the "table" screenshot
+    options: dict[str, Any] = field(default_factory=dict)  #: the game's options in the demo config
+    dice: tuple[int, ...] | None = None
+    decisions: tuple[tuple[int, str], ...] = ()       #: (seat, action) in order
+    seek: str = "settle"                              #: the beat the "war" screenshot shows (its last)
 
 
 class GameUi(ABC):
@@ -61,6 +83,8 @@ class GameUi(ABC):
 
     game_id: ClassVar[str]
     screen: ClassVar[type[TableScreen]]
+    #: The game's demonstration round.
+    demo: ClassVar[DemoRound]
 
     def __init__(self, ctx: GameContext) -> None:
         self.ctx = ctx
@@ -93,14 +117,24 @@ class GameUi(ABC):
 
     @abstractmethod
     def felt(self, *, wagers: Wagers, record: Mapping[str, Any] | None, beat: Beat | None,
-             progress: float, betting: bool) -> Any:
+             progress: float, betting: bool, pending: Sequence[Mapping[str, Any]] = ()) -> Any:
         """The game's part of the table view: ``wagers`` on the table (the slip, or the round's),
-        the round ``record`` and the ``beat`` of it being shown (None: all of it), and whether the
-        player may place chips now."""
+        the round ``record`` and the ``beat`` of it being shown (None: all of it), whether the
+        player may place chips now, and the decisions the round awaits (``status()["round"]
+        ["pending"]``: each with its ``view``, the cards the player may see) while it waits."""
 
     def decision_buttons(self, request: Mapping[str, Any]) -> list[ButtonView]:
         """Buttons for a decision the kernel awaits (``status()["round"]["pending"]`` entries)."""
         return []
+
+    def act(self, arg: Any, status: Mapping[str, Any]) -> tuple[str, dict[str, Any]] | None:
+        """The game's own action (``UiAction("game", arg)``, from a button or area it drew): change
+        what the screen holds (a card picked for a hand), or return a terminal command to submit,
+        ``("decide", {"seat": 1, "action": "play"})``. None by default: the game has no actions."""
+        return None
+
+    def round_started(self) -> None:
+        """A new round began: forget what the screen held for the last one's decisions."""
 
     # --- the rules and the pays ------------------------------------------------------------------
     @abstractmethod

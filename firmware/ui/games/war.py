@@ -11,7 +11,7 @@ are the record's, never recomputed here.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -22,7 +22,7 @@ from firmware.ui import theme
 from firmware.ui.actions import UiAction
 from firmware.ui.betting import Wagers
 from firmware.ui.cards import draw_card
-from firmware.ui.games.base import GameUi, doc_buttons, result_view
+from firmware.ui.games.base import DemoRound, GameUi, doc_buttons, result_view
 from firmware.ui.layout import Rect, row
 from firmware.ui.messages import key, text
 from firmware.ui.painter import Painter
@@ -312,7 +312,7 @@ class WarFamilyUi(GameUi):
 
     # --- the felt's view -------------------------------------------------------------------------
     def felt(self, *, wagers: Wagers, record: Mapping[str, Any] | None, beat: Beat | None,
-             progress: float, betting: bool) -> WarFeltView:
+             progress: float, betting: bool, pending: Sequence[Mapping[str, Any]] = ()) -> WarFeltView:
         ctx = self.ctx
         reveal: WarReveal | None = None
         if record is not None:
@@ -655,6 +655,11 @@ def _chip_text(amount: int) -> str:
     return f"{amount:,}" if amount else ""
 
 
+#: The demonstrations' options: the war pool on with a 10-credit house ante (the pool the default
+#: jurisdiction profile accepts on a one-seat terminal, docs/math/README.md).
+POOL_DEMO: dict[str, Any] = {"pool": {"enabled": True, "dealer_ante": 10}}
+
+
 class BaccaratWarTable(WarTableScreen):
     pass
 
@@ -664,6 +669,12 @@ class BaccaratWarUi(WarFamilyUi):
     screen: ClassVar[type[TableScreen]] = BaccaratWarTable
     counting_help: ClassVar[str] = key("help.war.counting_baccarat")
     example_help: ClassVar[str | None] = key("help.war.example_baccarat")
+    #: Seed 000's FIG. 4/7/8 hand: spot 1's Q 3 ties the dealer's 2 A at 3, the war cards 10/10
+    #: tie again, 6 against 9 wins it, and the same cards win the war pool.
+    demo: ClassVar[DemoRound] = DemoRound(
+        "Qs 2d 3h Ah Td Ts 6c 9s", {1: {"bac": 10, "war": 10, "tie": 5, "four_card": 5, "war_pool": 10}},
+        {1: {"bac": 25, "war": 25, "tie": 5, "four_card": 5, "war_pool": 10}},
+        options=POOL_DEMO, seek="war_step")
 
     def example_cards(self) -> tuple[tuple[str, ...], ...]:
         """FIG. 8: spot 7's Q 3, war cards 10 and 6, scores 9 against the dealer's 2 1 10 9."""
@@ -674,3 +685,7 @@ class BlackjackWarUi(WarFamilyUi):
     game_id: ClassVar[str] = "blackjack-war"
     screen: ClassVar[type[TableScreen]] = WarTableScreen
     counting_help: ClassVar[str] = key("help.war.counting_blackjack")
+    demo: ClassVar[DemoRound] = DemoRound(
+        "Ks Qd 7h 7c 9h 4s", {1: {"bac": 10, "war": 10, "tie": 5, "four_card": 5, "war_pool": 10}},
+        {1: {"bac": 25, "war": 25, "tie": 5, "four_card": 5, "war_pool": 10}},
+        options=POOL_DEMO, seek="war_step")

@@ -17,16 +17,18 @@ from firmware.cabinet.service import ACTIONS
 from firmware.config import Config
 from firmware.ledger import meters as M
 from firmware.ui.context import GameContext
-from firmware.ui.demo import ROUNDS, play_round
+from firmware.ui.demo import demo_round, play_round
 from firmware.ui.money import Money
 from firmware.ui.service.builders import MenuState
 from firmware.ui.service.calibration import CalibrationRun
 
 #: The demonstration rounds, newest first: (game, stacked cards, wagers, time, credits before).
 RECALL: tuple[tuple[str, str, dict[int, dict[str, int]], str, int], ...] = (
-    ("baccarat-war", ROUNDS["baccarat-war"][0], ROUNDS["baccarat-war"][1], "2026-11-23T18:24:05.412Z", 1960),
+    ("baccarat-war", demo_round("baccarat-war").cards, demo_round("baccarat-war").wagers,
+     "2026-11-23T18:24:05.412Z", 1960),
     ("three-card-poker", "Qs Kd Qh 4c 7d 9s", {1: {"ante": 10, "pair_plus": 5}}, "2026-11-23T18:22:51.090Z", 1995),
-    ("blackjack-war", ROUNDS["blackjack-war"][0], ROUNDS["blackjack-war"][1], "2026-11-23T18:21:17.733Z", 2000),
+    ("blackjack-war", demo_round("blackjack-war").cards, demo_round("blackjack-war").wagers,
+     "2026-11-23T18:21:17.733Z", 2000),
 )
 
 #: Meter values of the demonstration, in cents (counts for games and doors).
