@@ -17,8 +17,8 @@ The shared parts (meters, chips, buttons, messages) are built here once (:meth:`
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from firmware.games.base import Outcome
@@ -133,7 +133,7 @@ class GameUi(ABC):
         ``("decide", {"seat": 1, "action": "play"})``. None by default: the game has no actions."""
         return None
 
-    def round_started(self) -> None:
+    def round_started(self) -> None:  # noqa: B027 - an optional hook; most games hold nothing
         """A new round began: forget what the screen held for the last one's decisions."""
 
     # --- the rules and the pays ------------------------------------------------------------------
