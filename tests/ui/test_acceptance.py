@@ -10,93 +10,13 @@ driver -> its calibration -> the terminal -> the screens' hit areas. Frames are 
 
 from __future__ import annotations
 
-import time
-from pathlib import Path
-
-import pygame
 import pytest
 
-from firmware.cabinet.terminal import Devices, Terminal
-from firmware.cashless.vouchers import VoucherBook
-from firmware.config import Config
-from firmware.config.schema import DEVICE_FIELDS
-from firmware.ledger.ledger import Ledger, accounting_difference
-from firmware.rng.service import RngService
-from firmware.ui.app import UiApp
-from hal.calibration import fit, targets
-from hal.registry import parse_spec
-from sim_hardware.rig import SimRig
-from sim_hardware.touch_microtouch import SENSOR
+from firmware.ledger.ledger import accounting_difference
 from tests.ui.conftest import region_pixels
+from tests.ui.session import Session
 
-SIZE = (1280, 720)
 FIG_8 = "Qs 2d 3h Ah Td Ts 6c 9s"          # dealing order: spot 1, dealer, spot 1, dealer, war cards
-FRAME = 1 / 30
-
-
-class Session:
-    """The terminal, its simulated devices and the screens, stepped together."""
-
-    def __init__(self, tmp_path: Path) -> None:
-        w, h = SIZE
-        # The touchscreen was calibrated on this display: three targets touched through its sensor.
-        spots = targets(w, h)
-        calibration = fit(spots, [SENSOR.raw(*p) for p in spots], w, h)
-        self.cfg = Config.model_validate({
-            "games": {"enabled": ["baccarat-war"], "default": "baccarat-war", "seats": 1,
-                      "options": {"baccarat-war": {"war_wager": "optional",
-                                                   "pool": {"enabled": True, "dealer_ante": 10}}}},
-            "devices": {"bill_validator": "sim:id003", "printer": "sim:tcl", "touch": "sim:microtouch",
-                        "shoe": "sim:shoe", "io_board": "sim:io",
-                        "settings": {"touch": {"calibration": calibration.to_json()}}},
-            "host": {"enabled": False},
-        })
-        specs = {slot: parse_spec(cls, getattr(self.cfg.devices, slot)) for slot, cls in DEVICE_FIELDS.items()}
-        self.rig = SimRig(specs, self.cfg.devices.settings)
-        devices = Devices(**{slot: self.rig.device(slot) for slot in specs})
-        self.ledger = Ledger.open(tmp_path / "state")
-        self.terminal = Terminal(self.cfg, self.ledger, RngService.seeded(5), devices,
-                                 VoucherBook(self.ledger, terminal_id=self.cfg.terminal.id))
-        self.terminal.power_up()
-        self.app = UiApp(self.terminal, size=SIZE)
-        self.frames = tmp_path / "frames"
-        self.frames.mkdir()
-        self.finger = self.rig.simulator("touch")
-        self.step()
-
-    def close(self) -> None:
-        try:
-            self.rig.close()
-        finally:
-            self.ledger.close()
-
-    def step(self, dt: float = FRAME) -> None:
-        self.app.step(dt)
-
-    def until(self, predicate, what: str, timeout: float = 10.0, dt: float = FRAME) -> None:
-        deadline = time.monotonic() + timeout
-        while not predicate():
-            if time.monotonic() > deadline:
-                raise AssertionError(f"waited {timeout} s for {what}; status {self.terminal.status()}")
-            time.sleep(0.005)
-            self.step(dt)
-
-    def touch(self, name: str) -> None:
-        """A finger on the centre of what the screen shows as ``name``, then lifted."""
-        hit = self.app.frame.hit(name)
-        x, y = self.app.scaler.point(*hit.rect.center)
-        last = self.terminal.touches[-1] if self.terminal.touches else None
-        self.finger.tap(x, y)
-        self.until(lambda: self.terminal.touches and self.terminal.touches[-1] is not last
-                   and self.terminal.touches[-1]["phase"] == "up", f"the touch on {name}")
-
-    def save(self, name: str) -> Path:
-        path = self.frames / f"{name}.png"
-        pygame.image.save(self.app.surface, str(path))
-        return path
-
-    def texts(self, region: str) -> str:
-        return " | ".join(self.app.frame.texts_in(region))
 
 
 @pytest.fixture
@@ -104,7 +24,6 @@ def session(tmp_path):
     s = Session(tmp_path)
     yield s
     s.close()
-
 
 def test_a_player_session_by_touch_only(session):
     s = session
