@@ -27,6 +27,10 @@ from sim_hardware.twins import simulator_for
 log = logging.getLogger(__name__)
 
 
+#: The screen the simulated touch sensors are mounted on (their ``Sensor`` maps its pixels).
+TOUCH_SCREEN = (1920, 1080)
+
+
 class RigError(ValueError):
     """A simulator control that does not exist or does not apply (the message says which)."""
 
@@ -260,8 +264,10 @@ def _touch(rig: SimRig, rest: Sequence[str]) -> dict[str, Any]:
         raise RigError(f"touch takes two numbers, not {x!r} {y!r}") from None
     if not (0 <= fx <= 1 and 0 <= fy <= 1):
         raise RigError("touch coordinates are fractions of the screen, 0..1")
-    raw = rig.simulator("touch").tap(fx, fy)
-    return {"raw": list(raw)}
+    w, h = TOUCH_SCREEN
+    x_px, y_px = round(fx * (w - 1)), round(fy * (h - 1))
+    raw = rig.simulator("touch").tap(x_px, y_px)          # the simulators take screen pixels
+    return {"pixel": [x_px, y_px], "raw": list(raw)}
 
 
 def _power(rig: SimRig, rest: Sequence[str]) -> dict[str, Any]:

@@ -22,15 +22,14 @@ from pathlib import Path
 
 log = logging.getLogger(__name__)
 
-NOT_YET = (
-    ("player and service screens (the terminal runs headless)", "the screens issue"),
-)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("run", help="start the terminal (with --sim: simulated hardware)")
     p.add_argument("--sim", action="store_true", help="simulated devices and an embedded host")
-    p.add_argument("--headless", action="store_true", help="no display")
+    p.add_argument("--headless", action="store_true", help="no screens, even with a display")
+    p.add_argument("--size", default="1920x1080", metavar="WxH", help="the screens' size (default 1920x1080)")
+    p.add_argument("--fullscreen", action="store_true", help="the screens full screen (a cabinet)")
     p.add_argument("--state-dir", help="critical-memory directory (default: the platform data dir)")
     p.add_argument("--config", help="configuration file (TOML; default: built-in defaults)")
     p.add_argument("--autoplay", type=int, metavar="ROUNDS", help="play ROUNDS rounds automatically")
@@ -50,6 +49,12 @@ def _run(args: argparse.Namespace) -> int:
         raise UsageError(f"game {args.game!r} is not enabled; enabled: {', '.join(cfg.games.enabled)}")
     if args.autoplay is not None and args.autoplay < 0:
         raise UsageError("--autoplay takes a number of rounds >= 0")
+    from firmware.ui.layout import SizeError, parse_size
+
+    try:
+        args.size = parse_size(args.size)
+    except SizeError as exc:
+        raise UsageError(str(exc)) from None
     built = set(available())
     playable = [g for g in cfg.games.enabled if g in built]
     game_id = args.game or (cfg.games.default if cfg.games.default in built else playable[0])
@@ -160,8 +165,11 @@ def _terminal(cfg, args, game_id: str, rng_results, path: Path, out) -> None:
             where = f"embedded host in {hosted.host_dir}" if hosted.host_dir else "host elsewhere"
             out.write(f"host link: {hosted.broker_url} ({where}); reports outstanding: "
                       f"{len(hosted.link.outbox)}\n")
-        for what, where in NOT_YET:
-            out.write(f"  not built yet: {what} ({where})\n")
+        from firmware.ui.service.calibration import apply_stored_calibration
+
+        if apply_stored_calibration(terminal) is not None:
+            out.write("touchscreen: the stored calibration applied\n")
+        screens = _screens(terminal, args, rig if twins else None, out)
         out.flush()
 
         def show(record) -> None:
@@ -179,7 +187,11 @@ def _terminal(cfg, args, game_id: str, rng_results, path: Path, out) -> None:
             terminal.on_step = autoplay
             if args.autoplay == 0:
                 terminal.stop()
-        terminal.run(idle_wait=0.001 if args.autoplay else 0.02)
+        idle_wait = 0.001 if args.autoplay else 0.02
+        if screens is None:
+            terminal.run(idle_wait=idle_wait)
+        else:
+            _run_with_screens(terminal, screens, args, idle_wait)
         terminal.ledger.event("power_down")
         report = ledger.meters_report()
         if args.autoplay is not None:
@@ -195,6 +207,83 @@ def _terminal(cfg, args, game_id: str, rng_results, path: Path, out) -> None:
                 raise EgmError(f"the accounting identity is off by {difference} cents")
 
 
+def display_driver() -> str | None:
+    """The display the screens can open, or None: ``SDL_VIDEODRIVER`` when set (``kmsdrm`` on a
+    cabinet without a desktop, ``dummy`` in tests), else a desktop session's."""
+    import os
+
+    driver = os.environ.get("SDL_VIDEODRIVER", "").strip()
+    if driver:
+        return driver
+    if os.environ.get("WAYLAND_DISPLAY"):
+        return "wayland"
+    if os.environ.get("DISPLAY"):
+        return "x11"
+    return None
+
+
+def _screens(terminal, args, rig, out):
+    """The player's screens (hosting the service menu) for this run, or None (headless)."""
+    if args.headless:
+        out.write("screens: off (--headless)\n")
+        return None
+    driver = display_driver()
+    if driver is None:
+        out.write("screens: no display (set DISPLAY, WAYLAND_DISPLAY or SDL_VIDEODRIVER); running headless\n")
+        return None
+    from firmware.ui.app import UiApp
+    from firmware.ui.games import NoScreenError
+
+    try:
+        app = UiApp(terminal, size=args.size, drive_terminal=False, par_cache=_par_cache(args.state_dir))
+    except NoScreenError as exc:
+        out.write(f"screens: off ({exc})\n")
+        return None
+    w, h = args.size
+    if rig is not None:
+        from firmware.ui.simpanel import PanelledApp, SimPanel
+
+        out.write(f"screens: {w}x{h} on {driver}, with the simulator panel\n")
+        return PanelledApp(app, SimPanel(terminal, rig))
+    out.write(f"screens: {w}x{h} on {driver}{' full screen' if args.fullscreen else ''}\n")
+    return app
+
+
+def _run_with_screens(terminal, screens, args, idle_wait: float) -> None:
+    """The terminal on its own thread, the window on this one (SDL wants the main thread); the
+    window closed stops the terminal, the terminal stopped closes the window."""
+    import threading
+
+    from firmware.ui.messages import text
+    from firmware.ui.window import run_window
+
+    failure: list[BaseException] = []
+
+    def cabinet() -> None:
+        try:
+            terminal.run(idle_wait=idle_wait)
+        except BaseException as exc:              # shown by the main thread
+            failure.append(exc)
+            terminal.stop()
+
+    worker = threading.Thread(target=cabinet, name="terminal", daemon=True)
+    worker.start()
+    try:
+        run_window(screens, caption=text("window.caption"), stopping=lambda: terminal.stopping,
+                   fullscreen=args.fullscreen, on_close=terminal.stop)
+    finally:
+        terminal.stop()
+        worker.join()
+    if failure:
+        raise failure[0]
+
+
+def _par_cache(state_dir: str | None) -> Path:
+    import platformdirs
+
+    return (Path(state_dir) if state_dir else Path(platformdirs.user_cache_dir("egm"))) / "par"
+
+
 def _signals(terminal) -> None:
     def stop(signum, frame) -> None:
         terminal.stop()
@@ -206,15 +295,13 @@ def _signals(terminal) -> None:
 
 def _math_check(cfg, out, state_dir: str | None) -> None:
     """Every enabled game's PAR against the jurisdiction profile; a refused wager stops the start."""
-    from pathlib import Path
 
-    import platformdirs
 
     from firmware.errors import EgmError
     from firmware.math.profile import check_configuration, load_profile
 
     profile = load_profile(cfg.math.profile)
-    cache_dir = (Path(state_dir) if state_dir else Path(platformdirs.user_cache_dir("egm"))) / "par"
+    cache_dir = _par_cache(state_dir)
     findings = check_configuration(cfg, profile, cache_dir=cache_dir)
     refused = [f for f in findings if f.verdict == "refused"]
     unproven = [f for f in findings if f.verdict == "unproven"]

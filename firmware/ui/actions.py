@@ -28,6 +28,7 @@ ACTIONS: frozenset[str] = frozenset({
     "page",          # arg: +1 or -1 (help and pays pages)
     "wake",          # leave attract mode
     "decide",        # arg: (seat, action) (games with decisions)
+    "sim",           # arg: the simulator control's words (the simulator panel, egm run --sim)
     "game",          # arg: the game's own (GameUi.act): a card picked, a hand set, house way
 })
 

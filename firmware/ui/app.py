@@ -33,12 +33,16 @@ from firmware.ui.games import NoScreenError, game_ui, has_screens
 from firmware.ui.games.base import GameUi, doc_buttons
 from firmware.ui.layout import Scaler
 from firmware.ui.messages import text
+from firmware.ui.money import Money
 from firmware.ui.painter import Frame
 from firmware.ui.par import sheet_for_config
 from firmware.ui.playback import Playback
 from firmware.ui.screens.attract import AttractScreen
 from firmware.ui.screens.doc import DocScreen
 from firmware.ui.screens.select import SelectScreen
+from firmware.ui.service.calibration import install_calibration
+from firmware.ui.service.menu import ServiceMenu, TerminalLink
+from firmware.ui.window import run_window
 
 log = logging.getLogger(__name__)
 
@@ -58,8 +62,12 @@ class UiApp:
         self.terminal = terminal
         self.surface = surface if surface is not None else pygame.Surface(size)
         self.scaler = Scaler(*self.surface.get_size())
-        self.inbox = ui_input.DeviceInbox()
+        #: True while the service menu is on screen (read by the inbox on the terminal's thread).
+        self.servicing = False
+        self.inbox = ui_input.DeviceInbox(buttons=lambda: not self.servicing)
         terminal.on_input = self.inbox.offer
+        self._menu: ServiceMenu | None = None
+        install_calibration(terminal)
         self.drive = drive_terminal
         self.par_cache = par_cache
         self.speed = speed
@@ -125,6 +133,8 @@ class UiApp:
     def step(self, dt: float = 1 / 30, events: Iterable[pygame.event.Event] = ()) -> Frame:
         if self.drive:
             self.terminal.step(0)
+        if self._service_frame():
+            return self.service_step(events)
         self._collect()
         self._watch()
         chips = self.gui.ctx.chips
@@ -135,6 +145,33 @@ class UiApp:
         self._tick(dt, acted)
         self.frame = self.draw()
         return self.frame
+
+    # --- the service menu --------------------------------------------------------------------
+    def _service_frame(self) -> bool:
+        """Whether this frame is the service menu's: the cabinet is in SERVICE (the audit key is
+        on), or a touch calibration started there is still running. Leaving it logs out."""
+        menu = self._menu
+        servicing = self.status.get("state") == "SERVICE" or (menu is not None and menu.calibrating)
+        if servicing and menu is None:
+            cfg = self.terminal.cfg.terminal
+            self._menu = ServiceMenu(TerminalLink(self.terminal), money=Money(cfg.denomination, cfg.currency),
+                                     size=self.surface.get_size())
+        elif not servicing and menu is not None:
+            menu.leave()
+            self._menu = None
+            self.inbox.drain()                      # touches made on the menu are not the player's
+        self.servicing = servicing
+        return servicing
+
+    def service_step(self, events: Iterable[pygame.event.Event] = ()) -> Frame:
+        assert self._menu is not None
+        self.frame = self._menu.step(self.inbox.drain(), events, self.scaler, self.surface)
+        return self.frame
+
+    @property
+    def service_menu(self) -> ServiceMenu | None:
+        """The service menu while it is on screen."""
+        return self._menu
 
     def _tick(self, dt: float, acted: bool) -> None:
         self.t += dt
@@ -351,27 +388,5 @@ class UiApp:
     # --- the pygame loop -----------------------------------------------------------------------
     def run(self, *, fps: int = 30, fullscreen: bool = False, until: Any = None) -> None:
         """Open the window and run until the terminal stops (or the window is closed)."""
-        pygame.display.init()
-        pygame.font.init()
-        flags = pygame.FULLSCREEN if fullscreen else 0
-        offscreen = self.surface
-        window = pygame.display.set_mode(self.surface.get_size(), flags)
-        pygame.display.set_caption(text("window.caption"))
-        self.surface = window
-        self.scaler = Scaler(*window.get_size())
-        clock = pygame.time.Clock()
-        try:
-            while not self.terminal.stopping:
-                dt = clock.tick(fps) / 1000
-                events = pygame.event.get()
-                if any(e.type == pygame.QUIT for e in events):
-                    self.terminal.stop()
-                    break
-                self.step(dt, events)
-                pygame.display.flip()
-                if until is not None and until():
-                    break
-        finally:
-            pygame.display.quit()
-            self.surface = offscreen                   # drawing goes on off screen (tests, a restart)
-            self.scaler = Scaler(*offscreen.get_size())
+        run_window(self, caption=text("window.caption"), stopping=lambda: self.terminal.stopping, fps=fps,
+                   fullscreen=fullscreen, on_close=self.terminal.stop, until=until)

@@ -17,7 +17,7 @@ The terminal's thread hands touches and buttons over through :class:`DeviceInbox
 from __future__ import annotations
 
 import queue
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import pygame
 
@@ -48,16 +48,20 @@ CHIP_KEYS = (pygame.K_1, pygame.K_2, pygame.K_3, pygame.K_4, pygame.K_5)
 
 
 class DeviceInbox:
-    """Touches and deck buttons from the terminal's thread to the app's (thread-safe)."""
+    """Touches and deck buttons from the terminal's thread to the app's (thread-safe).
 
-    def __init__(self) -> None:
+    ``buttons()`` says whether the screens take deck buttons now (the service menu does not: they
+    stay with the terminal); it is read on the terminal's thread, so it reads a plain flag."""
+
+    def __init__(self, buttons: Callable[[], bool] = lambda: True) -> None:
         self._queue: queue.SimpleQueue[DeviceEvent] = queue.SimpleQueue()
+        self._buttons = buttons
 
     def offer(self, event: DeviceEvent) -> bool:
         """The terminal's ``on_input`` hook: keep touches; keep deck buttons the screens handle
         (True: the terminal leaves them alone)."""
         if isinstance(event, ButtonPressed):
-            if BUTTONS.get(event.button) is None:
+            if BUTTONS.get(event.button) is None or not self._buttons():
                 return False
             self._queue.put(event)
             return True

@@ -120,22 +120,28 @@ def row(area: Rect, count: int, width: int, gap: int) -> list[Rect]:
 
 @dataclass(frozen=True, slots=True)
 class Scaler:
-    """Design pixels -> the pixels of a ``width`` x ``height`` surface, and back."""
+    """Design pixels -> the pixels of a ``width`` x ``height`` surface, and back. The design canvas
+    is the screens' 1920 x 1080; a side panel (the simulator's) has its own tall one."""
 
     width: int
     height: int
+    design_w: int = DESIGN_W
+    design_h: int = DESIGN_H
 
     def __post_init__(self) -> None:
-        check_size(self.width, self.height)
+        if (self.design_w, self.design_h) == (DESIGN_W, DESIGN_H):
+            check_size(self.width, self.height)
+        elif self.width < 1 or self.height < 1:
+            raise SizeError(f"a panel of {self.width}x{self.height} pixels cannot be drawn")
 
     @property
     def scale(self) -> float:
-        return min(self.width / DESIGN_W, self.height / DESIGN_H)
+        return min(self.width / self.design_w, self.height / self.design_h)
 
     @property
     def offset(self) -> tuple[int, int]:
         s = self.scale
-        return (round((self.width - DESIGN_W * s) / 2), round((self.height - DESIGN_H * s) / 2))
+        return (round((self.width - self.design_w * s) / 2), round((self.height - self.design_h * s) / 2))
 
     def length(self, n: float) -> int:
         return max(1, round(n * self.scale)) if n > 0 else 0

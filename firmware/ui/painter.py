@@ -82,9 +82,9 @@ class Frame:
 class Painter:
     """Draws on ``surface`` in design pixels; collects the :class:`Frame`."""
 
-    def __init__(self, surface: pygame.Surface) -> None:
+    def __init__(self, surface: pygame.Surface, scaler: Scaler | None = None) -> None:
         self.surface = surface
-        self.scaler = Scaler(*surface.get_size())
+        self.scaler = scaler if scaler is not None else Scaler(*surface.get_size())
         self.frame = Frame()
 
     # --- bookkeeping ------------------------------------------------------------------------------

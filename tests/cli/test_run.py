@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 
-def test_run_sim_power_up_self_test_reaches_attract_with_the_host_link_and_says_what_is_not_built(tmp_path):
+def test_run_sim_power_up_self_test_reaches_attract_with_the_host_link(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "firmware.cli", "run", "--sim", "--headless",
                            "--autoplay", "0", "--state-dir", str(tmp_path)],
                           capture_output=True, text=True, timeout=60)
@@ -17,7 +17,7 @@ def test_run_sim_power_up_self_test_reaches_attract_with_the_host_link_and_says_
                    if line.strip().startswith(check)), (check, proc.stdout)
     assert "cabinet: IDLE" in proc.stdout
     assert "host link: mqtts://127.0.0.1:" in proc.stdout and "embedded host in" in proc.stdout
-    assert "not built yet: player and service screens" in proc.stdout
+    assert "screens: off (--headless)" in proc.stdout and "not built yet" not in proc.stdout
     assert "baccarat-war" in proc.stdout.split("games:")[1].split("playable")[0]
 
 
@@ -87,3 +87,34 @@ def test_autoplay_takes_bills_prints_tickets_keeps_the_identity_and_recall_redra
         again = replay(record)
         assert again["net"] == record["net"] and again["cards_dealt"] == record["cards_dealt"]
         assert again["seats"] == record["seats"]
+
+
+def test_run_sim_with_a_display_opens_the_screens_and_the_simulator_panel(tmp_path):
+    """A display (here SDL's dummy driver): the player's screens open with the simulator panel
+    beside them; autoplay's rounds are played under them, and the window closes when the terminal
+    stops."""
+    import os
+
+    env = {**os.environ, "SDL_VIDEODRIVER": "dummy"}
+    proc = subprocess.run([sys.executable, "-m", "firmware.cli", "run", "--sim", "--autoplay", "3",
+                           "--size", "1280x720", "--state-dir", str(tmp_path)],
+                          capture_output=True, text=True, timeout=90, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "screens: 1280x720 on dummy, with the simulator panel" in proc.stdout
+    assert proc.stdout.count(" baccarat-war: net ") == 3 and "accounting identity holds" in proc.stdout
+
+
+def test_run_without_a_display_says_so_and_runs_headless(tmp_path):
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k not in ("SDL_VIDEODRIVER", "DISPLAY", "WAYLAND_DISPLAY")}
+    proc = subprocess.run([sys.executable, "-m", "firmware.cli", "run", "--sim", "--autoplay", "0",
+                           "--state-dir", str(tmp_path)], capture_output=True, text=True, timeout=60, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "screens: no display" in proc.stdout and "running headless" in proc.stdout
+
+
+def test_run_refuses_a_bad_screen_size(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "firmware.cli", "run", "--sim", "--size", "huge",
+                           "--state-dir", str(tmp_path)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "WIDTHxHEIGHT" in proc.stderr and "Traceback" not in proc.stderr

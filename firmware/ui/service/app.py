@@ -6,8 +6,9 @@ touches (from the terminal's ``on_input`` hook) and pygame events, then the draw
 returns the :class:`~firmware.ui.painter.Frame`. Touches are hit-tested against the frame on
 screen, or go raw to the calibration while it runs.
 
-On the cabinet the player app hosts the same :class:`~firmware.ui.service.menu.ServiceMenu` when
-the service menu is open; this app is the service menu alone (tests, a bench).
+On the cabinet the player app (``firmware.ui.app.UiApp``) hosts the same
+:class:`~firmware.ui.service.menu.ServiceMenu` while the cabinet is in SERVICE (the audit key
+turned); this app is the service menu alone, whatever the cabinet's state (tests, a bench).
 """
 
 from __future__ import annotations
@@ -24,17 +25,7 @@ from firmware.ui.painter import Frame
 from firmware.ui.service.calibration import install_calibration
 from firmware.ui.service.menu import ServiceMenu, TerminalLink
 from firmware.ui.service.text import msg
-from hal.events import DeviceEvent, Touch
-
-
-class TouchInbox(DeviceInbox):
-    """The terminal's ``on_input`` hook for the service screens: touches only, from the terminal's
-    thread to the app's. Deck buttons are left to the terminal (False)."""
-
-    def offer(self, event: DeviceEvent) -> bool:
-        if isinstance(event, Touch):
-            self._queue.put(event)
-        return False
+from firmware.ui.window import run_window
 
 
 class ServiceApp:
@@ -43,7 +34,7 @@ class ServiceApp:
         self.terminal = terminal
         self.surface = surface if surface is not None else pygame.Surface(size)
         self.scaler = Scaler(*self.surface.get_size())
-        self.inbox = TouchInbox()
+        self.inbox = DeviceInbox(buttons=lambda: False)      # touches only: buttons stay with the terminal
         terminal.on_input = self.inbox.offer
         install_calibration(terminal)
         cfg = terminal.cfg.terminal
@@ -56,32 +47,10 @@ class ServiceApp:
         """One frame; the frame drawn."""
         if self.drive:
             self.terminal.step(0)
-        menu = self.menu
-        menu.poll()
-        for event in self.inbox.drain():
-            menu.on_device_event(event, self.scaler)
-        for event in events:
-            menu.on_pygame_event(event, self.scaler)
-        menu.end_frame()
-        self.frame = menu.draw(self.surface)
+        self.frame = self.menu.step(self.inbox.drain(), events, self.scaler, self.surface)
         return self.frame
 
     def run(self, *, fps: int = 30, fullscreen: bool = False) -> None:
         """Open a window and run until the terminal stops or the window is closed."""
-        pygame.display.init()
-        pygame.font.init()
-        window = pygame.display.set_mode(self.surface.get_size(), pygame.FULLSCREEN if fullscreen else 0)
-        pygame.display.set_caption(msg("service.title"))
-        self.surface = window
-        self.scaler = Scaler(*window.get_size())
-        clock = pygame.time.Clock()
-        try:
-            while not self.terminal.stopping:
-                dt = clock.tick(fps) / 1000
-                events = pygame.event.get()
-                if any(e.type == pygame.QUIT for e in events):
-                    break
-                self.step(dt, events)
-                pygame.display.flip()
-        finally:
-            pygame.display.quit()
+        run_window(self, caption=msg("service.title"), stopping=lambda: self.terminal.stopping, fps=fps,
+                   fullscreen=fullscreen)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future
 from typing import Any
 
@@ -190,6 +190,25 @@ class ServiceMenu:
     def end_frame(self) -> None:
         """The frame's input has been handled (a pending flush is over)."""
         self._flush = False
+
+    def step(self, device_events: Iterable[DeviceEvent], pygame_events: Iterable[pygame.event.Event],
+             scaler: Scaler, surface: pygame.Surface) -> Frame:
+        """One frame of the menu: the answers that arrived, this frame's touches and pygame events,
+        the drawing (what an app calls once a frame)."""
+        self.poll()
+        for event in device_events:
+            self.on_device_event(event, scaler)
+        for event in pygame_events:
+            self.on_pygame_event(event, scaler)
+        self.end_frame()
+        return self.draw(surface)
+
+    def leave(self) -> None:
+        """The menu is closed (the key turned off): the session logged out, a calibration cancelled."""
+        if self._calibrating:
+            self.link.calibration("cancel")
+        if self.state.role:
+            self.link.service(["logout"])
 
     # --- requests ------------------------------------------------------------------------------------
     def ask(self, words: Sequence[str], on_ok: Callable[[Any], None],
