@@ -81,7 +81,7 @@ def has(name: str) -> bool:
     return name in catalogue()
 
 
-def text(name: str, **fields: Any) -> str:
+def text(name: str, /, **fields: Any) -> str:
     """The message ``name`` with its fields filled in."""
     try:
         message = catalogue()[name]
