@@ -143,6 +143,9 @@ ACTIONS: tuple[Action, ...] = (
            "printer: live status and faults; `print` (SERVICE): a TEST TICKET - VOID worth nothing"),
     Action("test touch", TECH, "device", "", "the last touches, calibrated (touch the screen, then ask)"),
     Action("test shoe", TECH, "device", "", "the card the shoe read last (draw one, then ask)"),
+    Action("touch calibrate", TECH, "device", "begin/commit/cancel",
+           "the touchscreen's calibration, from the service screens (three targets and a check touch); "
+           "each step is allowed and logged here"),
     Action("test lamps", TECH, "device", "[on/off]", "every button lamp on (or off)"),
     Action("test tower", TECH, "device", "[TIER PATTERN, or off]",
            "a tower light tier (0 top): on, off, flash-slow or flash-fast (default 0 flash-fast); 'off': every tier off"),
@@ -240,6 +243,7 @@ class ServiceApi:
             "clear-tilt": self._clear_tilt,
             "config show": self._config_show, "test note-return": self._test_note_return,
             "test ticket": self._test_ticket, "test touch": self._test_touch, "test shoe": self._test_shoe,
+            "touch calibrate": self._touch_calibrate,
             "test lamps": self._test_lamps, "test tower": self._test_tower,
             "test meters": self._test_meters, "config set": self._config_set, "ram-clear": self._ram_clear,
             "packages": self._packages, "package approve": self._package_approve,
@@ -602,6 +606,14 @@ class ServiceApi:
                   "counters": self._counters(printer),
                   "note": "`test ticket print` (in SERVICE) prints TEST TICKET - VOID, numbered all zeros"}
         return result, f"printer flags: {text}"
+
+    def _touch_calibrate(self, args: list[str]) -> tuple[Any, str]:
+        """The gate of the screens' ``touch_calibration`` command (firmware/ui/service/calibration.py):
+        the role and the cabinet state are checked and the step logged; the screens do the rest."""
+        if len(args) != 1 or args[0] not in ("begin", "commit", "cancel"):
+            raise ServiceError("usage: touch calibrate begin|commit|cancel")
+        self._device("touch")
+        return {"step": args[0]}, f"touch calibration {args[0]}"
 
     def _test_touch(self, args: list[str]) -> tuple[Any, str]:
         self._no_args(args, "test touch")

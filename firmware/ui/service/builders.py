@@ -58,7 +58,7 @@ PAGES: tuple[Page, ...] = (
     Page("events", mkey("service.page.events"), "events", ("events", "500")),
     Page("attendant", mkey("service.page.attendant"), "handpay", ()),
     Page("diagnostics", mkey("service.page.diagnostics"), "diagnostics", ("diagnostics",)),
-    Page("calibration", mkey("service.page.calibration"), "test touch", ()),
+    Page("calibration", mkey("service.page.calibration"), "touch calibrate", ()),
     Page("config", mkey("service.page.config"), "config show", ("config", "show")),
     Page("software", mkey("service.page.software"), "software", ("software",)),
     Page("packages", mkey("service.page.packages"), "packages", ("packages",)),

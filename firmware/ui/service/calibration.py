@@ -212,14 +212,15 @@ class CalibrationCommand:
             raise ServiceError("this touchscreen takes no calibration")
         return device
 
-    def _allowed(self) -> str:
-        """The service API's gate for driving the touchscreen (role, cabinet state, device open)."""
+    def _allowed(self, step: str) -> str:
+        """The service API's gate for the calibration (``touch calibrate STEP``: role, cabinet
+        state, device; logged)."""
         from firmware.cabinet.service import ServiceError
 
         api = self.terminal.service
         if api is None:
             raise ServiceError("no service API is installed on this terminal")
-        api.perform("test touch")
+        api.perform("touch calibrate", [step])
         assert api.session is not None
         return api.session.role
 
@@ -228,7 +229,7 @@ class CalibrationCommand:
         from firmware.cabinet.service import ServiceError
 
         if step == "begin":
-            self._allowed()
+            self._allowed("begin")
             device = self._touch()
             if self.previous is _UNSET:
                 self.previous = device.calibration
@@ -240,7 +241,7 @@ class CalibrationCommand:
             cal = Calibration.from_json(calibration)
             if check_px is None or not math.isfinite(check_px) or check_px > check_tolerance(cal.width, cal.height):
                 raise ServiceError("a calibration is stored only after its check touch landed on the check target")
-            role = self._allowed()
+            role = self._allowed("commit")
             device = self._touch()
             self.terminal.ledger.store_setting(SETTING, cal.to_json())
             device.calibration = cal

@@ -176,7 +176,7 @@ def test_only_a_role_that_may_test_the_touchscreen_calibrates_and_a_commit_needs
     with pytest.raises(ServiceError, match="log in first"):
         command("begin")
     r.api.login("auditor", TEST_PINS["auditor"])
-    with pytest.raises(ServiceError, match="the auditor role may not use test touch"):
+    with pytest.raises(ServiceError, match="the auditor role may not use touch calibrate"):
         command("begin")
     assert r.devices.touch.calibration is None and r.ledger.setting(SETTING) is None
     r.api.login("technician", TEST_PINS["technician"])
