@@ -22,6 +22,7 @@ from firmware.ui import theme
 from firmware.ui.actions import UiAction
 from firmware.ui.betting import Wagers
 from firmware.ui.cards import draw_card
+from firmware.ui.games import pays
 from firmware.ui.games.base import DemoRound, GameUi, doc_buttons, result_view
 from firmware.ui.layout import Rect, row
 from firmware.ui.messages import key, text
@@ -420,13 +421,9 @@ class WarFamilyUi(GameUi):
         money = self.ctx.money
 
         def rtp(name: str) -> str:
-            wager = sheet.wagers.get(name) if sheet is not None else None
-            if wager is None:
-                return text("paytable.rtp_unknown")
-            return text("paytable.rtp", percent=f"{float(wager.rtp) * 100:.2f}")
+            return pays.rtp(sheet, name)
 
-        rows: list[tuple[str, ...]] = [(text("paytable.col_wager"), text("paytable.col_pays"),
-                                        text("paytable.col_return"))]
+        rows: list[tuple[str, ...]] = [pays.wager_header()]
         rows.append((text("wager.bac"), text("paytable.bac_pays"), rtp("bac")))
         if "war" in self.offered:
             war_pays = text("paytable.war_pays_even") if o.war_win_pays == "even" else text("paytable.war_pays_push")
@@ -437,38 +434,25 @@ class WarFamilyUi(GameUi):
         if "four_card" in self.offered:
             rows.append((text("wager.four_card"), text("paytable.see_table"), rtp("four_card")))
         if "war_pool" in self.offered:
-            rows.append((text("wager.war_pool"), text("paytable.pool_pays", commission=_percent(o.pool.commission)),
+            rows.append((text("wager.war_pool"), text("paytable.pool_pays", commission=pays.percent(o.pool.commission)),
                          rtp("war_pool")))
         sections = [DocSection(text("paytable.main_heading"), tuple(rows), header=True)]
         if "four_card" in self.offered:
-            cat_rows: list[tuple[str, ...]] = [(text("paytable.col_hand"), text("paytable.col_pays"))]
-            for name in FOUR_CARD_CATEGORIES:
-                pays = o.four_card_pays.pays(name)
-                cat_rows.append((text(CATEGORY_LABELS[name]),
-                                 text("paytable.to_one", n=f"{pays:,}") if pays else text("paytable.loses")))
-            sections.append(DocSection(text("paytable.four_card_heading", decks=o.decks), tuple(cat_rows),
-                                       header=True))
+            sections.append(pays.category_section(text("paytable.four_card_heading", decks=o.decks),
+                                                  FOUR_CARD_CATEGORIES, CATEGORY_LABELS, o.four_card_pays.pays))
         notes = [text("paytable.tie_note", n=o.tie_pays)]
         if "war_pool" in self.offered:
-            notes.append(text("paytable.pool_note", commission=_percent(o.pool.commission)))
+            notes.append(text("paytable.pool_note", commission=pays.percent(o.pool.commission)))
             if o.pool.dealer_ante:
                 notes.append(text("paytable.pool_ante_note", amount=money.currency_of(o.pool.dealer_ante)))
         sections.append(DocSection(text("paytable.notes_heading"), paragraphs=tuple(notes)))
-        footer = self._footer(sheet)
+        footer = pays.par_footer(sheet)
         return DocView("paytable", text("paytable.title", game=self.name), (tuple(sections),), 0, footer,
                        doc_buttons(0, 1))
-
-    def _footer(self, sheet: Any) -> str:
-        if sheet is None:
-            return text("paytable.footer_no_par")
-        methods = {w.method for w in sheet.wagers.values()}
-        how = text("paytable.method_exact") if methods <= {"exact", "recursion"} else text("paytable.method_mc")
-        return text("paytable.footer", method=how, seats=sheet.seats, unit=sheet.unit or 0)
 
     def help(self, sheet: Any) -> DocView:
         o = self.ctx.options
         money = self.ctx.money
-        limits = self.ctx.limits
         war = o.war_wager == "required"
         play = [text(self.counting_help), text("help.war.bac")]
         play.append(text("help.war.war_required") if war else text("help.war.war_optional"))
@@ -485,16 +469,12 @@ class WarFamilyUi(GameUi):
         if "war_pool" in self.offered:
             side.append(text("help.war.pool"))
             side.append(text("help.war.pool_tiers"))
-            side.append(text("help.war.pool_commission", commission=_percent(o.pool.commission)))
+            side.append(text("help.war.pool_commission", commission=pays.percent(o.pool.commission)))
             if o.pool.dealer_ante:
                 side.append(text("help.war.pool_ante", amount=money.currency_of(o.pool.dealer_ante)))
-        table = [text("help.limits", min=money.currency_of(limits.min_bet), max=money.currency_of(limits.max_bet),
-                      total=money.currency_of(limits.max_total_bet)),
-                 text("help.decks", decks=o.decks), text("help.malfunction")]
-        page2 = [DocSection(text("help.heading_side"), paragraphs=tuple(side)),
-                 DocSection(text("help.heading_table"), paragraphs=tuple(table))]
+        page2 = [DocSection(text("help.heading_side"), paragraphs=tuple(side)), pays.table_section(self.ctx, o.decks)]
         pages = (tuple(page1), tuple(page2))
-        return DocView("help", text("help.title", game=self.name), pages, 0, self._footer(sheet),
+        return DocView("help", text("help.title", game=self.name), pages, 0, pays.par_footer(sheet),
                        doc_buttons(0, len(pages)))
 
     def example_cards(self) -> tuple[tuple[str, ...], ...]:
@@ -505,11 +485,6 @@ class WarFamilyUi(GameUi):
         if "war_pool" in self.offered:
             lines.append(text("attract.war_pool_line"))
         return tuple(lines)
-
-
-def _percent(value: Any) -> str:
-    """A percentage option (a Decimal: 5, 2.5) as the player reads it."""
-    return f"{value.normalize():f}"
 
 
 # --- the felt's view model -------------------------------------------------------------------------
