@@ -63,6 +63,7 @@ PAGES: tuple[Page, ...] = (
     Page("software", mkey("service.page.software"), "software", ("software",)),
     Page("packages", mkey("service.page.packages"), "packages", ("packages",)),
     Page("ram_clear", mkey("service.page.ram_clear"), "ram-clear", ()),
+    Page("demo", mkey("service.page.demo"), "demo start", ()),
 )
 PAGE_BY_ID: dict[str, Page] = {p.page: p for p in PAGES}
 
@@ -776,10 +777,39 @@ def calibration_page_view(state: MenuState) -> ServiceView:
     return _view(state, "grid", title, panels=tuple(panels), buttons=buttons)
 
 
+def demo_page_view(state: MenuState) -> ServiceView:
+    """Demo mode (GLI-11 demonstration play): its state from the terminal's status, and the API's
+    ``demo start / play / stop``; nothing a demo does reaches the meters or the history."""
+    title = msg("service.page.demo")
+    demo = state.status.get("demo") or {}
+    on = bool(demo.get("demo"))
+    lines = [msg("service.demo.explain")]
+    if on:
+        lines.append(msg("service.demo.on", game=str(demo.get("game") or "-"),
+                         credits=state.money.credits(int(demo.get("credits", 0) or 0)),
+                         rounds=int(demo.get("rounds", 0) or 0)))
+    else:
+        lines.append(msg("service.demo.off"))
+    panels = [PanelView("panel.demo", msg("service.demo.heading"), tuple(lines), "warn" if on else "normal")]
+    if state.test is not None and state.test[0] == "demo":
+        panels.append(PanelView("panel.result", msg("service.result"), detail_lines(state.test[1])))
+    idle = not state.busy
+    buttons = (
+        button("button.demo_start", msg("service.demo.start"), A("run", ("demo", "start")), enabled=idle and not on,
+               style="deal"),
+        button("button.demo_play", msg("service.demo.play_one"), A("run", ("demo", "play", "1")), enabled=idle and on),
+        button("button.demo_play10", msg("service.demo.play_ten"), A("run", ("demo", "play", "10")),
+               enabled=idle and on),
+        button("button.demo_stop", msg("service.demo.stop"), A("run", ("demo", "stop")), enabled=idle and on),
+    )
+    return _view(state, "grid", title, panels=tuple(panels), buttons=buttons)
+
+
 BUILDERS = {
     "login": login_view, "pin": pin_view, "menu": menu_view, "meters": meters_view, "recall": recall_view,
     "bills": bills_view, "tickets": tickets_view, "events": events_view, "attendant": attendant_view,
     "diagnostics": diagnostics_view, "config": config_view, "software": software_view, "seed": seed_view,
     "packages": packages_view, "ram_clear": ram_clear_view, "calibration": calibration_page_view,
+    "demo": demo_page_view,
 }
 assert set(PAGE_BY_ID) <= set(BUILDERS), "every menu page has a builder"
