@@ -34,15 +34,16 @@ def _screenshot(args: argparse.Namespace) -> int:
     os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
     os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
     from firmware.games.registry import GAMES
-    from firmware.ui.demo import DEMO_GAMES
+    from firmware.ui.demo import demo_games
     from firmware.ui.layout import Scaler, SizeError, parse_size
 
     if args.screen not in SCREENS and args.screen != "games":
         raise UsageError(f"unknown screen {args.screen!r}; screens are {', '.join(SCREENS)}")
     if args.game not in GAMES:
         raise UsageError(f"unknown game {args.game!r}; games are {', '.join(GAMES)}")
-    if args.game not in DEMO_GAMES:
-        raise UsageError(f"game {args.game!r} has no screens yet; games with screens: {', '.join(DEMO_GAMES)}")
+    games = demo_games()
+    if args.game not in games:
+        raise UsageError(f"game {args.game!r} has no screens yet; games with screens: {', '.join(games)}")
     try:
         size = parse_size(args.size)
     except SizeError as exc:
