@@ -70,13 +70,15 @@ def build_terminal(state: Path, devices: Devices, *, credits_cents: int = 0, cfg
 
 @pytest.fixture
 def rig(tmp_path):
-    """``rig(credits_cents=..., size=...)``: a terminal and its service app."""
+    """``rig(credits_cents=..., size=..., app=..., cfg=...)``: a terminal and its service app (or the
+    player's app, ``app=UiApp``, which hosts the menu in SERVICE)."""
     made: list[SimpleNamespace] = []
 
-    def make(*, credits_cents: int = 0, size: tuple[int, int] = (1920, 1080)) -> SimpleNamespace:
+    def make(*, credits_cents: int = 0, size: tuple[int, int] = (1920, 1080), app: Any = ServiceApp,
+             cfg: Config | None = None) -> SimpleNamespace:
         devices = Devices(bill_validator=FakeValidator(), printer=FakePrinter(), io_board=FakeIo(), touch=FakeTouch())
-        r = build_terminal(tmp_path / f"state{len(made)}", devices, credits_cents=credits_cents)
-        r.app = ServiceApp(r.terminal, size=size)
+        r = build_terminal(tmp_path / f"state{len(made)}", devices, credits_cents=credits_cents, cfg=cfg)
+        r.app = app(r.terminal, size=size)
         r.app.step(FRAME)
         made.append(r)
         return r

@@ -6,29 +6,16 @@ from __future__ import annotations
 
 import pytest
 
-from firmware.cabinet.terminal import Devices
 from firmware.ui.app import UiApp
 from firmware.ui.demo import demo_config
 from hal.events import Button, ButtonPressed, KeySwitch, KeyTurned
-from tests.cabinet.test_service import FakeIo, FakePrinter, FakeValidator
-from tests.ui.service.conftest import FRAME, FakeTouch, build_terminal, login, settle, texts
+from tests.ui.service.conftest import login, settle, texts
 
 
 @pytest.fixture
-def cabinet(tmp_path):
-    made = []
-
-    def make(size=(1280, 720)):
-        devices = Devices(bill_validator=FakeValidator(), printer=FakePrinter(), io_board=FakeIo(), touch=FakeTouch())
-        r = build_terminal(tmp_path / "state", devices, credits_cents=500, cfg=demo_config())
-        r.app = UiApp(r.terminal, size=size)
-        r.app.step(FRAME)
-        made.append(r)
-        return r
-
-    yield make
-    for r in made:
-        r.ledger.close()
+def cabinet(rig):
+    """The player's app on a terminal with $5 and the demonstration's games."""
+    return lambda: rig(app=UiApp, credits_cents=500, cfg=demo_config(), size=(1280, 720))
 
 
 def key(r, on: bool) -> None:
