@@ -163,6 +163,8 @@ class Terminal:
         self.printing: Printing | None = None
         self.redeeming: str | None = None                #: the voucher in the validator's escrow
         self._validator_enabled: bool | None = None
+        #: Why the terminal halted (critical memory failed), or None.
+        self.halted: str | None = None
         self._offline_since: dict[str, float] = {}
         self._next_reconnect = 0.0
         self._commands: queue.Queue[_Command] = queue.Queue()
@@ -322,10 +324,32 @@ class Terminal:
         """Step until :meth:`stop` (or ``until()`` holds after a step). Between steps the terminal
         waits up to ``idle_wait`` seconds for a command (a command ends the wait at once; device
         events wait at most that long)."""
-        while not self._stop.is_set():
-            self.step(idle_wait)
-            if until is not None and until():
-                break
+        try:
+            while not self._stop.is_set():
+                self.step(idle_wait)
+                if until is not None and until():
+                    break
+        except CriticalMemoryError as exc:
+            self._halt(exc)
+            raise
+
+    def _halt(self, exc: CriticalMemoryError) -> None:
+        """Critical memory cannot be written: nothing more may be recorded, so nothing more may
+        happen. The bill validator is disabled (a note taken now could not be credited) and the
+        last published state becomes HALTED with the reason, which the screens show as a lockup
+        until the cabinet is powered down (the terminal's loop has ended)."""
+        log.critical("critical memory failed; the terminal halts: %s", exc)
+        self.halted = str(exc)
+        validator = self.devices.bill_validator
+        if validator is not None and validator.is_open:
+            try:
+                validator.disable()
+                self._validator_enabled = False
+            except DeviceError as err:
+                log.critical("bill validator could not be disabled: %s", err)
+        snapshot = dict(self.snapshot or {})
+        snapshot.update(state="HALTED", halted=self.halted, accepting_notes=False, starting=False)
+        self.snapshot = snapshot
 
     def step(self, timeout: float = 0.0) -> None:
         """One turn: commands, device events, reconnections, timers, outputs."""

@@ -251,9 +251,12 @@ def _screens(terminal, args, rig, out):
 
 def _run_with_screens(terminal, screens, args, idle_wait: float) -> None:
     """The terminal on its own thread, the window on this one (SDL wants the main thread); the
-    window closed stops the terminal, the terminal stopped closes the window."""
+    window closed stops the terminal, the terminal stopped closes the window. A critical-memory
+    failure ends the terminal's loop but not the window: it shows the lockup (HALTED) until the
+    cabinet is turned off (the window closed, SIGTERM), then ``egm run`` fails with the reason."""
     import threading
 
+    from firmware.ledger.errors import CriticalMemoryError
     from firmware.ui.messages import text
     from firmware.ui.window import run_window
 
@@ -262,6 +265,8 @@ def _run_with_screens(terminal, screens, args, idle_wait: float) -> None:
     def cabinet() -> None:
         try:
             terminal.run(idle_wait=idle_wait)
+        except CriticalMemoryError as exc:        # the window stays, locked, until the cabinet is turned off
+            failure.append(exc)
         except BaseException as exc:              # shown by the main thread
             failure.append(exc)
             terminal.stop()

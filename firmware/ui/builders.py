@@ -25,6 +25,8 @@ def overlay_for(status: Mapping[str, Any], gui: GameUi) -> str:
     """The lockup notice for the cabinet's state ("" while the player can play)."""
     state = status.get("state", "IDLE")
     money = gui.ctx.money
+    if state == "HALTED":
+        return text("overlay.halted")
     if state == "TILT":
         return text("overlay.tilt")
     if state == "HANDPAY":
