@@ -16,12 +16,19 @@ status requests in a row without an answer, or a port error, and the device is :
 Exactly once: a note or ticket is credited (``NoteStacked``/``TicketStacked``) when VEND_VALID is
 first seen for the escrowed item, before the driver ACKs it; a repeated VEND_VALID (the ACK was
 lost) is ACKed again and credits nothing, and STACKED credits only if VEND_VALID was never seen.
+
+ACK after the record: with ``ack_on_record`` (the cabinet sets it) the VEND_VALID is not ACKed until
+the cabinet says the credit is in critical memory (:meth:`Id003Validator.credit_recorded`); the
+validator repeats VEND_VALID meanwhile and the note stays in the stacking path. A power loss between
+the two then leaves a credited note the validator reports at power-up, never a stacked note that
+was not credited.
 """
 
 from __future__ import annotations
 
 import collections
 import logging
+import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -111,6 +118,7 @@ class _Item:
     value_cents: int | None = None
     barcode: str | None = None
     credited: bool = False
+    recorded: bool = False        #: the cabinet has the credit in critical memory (ACK it now)
     refused: bool = False         #: an unknown note: the driver returns it, never credits it
 
     def describe(self) -> str:
@@ -134,9 +142,11 @@ class Reaction:
 class StatusTracker:
     """Turns a stream of ID-003 statuses into device events, each item credited exactly once."""
 
-    def __init__(self, device: str, notes: dict[int, int]) -> None:
+    def __init__(self, device: str, notes: dict[int, int], *, hold_ack: bool = False) -> None:
         self.device = device
         self.notes = dict(notes)      #: escrow code -> cents
+        #: Hold the ACK of a credited VEND_VALID until :meth:`recorded` (the cabinet committed it).
+        self.hold_ack = hold_ack
         self.item: _Item | None = None
         self.fault: tuple[FaultKind, str] | None = None
         self.last: Frame | None = None
@@ -154,8 +164,9 @@ class StatusTracker:
         if code == Status.ESCROW:
             self._on_escrow(frame, out)
         elif code == Status.VEND_VALID:
-            out.ack = True
             self._credit(out, late=False)
+            item = self.item
+            out.ack = not (self.hold_ack and item is not None and item.credited and not item.recorded)
         elif code == Status.STACKED:
             self._credit(out, late=True)
             self.item = None
@@ -246,6 +257,11 @@ class StatusTracker:
         elif item.value_cents is not None:
             out.events.append(NoteStacked(self.device, item.value_cents))
 
+    def recorded(self) -> None:
+        """The cabinet has recorded the credit of the item being stacked: its VEND_VALID may be ACKed."""
+        if self.item is not None and self.item.credited:
+            self.item.recorded = True
+
     def _returned(self, out: Reaction) -> None:
         if self.escrowed:
             out.events.append(Returned(self.device))
@@ -282,12 +298,14 @@ class Id003Validator(PolledSerialDevice):
         self._initialising = False
         self._wanted = _Wanted()
         self._tracker = StatusTracker(name, notes_in_cents(USD_TABLE))
+        self._recorded = threading.Event()
         #: Link health for diagnostics: garbage, bad_crc, timeouts, stale, comm_errors, reinit.
         self.counters: collections.Counter[str] = collections.Counter()
 
     # --- lifecycle hooks ----------------------------------------------------------------------
     def _open(self) -> None:
-        self._tracker = StatusTracker(self.name, self._tracker.notes)    # a fresh start
+        self._tracker = StatusTracker(self.name, self._tracker.notes, hold_ack=self._tracker.hold_ack)  # a fresh start
+        self._recorded.clear()
         self._wanted = _Wanted()          # inhibited until the cabinet enables it again
         self._open_port()
         with self._link:
@@ -295,6 +313,20 @@ class Id003Validator(PolledSerialDevice):
         self._start_polling()
 
     # --- the cabinet's requests ---------------------------------------------------------------
+    @property
+    def ack_on_record(self) -> bool:
+        """Whether a credited VEND_VALID waits for :meth:`credit_recorded` before its ACK."""
+        return self._tracker.hold_ack
+
+    @ack_on_record.setter
+    def ack_on_record(self, value: bool) -> None:
+        self._tracker.hold_ack = bool(value)
+
+    def credit_recorded(self) -> None:
+        """The cabinet has the last ``NoteStacked``/``TicketStacked`` in critical memory: ACK its
+        VEND_VALID at the next poll (any thread)."""
+        self._recorded.set()
+
     @property
     def escrowed(self) -> bool:
         """A note or voucher is held in escrow, waiting for stack or return."""
@@ -437,6 +469,9 @@ class Id003Validator(PolledSerialDevice):
             self._missed += 1
             return None
         self._missed = 0
+        if self._recorded.is_set():
+            self._recorded.clear()
+            self._tracker.recorded()
         self._react(self._tracker.on_status(frame))
         return frame
 

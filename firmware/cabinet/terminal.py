@@ -281,6 +281,8 @@ class Terminal:
                                        if inputs.get(door) and not last.get(door.value, False)]
 
     def _open_device(self, name: str, device: Device) -> None:
+        if name == "bill_validator" and hasattr(device, "ack_on_record"):
+            device.ack_on_record = True       # its ACK of a credit waits for the ledger (_credit_recorded)
         try:
             device.open()
         except DeviceError as exc:
@@ -517,8 +519,15 @@ class Terminal:
 
     def _on_note_stacked(self, cents: int) -> None:
         self.ledger.bill_in(cents, denom_cents=cents)
+        self._credit_recorded()
         self.notes_stacked += 1
         self.message = ""
+
+    def _credit_recorded(self) -> None:
+        """The stacked item's credit (or its refusal) is in critical memory: the validator may be told."""
+        validator = self.devices.bill_validator
+        if validator is not None and hasattr(validator, "credit_recorded"):
+            validator.credit_recorded()
 
     def _on_ticket_escrowed(self, barcode: str) -> None:
         validator = self.devices.bill_validator
@@ -546,8 +555,10 @@ class Terminal:
     def _on_ticket_stacked(self, barcode: str) -> None:
         if self.redeeming != barcode:
             self.ledger.event("voucher_stacked_unexpected", validation=barcode)
+            self._credit_recorded()
             return
         self.vouchers.commit_redeem(barcode)
+        self._credit_recorded()
         self.redeeming = None
         self.message = ""
 

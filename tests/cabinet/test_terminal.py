@@ -293,3 +293,43 @@ def test_the_technician_clears_an_rng_tilt_only_by_passing_the_rng_tests_again(t
     results = [e["result"] for e in ledger.events(50) if e["event"] == "tilt_retest"]
     assert results == ["passed", "failed"]
     ledger.close()
+
+
+def test_the_validator_is_told_to_stack_for_good_only_after_the_credit_is_in_critical_memory(tmp_path):
+    # ID-003: the VEND_VALID of a note is ACKed only once the ledger holds its credit, so a power
+    # loss in between can never leave an uncredited note in the cash box.
+    from drivers.id003.codec import Command
+    from hal.registry import parse_spec
+    from sim_hardware.id003_validator import State
+    from sim_hardware.rig import SimRig
+
+    rig = SimRig({"bill_validator": parse_spec("bill_validator", "sim:id003")})
+    try:
+        validator, sim = rig.device("bill_validator"), rig.simulator("bill_validator")
+        ledger = Ledger.open(tmp_path)
+        terminal = Terminal(config(), ledger, RngService.seeded(1), Devices(bill_validator=validator),
+                            VoucherBook(ledger, terminal_id="T1"))
+        terminal.power_up()
+        assert validator.ack_on_record is True
+        credit_at_ack: list[int] = []
+        send = validator._send
+
+        def watching(frame):
+            if frame.code == Command.ACK:
+                credit_at_ack.append(ledger.credits_cents)
+            send(frame)
+
+        validator._send = watching
+        for _ in range(400):
+            terminal.step(0.01)
+            if terminal.status()["accepting_notes"] and sim.insert_note(20):
+                break
+        for _ in range(1000):
+            terminal.step(0.01)
+            if sim.state is State.IDLING and sim.cashbox:
+                break
+        assert ledger.credits_cents == 2000 and len(sim.cashbox) == 1
+        assert credit_at_ack == [2000]                 # the one ACK came after the credit
+        ledger.close()
+    finally:
+        rig.close()

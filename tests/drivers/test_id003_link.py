@@ -363,3 +363,19 @@ def test_a_crashed_serve_loop_is_raised_when_the_link_closes(no_leaks):
     with pytest.raises(RuntimeError, match="serve loop failed") as info, run_on_pty(Broken()):
         pass
     assert isinstance(info.value.__cause__, ZeroDivisionError)
+
+
+def test_with_ack_on_record_the_vend_valid_waits_for_the_cabinets_record(idle, sim):
+    # The cabinet sets ack_on_record: a credit is ACKed only once critical memory holds it, so a
+    # power loss in between leaves a credited note in the validator's path, never an uncredited
+    # note in the cash box.
+    idle.ack_on_record = True
+    escrow(idle, sim, 20)
+    idle.stack()
+    assert collect(idle, lambda e: isinstance(e, NoteStacked)) == [NoteStacked(NAME, 2000)]
+    time.sleep(5 * idle.poll_interval)                 # polls go on; VEND_VALID repeats unACKed
+    assert sim.state is State.VEND_VALID and sim.cashbox == []
+    assert sim.received.get(Command.ACK, 0) == 0
+    idle.credit_recorded()
+    assert settle(idle, sim, State.IDLING) == []       # ACKed at the next poll, credited once
+    assert sim.received[Command.ACK] == 1 and sim.cashbox == [Note(0x65, 20)]

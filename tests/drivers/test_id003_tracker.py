@@ -162,3 +162,15 @@ def test_no_interleaving_of_the_note_cycle_credits_twice():
         escrowed = keep[1] > 0
         vended = keep[3] > 0 or keep[4] > 0
         assert credits == (1 if escrowed and vended else 0), statuses
+
+
+def test_held_ack_waits_for_the_record_and_credits_once():
+    tracker = StatusTracker(D, notes_in_cents(USD_TABLE), hold_ack=True)
+    events, acks, _ = run([ESCROW_20, F(S.STACKING), F(S.VEND_VALID), F(S.VEND_VALID)], tracker)
+    assert events == [NoteEscrowed(D, 2000), NoteStacked(D, 2000)] and acks == 0
+    tracker.recorded()
+    events, acks, _ = run([F(S.VEND_VALID), F(S.STACKED), F(S.IDLING)], tracker)
+    assert events == [] and acks == 1
+    # Nothing credited (no escrow known): ACKed at once, there is nothing to record.
+    events, acks, _ = run([F(S.IDLING), F(S.VEND_VALID)], StatusTracker(D, notes_in_cents(USD_TABLE), hold_ack=True))
+    assert events == [] and acks == 1
