@@ -179,6 +179,14 @@ def _arriving(r: Rect, progress: float, origin: tuple[int, int]) -> Rect:
     return Rect(round(ox + (r.x - ox) * ease), round(oy + (r.y - oy) * ease), r.w, r.h)
 
 
+def draw_shoe(p: Painter, r: Rect) -> tuple[int, int]:
+    """The dealing shoe (three card backs); where a dealt card comes from."""
+    p.region("shoe", r)
+    for i in range(3):
+        draw_card(p, Rect(r.x + 8 - 4 * i, r.y + 10 + 4 * i, 100, 140), None)
+    return (r.x, r.y + 10)
+
+
 def draw_banner(p: Painter, text: str, r: Rect) -> None:
     p.region("banner", r)
     p.shade(r, theme.SHADE, 160, radius=20)

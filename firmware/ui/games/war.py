@@ -21,7 +21,6 @@ from firmware.games.war_family import FOUR_CARD_CATEGORIES
 from firmware.ui import theme
 from firmware.ui.actions import UiAction
 from firmware.ui.betting import Wagers
-from firmware.ui.cards import draw_card
 from firmware.ui.games import pays
 from firmware.ui.games.base import DemoRound, GameUi, doc_buttons, result_view
 from firmware.ui.layout import Rect, row
@@ -30,7 +29,7 @@ from firmware.ui.painter import Painter
 from firmware.ui.playback import Beat
 from firmware.ui.screens.base import TableScreen
 from firmware.ui.view import BetAreaView, CardView, ChromeView, DocSection, DocView, HandView
-from firmware.ui.widgets import draw_bet_area, draw_hand
+from firmware.ui.widgets import draw_bet_area, draw_hand, draw_shoe
 
 DEALER = "dealer"
 MAP_SPOTS = 7                                    #: the pot's map always shows spots 1-7 (FIG. 2, 107)
@@ -542,11 +541,7 @@ class WarTableScreen(TableScreen):
 
     def draw_felt(self, p: Painter, felt: WarFeltView, chrome: ChromeView) -> None:
         self._felt_lines(p)
-        shoe = self.SHOE
-        p.region("shoe", shoe)
-        for i in range(3):
-            draw_card(p, Rect(shoe.x + 8 - 4 * i, shoe.y + 10 + 4 * i, 100, 140), None)
-        origin = (shoe.x, shoe.y + 10)
+        origin = draw_shoe(p, self.SHOE)
         draw_hand(p, self.DEALER, felt.dealer, card_h=self.DEALER_CARD_H, origin=origin, label_size=theme.LABEL)
         count = max(1, len(felt.spots))
         compact = count >= self.COMPACT_FROM
