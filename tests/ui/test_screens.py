@@ -176,3 +176,32 @@ def test_three_card_poker_table_and_round(size):
 def test_three_card_poker_golden(tmp_path):
     surface, _ = render("war", (1280, 720), "three-card-poker")
     compare(surface, "three-card-poker-war-1280x720", tmp_path / "golden")
+
+
+# --- Hold'em War --------------------------------------------------------------------------------------
+@pytest.mark.parametrize("size", SIZES)
+def test_holdem_war_table_and_war(size):
+    surface, frame = render("table", size, "holdem-war")
+    assert "Hold'em War" in texts(frame, "title") and "COMMUNITY CARDS" in texts(frame, "community")
+    for wager, label in (("bac", "BAC"), ("war", "WAR"), ("tie", "TIE"), ("war_pool", "WAR POOL")):
+        assert label in texts(frame, f"spot.1.{wager}")
+    assert "spot.1.four_card" not in frame.regions                    # no FOUR CARD unless configured
+    assert frame.regions["dealer"].right <= frame.regions["community"].x
+    surface, frame = render("war", size, "holdem-war")                # the war won by a K against a 4
+    board = texts(frame, "community")
+    assert all(rank in board for rank in ("5", "6", "7", "8", "K"))
+    assert texts(frame, "spot.1.hand.score") == "Straight, Nine high - war card K"
+    assert texts(frame, "dealer.score") == "Straight, Nine high - war card 4"
+    assert "WIN +90" in texts(frame, "spot.1.tie.result") and "WIN +10" in texts(frame, "spot.1.bac.result")
+    assert "Spot 1 wins the war" in texts(frame, "message")
+    scaler = Scaler(*size)                                            # the community cards are white faces
+    board_px = region_pixels(surface, scaler, frame.regions["community"].inset(60, 50))
+    assert (board_px.reshape(-1, 3) > 240).all(axis=1).mean() > 0.3
+    assert min(t.size for t in frame.texts) >= theme.MIN_TEXT
+    _, frame = render("paytable", size, "holdem-war")
+    assert "18 to 1" in texts(frame, "body") and "not computed" in texts(frame, "body")
+
+
+def test_holdem_war_golden(tmp_path):
+    surface, _ = render("war", (1280, 720), "holdem-war")
+    compare(surface, "holdem-war-war-1280x720", tmp_path / "golden")

@@ -12,6 +12,7 @@ GAME_UIS: dict[str, str] = {
     "baccarat-war": "firmware.ui.games.war:BaccaratWarUi",
     "blackjack-war": "firmware.ui.games.war:BlackjackWarUi",
     "three-card-poker": "firmware.ui.games.three_card_poker:ThreeCardPokerUi",
+    "holdem-war": "firmware.ui.games.holdem_war:HoldemWarUi",
 }
 
 
