@@ -249,3 +249,18 @@ def test_seven_spots_fit_the_table(size):
             assert frame.regions[f"spot.{s}"].contains(r.x, r.y) and frame.regions[f"spot.{s}"].contains(r.right - 1,
                                                                                                        r.bottom - 1)
     assert min(t.size for t in frame.texts) >= 18
+
+
+def test_with_a_player_banker_the_banker_seat_has_no_areas_and_the_commission_shows():
+    cfg = Config.model_validate({"games": {"enabled": [GAME], "default": GAME, "seats": 3, "options": {GAME: {
+        "banking": "player", "banker_seat": 3, "commission": {"mode": "flat", "amount": 1}}}}})
+    gui = ui(cfg)
+    assert gui.seats() == [1, 2] and (3, "ante") not in gui.bet_areas()
+    record = play_round(gui.ctx, "Qs Jc 2d Qh 8s 5d 7d 3d 9c", {1: {"ante": 10}, 2: {"ante": 5}},
+                        decisions=[(1, "play"), (2, "fold")])
+    beats = gui.timeline(record)
+    felt, _ = at(gui, record, beats, "decision")
+    assert felt.spots[0].hand.status == "" and felt.spots[1].hand.status == "FOLDED"
+    felt, _ = at(gui, record, beats, "settle")
+    assert [s.seat for s in felt.spots] == [1, 2]
+    assert felt.spots[0].hand.status == "COMMISSION -1" and felt.spots[1].hand.status == "FOLDED COMMISSION -1"

@@ -50,6 +50,8 @@ def test_a_three_card_poker_session_by_touch_only(session):
     assert "button.deal" not in app.frame.regions
     assert {"button.play", "button.fold"} <= {h.name for h in app.frame.hits}
     assert "J" not in s.texts("dealer") and "High Card" not in s.texts("dealer")      # face down
+    assert "10" in s.texts("spot.1.ante") and "5" in s.texts("spot.1.pair_plus")    # the dealt wagers
+    assert "15 credits" in s.texts("meter.bet")
 
     # --- PLAY, by touch; the round is shown -----------------------------------------------------------
     s.touch("button.play")

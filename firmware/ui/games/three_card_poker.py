@@ -347,6 +347,10 @@ class ThreeCardPokerUi(GameUi):
                       for i, c in enumerate(doc["cards"][:n]))
         score = hand_name3(_seat_strength(doc)) if n == 3 else ""
         status = text("tcp.hand.folded") if folded else ""
+        commission = doc.get("results", {}).get("commission")
+        if commission is not None and reveal.settled:      # banking = player: the house's fee
+            status = " ".join(p for p in (status, text("tcp.hand.commission",
+                                                         amount=self.ctx.money.signed(int(commission["net"])))) if p)
         return HandView(name, label, cards, (), score, status)
 
     # --- what the felt says about the rules -------------------------------------------------------
