@@ -172,11 +172,30 @@ def test_a_hint_where_the_jurisdiction_allows_it():
     assert table_view(gui, pending_status("play"), slip).felt.spots[0].hand.status == "SUGGESTED: PLAY"
 
 
-def test_several_spots_get_a_button_pair_each():
-    cfg = Config.model_validate({"games": {"enabled": [GAME], "default": GAME, "seats": 2}})
+@pytest.mark.parametrize("size", [(1920, 1080), (1280, 720)])
+def test_several_spots_each_hold_their_own_play_and_fold(size):
+    cfg = Config.model_validate({"games": {"enabled": [GAME], "default": GAME, "seats": 7}})
     gui = ui(cfg)
-    buttons = gui.decision_buttons({"seat": 2, "actions": ["play", "fold"]})
-    assert [(b.name, b.label) for b in buttons] == [("button.play.2", "PLAY 2"), ("button.fold.2", "FOLD 2")]
+    assert gui.decision_buttons({"seat": 2, "actions": ["play", "fold"]}) == []      # not in the bottom row
+    requests = [{"seat": s, "kind": "play_or_fold", "actions": ["play", "fold"], "hint": None,
+                 "view": {"cards": ["Qs", "Qh", "7d"]}} for s in (2, 5)]
+    status = status_doc(GAME, 1985, state="PLAYING", round={"round_id": "r1", "pending": requests,
+                                                          "decide_within_s": 9})
+    slip = BetSlip(gui.ctx.limits, gui.ctx.chips)
+    slip.last = {s: {"ante": 5} for s in range(1, 8)}
+    view = table_view(gui, status, slip)
+    frame = gui.screen().render(pygame.Surface(size), view)
+    for seat in (2, 5):
+        for action in ("play", "fold"):
+            name = f"button.{action}.{seat}"
+            assert frame.hit(name).action == UiAction("decide", (seat, action))
+            r = frame.regions[name]
+            assert frame.regions[f"spot.{seat}"].contains(r.x, r.y) and frame.regions[f"spot.{seat}"].contains(
+                r.right - 1, r.bottom - 1)
+            assert not any(r.contains(*frame.regions[f"spot.{seat}.{w}"].center) for w in ("ante", "play"))
+    assert "button.play.1" not in frame.regions                           # spot 1 has decided
+    assert "button.deal" not in {h.name for h in frame.hits}              # no dealing while deciding
+    assert min(t.size for t in frame.texts) >= 18
 
 
 def test_the_slip_needs_the_mandatory_ante():

@@ -42,7 +42,7 @@ from firmware.ui.view import (
     HandView,
     ResultView,
 )
-from firmware.ui.widgets import draw_bet_area, draw_hand, draw_shoe
+from firmware.ui.widgets import draw_bet_area, draw_button, draw_hand, draw_shoe
 
 DEALER = "dealer"
 #: The areas of a spot, in drawing order: the three wagers placed before the deal, PLAY (the
@@ -84,6 +84,7 @@ class TcpSpotView:
     seat: int
     hand: HandView
     areas: tuple[BetAreaView, ...]
+    decisions: tuple[ButtonView, ...] = ()     #: PLAY / FOLD on the spot itself (several spots)
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +134,11 @@ class ThreeCardPokerTable(TableScreen):
         lines = [[by_name[w] for w in names if w in by_name] for names in layout]
         lines = [line for line in lines if line]
         top, gap = hand_box.bottom + 4, 8
+        if spot.decisions:                                 # this spot's PLAY / FOLD, above its areas
+            line = Rect(box.x + 8, top, box.w - 16, 64)
+            for r, button in zip(line.split_h(*([1] * len(spot.decisions)), gap=gap), spot.decisions, strict=True):
+                draw_button(p, r, button, size=theme.BODY)
+            top = line.bottom + gap
         height = (box.bottom - 8 - top - gap * (len(lines) - 1)) // max(1, len(lines))
         for i, areas in enumerate(lines):
             line = Rect(box.x + 8, top + i * (height + gap), box.w - 16, height)
@@ -181,21 +187,18 @@ class ThreeCardPokerUi(GameUi):
 
     # --- the decision ----------------------------------------------------------------------------
     def decision_buttons(self, request: Mapping[str, Any]) -> list[ButtonView]:
+        """PLAY and FOLD in the bottom row when the player covers one spot; with several, each
+        spot that waits holds its own pair (:meth:`spot_buttons`) and the bottom row stays as it is."""
+        return self.spot_buttons(request, "") if len(self.seats()) == 1 else []
+
+    def spot_buttons(self, request: Mapping[str, Any], suffix: str | None = None) -> list[ButtonView]:
+        """PLAY and FOLD for one request (names ``button.play`` + ``suffix``, by default ``.<seat>``)."""
         seat = int(request["seat"])
-        many = len(self.seats()) > 1
-        out = []
-        for action in request.get("actions", ()):
-            if action == "play":
-                label = text("tcp.button.play_spot", n=seat) if many else text("tcp.button.play")
-                name, style = "button.play", "deal"
-            elif action == "fold":
-                label = text("tcp.button.fold_spot", n=seat) if many else text("tcp.button.fold")
-                name, style = "button.fold", "normal"
-            else:
-                continue
-            out.append(ButtonView(f"{name}.{seat}" if many else name, label, UiAction("decide", (seat, action)),
-                                  True, style))
-        return out
+        end = f".{seat}" if suffix is None else suffix
+        styles = {"play": ("button.play", text("tcp.button.play"), "deal"),
+                  "fold": ("button.fold", text("tcp.button.fold"), "normal")}
+        return [ButtonView(styles[a][0] + end, styles[a][1], UiAction("decide", (seat, a)), True, styles[a][2])
+                for a in request.get("actions", ()) if a in styles]
 
     # --- a round ---------------------------------------------------------------------------------
     def timeline(self, record: Mapping[str, Any]) -> list[Beat]:
@@ -306,7 +309,8 @@ class ThreeCardPokerUi(GameUi):
                     enabled=betting and wager in PLACED, linked=False,
                     short=text(SHORT[wager]) if wager in SHORT else ""))
             hand = self._hand(seat, doc, reveal, progress, asking.get(seat))
-            spots.append(TcpSpotView(seat, hand, tuple(areas)))
+            buttons = self.spot_buttons(asking[seat]) if seat in asking and len(self.seats()) > 1 else []
+            spots.append(TcpSpotView(seat, hand, tuple(areas), tuple(buttons)))
         return TcpFeltView(dealer, tuple(spots), self.rule(), self.bonus_line())
 
     def _dealer(self, record: Mapping[str, Any] | None, reveal: TcpReveal | None, progress: float,
@@ -335,8 +339,10 @@ class ThreeCardPokerUi(GameUi):
         name, label = f"spot.{seat}.hand", text("hand.spot_label", n=seat)
         if request is not None:                           # the decision: the cards the player may see
             cards = list((request.get("view") or {}).get("cards", ()))
-            status = text("tcp.hand.hint", action=text(HINTS[request["hint"]])) if request.get("hint") in HINTS \
-                else text("tcp.hand.deciding")
+            if request.get("hint") in HINTS:
+                status = text("tcp.hand.hint", action=text(HINTS[request["hint"]]))
+            else:                                         # the spot's own buttons say it when there are several
+                status = text("tcp.hand.deciding") if len(self.seats()) == 1 else ""
             score = hand_name3(eval3(parse_cards(cards))) if len(cards) == 3 else ""
             return HandView(name, label, tuple(CardView(c) for c in cards), (), score, status, highlight=True)
         if doc is None or reveal is None:
