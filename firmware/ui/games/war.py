@@ -136,7 +136,9 @@ def _hands(record: Mapping[str, Any]) -> dict[Any, WarHand]:
 
 
 class WarFamilyUi(GameUi):
-    """Screens of a war-family game; Baccarat War and Blackjack War differ only in their help."""
+    """Screens of a war-family game. Baccarat War and Blackjack War differ only in their help; Hold'em
+    War (``games/holdem_war.py``) also names its hands (:meth:`hand_text`, :meth:`score_line`) and
+    deals community cards (any record with ``community``)."""
 
     screen: ClassVar[type[TableScreen]]
     #: Catalogue key of how an initial hand counts (the help's first paragraph).
