@@ -161,13 +161,18 @@ def draw_hand(p: Painter, area: Rect, hand: HandView, *, card_h: int, origin: tu
                 r = r.move(gap, 0)
             views.append((r, view))
         for r, view in views:
-            draw_card(p, _arriving(r, view.arriving, origin), view.card,
-                      outline=theme.HIGHLIGHT if view.outline else None, dim=view.dim)
+            draw_card_view(p, r, view, origin)
     info = Rect(area.x, cards_box.bottom + 4, area.w, theme.BODY + 6)
     line = "  ".join(part for part in (hand.score, hand.status) if part)
     if line:
         p.text(line, info, theme.BODY, theme.HIGHLIGHT if hand.highlight else theme.TEXT)
         p.region(hand.name + ".score", info)
+
+
+def draw_card_view(p: Painter, r: Rect, view: CardView, origin: tuple[int, int]) -> None:
+    """One card of a view at its place ``r`` (part way from ``origin`` while it arrives)."""
+    draw_card(p, _arriving(r, view.arriving, origin), view.card, outline=theme.HIGHLIGHT if view.outline else None,
+              dim=view.dim)
 
 
 def _arriving(r: Rect, progress: float, origin: tuple[int, int]) -> Rect:
@@ -177,6 +182,14 @@ def _arriving(r: Rect, progress: float, origin: tuple[int, int]) -> Rect:
     ease = 1 - (1 - t) ** 3
     ox, oy = origin
     return Rect(round(ox + (r.x - ox) * ease), round(oy + (r.y - oy) * ease), r.w, r.h)
+
+
+def draw_shoe(p: Painter, r: Rect) -> tuple[int, int]:
+    """The dealing shoe (three card backs); where a dealt card comes from."""
+    p.region("shoe", r)
+    for i in range(3):
+        draw_card(p, Rect(r.x + 8 - 4 * i, r.y + 10 + 4 * i, 100, 140), None)
+    return (r.x, r.y + 10)
 
 
 def draw_banner(p: Painter, text: str, r: Rect) -> None:

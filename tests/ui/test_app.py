@@ -199,18 +199,22 @@ def test_the_pygame_loop_opens_a_window_and_stops_with_the_terminal(app):
     assert a.step(FRAME).regions                           # and the app draws off screen again
 
 
-def test_a_game_without_screens_gives_way_to_one_with_screens(app):
-    cfg = Config.model_validate({"games": {"enabled": ["three-card-poker", "baccarat-war"],
-                                           "default": "three-card-poker"}})
+def test_a_game_without_screens_gives_way_to_one_with_screens(app, monkeypatch):
+    from firmware.ui.games import GAME_UIS
+
+    monkeypatch.delitem(GAME_UIS, "blackjack-war")
+    cfg = Config.model_validate({"games": {"enabled": ["blackjack-war", "baccarat-war"],
+                                           "default": "blackjack-war"}})
     a = app(cfg)
     settle(a)
     assert a.terminal.game_id == "baccarat-war" and "Baccarat War" in texts(a, "title")
 
 
-def test_no_game_with_screens_is_a_clear_error(tmp_path):
-    from firmware.ui.games import NoScreenError
+def test_no_game_with_screens_is_a_clear_error(tmp_path, monkeypatch):
+    from firmware.ui.games import GAME_UIS, NoScreenError
 
-    cfg = Config.model_validate({"games": {"enabled": ["three-card-poker"], "default": "three-card-poker"}})
+    monkeypatch.delitem(GAME_UIS, "blackjack-war")
+    cfg = Config.model_validate({"games": {"enabled": ["blackjack-war"], "default": "blackjack-war"}})
     with Ledger.open(tmp_path) as ledger:
         terminal = Terminal(cfg, ledger, RngService.seeded(1), Devices(), VoucherBook(ledger, terminal_id="T1"))
         with pytest.raises(NoScreenError, match="no enabled game has screens yet"):

@@ -143,3 +143,65 @@ def test_the_golden_comparison_notices_a_different_screen(shots, tmp_path):
     with pytest.raises(AssertionError, match="differs from its golden image"):
         compare(surface, "table-1280x720", tmp_path)
     assert (tmp_path / "table-1280x720.diff.png").exists()
+
+
+# --- Three Card Poker -------------------------------------------------------------------------------
+@pytest.mark.parametrize("size", SIZES)
+def test_three_card_poker_table_and_round(size):
+    surface, frame = render("table", size, "three-card-poker")
+    assert "Three Card Poker" in texts(frame, "title")
+    for wager, label in (("ante", "ANTE"), ("play", "PLAY"), ("ante_bonus", "ANTE BONUS"), ("pair_plus", "PAIR PLUS"),
+                         ("six_card", "6-CARD BONUS")):
+        assert label in texts(frame, f"spot.1.{wager}")
+    assert "Queen high or better" in texts(frame, "rule")
+    actions = {h.name: h.action for h in frame.hits}
+    assert actions["spot.1.ante"].arg == (1, "ante") and "spot.1.play" not in actions
+    assert "40 credits" in texts(frame, "meter.bet")                   # ANTE 25, PAIR PLUS 10, 6-CARD 5
+    assert min(t.size for t in frame.texts) >= theme.MIN_TEXT
+    surface, frame = render("war", size, "three-card-poker")          # the showdown of the demonstration
+    assert "High Card, Queen" in texts(frame, "dealer") and "QUALIFIES" in texts(frame, "dealer")
+    assert "Straight, Jack high" in texts(frame, "spot.1.hand")
+    assert "WIN +20" in texts(frame, "spot.1.ante.result") and "WIN +10" in texts(frame, "spot.1.play.result")
+    assert "1 TO 1 +10" in texts(frame, "spot.1.ante_bonus.result")
+    assert "WIN +30" in texts(frame, "spot.1.pair_plus.result") and "WIN +50" in texts(frame, "spot.1.six_card.result")
+    assert "beats the dealer" in texts(frame, "message")
+    assert min(t.size for t in frame.texts) >= theme.MIN_TEXT
+    _, frame = render("paytable", size, "three-card-poker")
+    body = texts(frame, "body")
+    assert "40 to 1" in body and "1,000 to 1" in body and "96.63%" in body and "97.68%" in body
+    _, frame = render("help", size, "three-card-poker", page=1)
+    assert "PAIR PLUS pays on your three cards alone" in texts(frame, "body")
+
+
+def test_three_card_poker_golden(tmp_path):
+    surface, _ = render("war", (1280, 720), "three-card-poker")
+    compare(surface, "three-card-poker-war-1280x720", tmp_path / "golden")
+
+
+# --- Hold'em War --------------------------------------------------------------------------------------
+@pytest.mark.parametrize("size", SIZES)
+def test_holdem_war_table_and_war(size):
+    surface, frame = render("table", size, "holdem-war")
+    assert "Hold'em War" in texts(frame, "title") and "COMMUNITY CARDS" in texts(frame, "community")
+    for wager, label in (("bac", "BAC"), ("war", "WAR"), ("tie", "TIE"), ("war_pool", "WAR POOL")):
+        assert label in texts(frame, f"spot.1.{wager}")
+    assert "spot.1.four_card" not in frame.regions                    # no FOUR CARD unless configured
+    assert frame.regions["dealer"].right <= frame.regions["community"].x
+    surface, frame = render("war", size, "holdem-war")                # the war won by a K against a 4
+    board = texts(frame, "community")
+    assert all(rank in board for rank in ("5", "6", "7", "8", "K"))
+    assert texts(frame, "spot.1.hand.score") == "Straight, Nine high - war card K"
+    assert texts(frame, "dealer.score") == "Straight, Nine high - war card 4"
+    assert "WIN +90" in texts(frame, "spot.1.tie.result") and "WIN +10" in texts(frame, "spot.1.bac.result")
+    assert "Spot 1 wins the war" in texts(frame, "message")
+    scaler = Scaler(*size)                                            # the community cards are white faces
+    board_px = region_pixels(surface, scaler, frame.regions["community"].inset(60, 50))
+    assert (board_px.reshape(-1, 3) > 240).all(axis=1).mean() > 0.3
+    assert min(t.size for t in frame.texts) >= theme.MIN_TEXT
+    _, frame = render("paytable", size, "holdem-war")
+    assert "18 to 1" in texts(frame, "body") and "not computed" in texts(frame, "body")
+
+
+def test_holdem_war_golden(tmp_path):
+    surface, _ = render("war", (1280, 720), "holdem-war")
+    compare(surface, "holdem-war-war-1280x720", tmp_path / "golden")

@@ -11,6 +11,8 @@ from firmware.errors import EgmError
 GAME_UIS: dict[str, str] = {
     "baccarat-war": "firmware.ui.games.war:BaccaratWarUi",
     "blackjack-war": "firmware.ui.games.war:BlackjackWarUi",
+    "three-card-poker": "firmware.ui.games.three_card_poker:ThreeCardPokerUi",
+    "holdem-war": "firmware.ui.games.holdem_war:HoldemWarUi",
 }
 
 

@@ -21,7 +21,7 @@ from firmware.games.war_family import FOUR_CARD_CATEGORIES
 from firmware.ui import theme
 from firmware.ui.actions import UiAction
 from firmware.ui.betting import Wagers
-from firmware.ui.cards import draw_card
+from firmware.ui.cards import rank_label
 from firmware.ui.games import pays
 from firmware.ui.games.base import DemoRound, GameUi, doc_buttons, result_view
 from firmware.ui.layout import Rect, row
@@ -30,9 +30,10 @@ from firmware.ui.painter import Painter
 from firmware.ui.playback import Beat
 from firmware.ui.screens.base import TableScreen
 from firmware.ui.view import BetAreaView, CardView, ChromeView, DocSection, DocView, HandView
-from firmware.ui.widgets import draw_bet_area, draw_hand
+from firmware.ui.widgets import draw_bet_area, draw_hand, draw_shoe
 
 DEALER = "dealer"
+COMMUNITY = "community"                          #: the community cards (Hold'em War), as a hand key
 MAP_SPOTS = 7                                    #: the pot's map always shows spots 1-7 (FIG. 2, 107)
 
 WAGER_LABELS: dict[str, str] = {
@@ -135,13 +136,20 @@ def _hands(record: Mapping[str, Any]) -> dict[Any, WarHand]:
 
 
 class WarFamilyUi(GameUi):
-    """Screens of a war-family game; Baccarat War and Blackjack War differ only in their help."""
+    """Screens of a war-family game. Baccarat War and Blackjack War differ only in their help; Hold'em
+    War (``games/holdem_war.py``) also names its hands (:meth:`hand_text`, :meth:`score_line`) and
+    deals community cards (any record with ``community``)."""
 
     screen: ClassVar[type[TableScreen]]
     #: Catalogue key of how an initial hand counts (the help's first paragraph).
     counting_help: ClassVar[str]
     #: Catalogue key of a worked example (its cards: :meth:`example_cards`), if the game has one.
     example_help: ClassVar[str | None] = None
+    #: Catalogue keys of what the game says about TIE and the pool's ties (how hands tie differs).
+    side_bets_caption: ClassVar[str] = key("caption.side_bets")
+    tie_help: ClassVar[str] = key("help.war.tie")
+    tie_note: ClassVar[str] = key("paytable.tie_note")
+    pool_tiers_help: ClassVar[str] = key("help.war.pool_tiers")
 
     # --- betting ---------------------------------------------------------------------------------
     @property
@@ -196,12 +204,15 @@ class WarFamilyUi(GameUi):
             for k in order:
                 b.initial[k] = i + 1
                 b.beat("deal", DEAL_S, text("caption.dealing"), fresh=(k, "initial", i))
+        for i in range(len(record.get("community", []))):          # then any community cards
+            b.community = i + 1
+            b.beat("deal", DEAL_S, text("caption.dealing"), fresh=(COMMUNITY, "community", i))
         b.scores = True
-        b.beat("scores", SHOW_S * 0.6, text("caption.scores", dealer=record["dealer"]["score"]))
+        b.beat("scores", SHOW_S * 0.6, text("caption.scores", dealer=self.hand_text(record["dealer"])))
         side = [(s, w) for s in seats for w in ("tie", "four_card") if w in by_seat[s].get("results", {})]
         if side:
             b.results.update(side)
-            b.beat("side_bets", SHOW_S, text("caption.side_bets"))
+            b.beat("side_bets", SHOW_S, text(self.side_bets_caption))
         wars = record.get("wars", {})
         warring = [int(s) for s in wars.get("seats", [])]
         decided = [(s, w) for s in seats if s not in warring for w in ("bac", "war")
@@ -311,6 +322,23 @@ class WarFamilyUi(GameUi):
                            amount=self.ctx.money.currency_of(int(pool.get("paid", 0))))
         b.beat("pool_won", BANNER_S, caption)
 
+    def hand_text(self, doc: Mapping[str, Any]) -> str:
+        """How a hand of the record (a seat's or the dealer's) scores, as the player reads it."""
+        return str(doc.get("hand") or doc["score"])
+
+    def score_line(self, doc: Mapping[str, Any], war: str | None) -> str:
+        """What a hand shows under its cards: its score, or its war score once it has war cards."""
+        if war is not None:
+            return text("hand.war_score", score=war)
+        return text("hand.score", score=self.hand_text(doc))
+
+    def war_text(self, mode: WarScoring, hand: WarHand, step: int) -> str:
+        """A hand's war score after ``step`` war cards (``war_engine.war_score``); by high card it is
+        the war card's rank as the card shows it (J, Q, K, A), not its number."""
+        if mode is WarScoring.HIGH_CARD:
+            return rank_label(hand.war_cards[step - 1])
+        return str(war_score(mode, hand, step))
+
     # --- the felt's view -------------------------------------------------------------------------
     def felt(self, *, wagers: Wagers, record: Mapping[str, Any] | None, beat: Beat | None,
              progress: float, betting: bool, pending: Sequence[Mapping[str, Any]] = ()) -> WarFeltView:
@@ -341,10 +369,8 @@ class WarFamilyUi(GameUi):
             if reveal is None or not reveal.scores or k not in hands:
                 return ""
             n_war = reveal.war.get(k, 0)
-            if n_war:
-                return text("hand.war_score", score=war_score(mode, hands[k], n_war))
             doc = record["dealer"] if k == DEALER else by_seat[k]
-            return text("hand.score", score=doc.get("hand") or doc["score"])
+            return self.score_line(doc, self.war_text(mode, hands[k], n_war) if n_war else None)
 
         def status_of(k: Any) -> str:
             if reveal is None:
@@ -382,7 +408,11 @@ class WarFamilyUi(GameUi):
                                                                         or seat in reveal.pool_live)))
             spots.append(SpotView(seat, hand, tuple(areas)))
         pot = self._pot(wagers, record, reveal, by_seat) if "war_pool" in self.offered else None
-        return WarFeltView(dealer, tuple(spots), pot)
+        community = ()
+        if reveal is not None:
+            community = tuple(CardView(c, progress if reveal.fresh == (COMMUNITY, "community", i) else 1.0)
+                              for i, c in enumerate(record.get("community", [])[:reveal.community]))
+        return WarFeltView(dealer, tuple(spots), pot, community)
 
     def _pot(self, wagers: Wagers, record: Mapping[str, Any] | None, reveal: WarReveal | None,
              by_seat: Mapping[int, Any]) -> PotView:
@@ -440,7 +470,7 @@ class WarFamilyUi(GameUi):
         if "four_card" in self.offered:
             sections.append(pays.category_section(text("paytable.four_card_heading", decks=o.decks),
                                                   FOUR_CARD_CATEGORIES, CATEGORY_LABELS, o.four_card_pays.pays))
-        notes = [text("paytable.tie_note", n=o.tie_pays)]
+        notes = [text(self.tie_note, n=o.tie_pays)]
         if "war_pool" in self.offered:
             notes.append(text("paytable.pool_note", commission=pays.percent(o.pool.commission)))
             if o.pool.dealer_ante:
@@ -463,12 +493,12 @@ class WarFamilyUi(GameUi):
         if self.example_help is not None and o.war_scoring is WarScoring.BACCARAT:
             page1.append(DocSection(text("help.heading_example"), paragraphs=(text(self.example_help),),
                                     cards=self.example_cards()))
-        side = [text("help.war.tie", n=o.tie_pays)]
+        side = [text(self.tie_help, n=o.tie_pays)]
         if "four_card" in self.offered:
             side.append(text("help.war.four_card"))
         if "war_pool" in self.offered:
             side.append(text("help.war.pool"))
-            side.append(text("help.war.pool_tiers"))
+            side.append(text(self.pool_tiers_help))
             side.append(text("help.war.pool_commission", commission=pays.percent(o.pool.commission)))
             if o.pool.dealer_ante:
                 side.append(text("help.war.pool_ante", amount=money.currency_of(o.pool.dealer_ante)))
@@ -521,6 +551,7 @@ class WarFeltView:
     dealer: HandView
     spots: tuple[SpotView, ...]
     pot: PotView | None
+    community: tuple[CardView, ...] = ()     #: Hold'em War's community cards, as far as dealt
 
 
 # --- the table of FIG. 2 ---------------------------------------------------------------------------
@@ -542,12 +573,8 @@ class WarTableScreen(TableScreen):
 
     def draw_felt(self, p: Painter, felt: WarFeltView, chrome: ChromeView) -> None:
         self._felt_lines(p)
-        shoe = self.SHOE
-        p.region("shoe", shoe)
-        for i in range(3):
-            draw_card(p, Rect(shoe.x + 8 - 4 * i, shoe.y + 10 + 4 * i, 100, 140), None)
-        origin = (shoe.x, shoe.y + 10)
-        draw_hand(p, self.DEALER, felt.dealer, card_h=self.DEALER_CARD_H, origin=origin, label_size=theme.LABEL)
+        origin = draw_shoe(p, self.SHOE)
+        self.draw_dealer(p, felt, origin)
         count = max(1, len(felt.spots))
         compact = count >= self.COMPACT_FROM
         if felt.pot is not None:
@@ -556,6 +583,10 @@ class WarTableScreen(TableScreen):
         boxes = row(area, count, 860 if count == 1 else 560, 12 if compact else 20)
         for box, spot in zip(boxes, felt.spots, strict=False):
             self.draw_spot(p, box, spot, origin, chrome, compact)
+
+    def draw_dealer(self, p: Painter, felt: WarFeltView, origin: tuple[int, int]) -> None:
+        """The dealer area (103): the dealer's hand (a game with community cards adds them)."""
+        draw_hand(p, self.DEALER, felt.dealer, card_h=self.DEALER_CARD_H, origin=origin, label_size=theme.LABEL)
 
     def _felt_lines(self, p: Painter) -> None:
         arc = Rect(-200, 300, 2320, 1200)
