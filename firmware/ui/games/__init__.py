@@ -11,6 +11,7 @@ from firmware.errors import EgmError
 GAME_UIS: dict[str, str] = {
     "baccarat-war": "firmware.ui.games.war:BaccaratWarUi",
     "blackjack-war": "firmware.ui.games.war:BlackjackWarUi",
+    "split21-stud": "firmware.ui.games.split21:Split21StudUi",
 }
 
 
