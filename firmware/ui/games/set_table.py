@@ -70,9 +70,10 @@ class SetHandView:
     label: str                          #: HIGH / LOW / FRONT / BACK
     cards: tuple[CardView, ...] = ()
     actions: tuple[UiAction | None, ...] = ()   #: per card: a touch moves it to the other hand
-    touch_names: tuple[str, ...] = ()           #: per touchable card: its region (spot.1.card.As)
     score: str = ""
     result: ResultView | None = None
+    #: per touchable card: its region, by its position in the dealt order (spot.1.card.2)
+    touch_names: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

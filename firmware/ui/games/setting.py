@@ -256,7 +256,7 @@ class HandSettingUi(GameUi):
                 tuple(CardView(str(c), outline=seat in self._house) for c in held),
                 tuple(UiAction("game", ("move", seat, i)) for i in indices),
                 self.score(held) if held else "",
-                touch_names=tuple(f"spot.{seat}.card.{cards[i]}" for i in indices)))
+                touch_names=tuple(f"spot.{seat}.card.{i}" for i in indices)))
         note = self._notes.get(seat) or text("setting.touch_to_move")
         return SetSeatView(seat, text("setgame.spot", n=seat), tuple(hands), summary=self.summary(cards), note=note,
                            areas=self._areas(seat, bets, None, False), highlight=seat == self._turn)
