@@ -12,6 +12,7 @@ GAME_UIS: dict[str, str] = {
     "baccarat-war": "firmware.ui.games.war:BaccaratWarUi",
     "blackjack-war": "firmware.ui.games.war:BlackjackWarUi",
     "split21-stud": "firmware.ui.games.split21:Split21StudUi",
+    "double-super-9": "firmware.ui.games.ds9:DoubleSuper9Ui",
 }
 
 

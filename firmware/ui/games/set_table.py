@@ -186,11 +186,11 @@ class SetTableScreen(TableScreen):
             faces = row(Rect(r.x + 12, r.y + 44, r.w - 24, size), len(dice.faces), size, 18)
             for box, face in zip(faces, dice.faces, strict=True):
                 draw_die(p, box, face, dice.sides)
-        note = Rect(r.x + 12, r.y + 128, r.w - 24, 2 * (theme.SMALL + 6))
+        note = Rect(r.x + 12, r.y + 126, r.w - 24, 3 * (theme.MIN_TEXT + 4))
         p.region("dice.note", note)
-        p.lines(p.wrap(dice.note, note.w, theme.SMALL)[:2], note, theme.SMALL, theme.TEXT, gap=4, align="left")
+        p.lines(p.wrap(dice.note, note.w, theme.MIN_TEXT)[:3], note, theme.MIN_TEXT, theme.TEXT, gap=4, align="left")
         if dice.positions:
-            self.draw_positions(p, Rect(r.x + 12, r.y + 200, r.w - 24, 92), dice.positions)
+            self.draw_positions(p, Rect(r.x + 12, r.y + 206, r.w - 24, 88), dice.positions)
 
     def draw_positions(self, p: Painter, r: Rect, marks: tuple[PositionMark, ...]) -> None:
         """The eight positions clockwise; the first to be dealt to has an arrow and a ring."""

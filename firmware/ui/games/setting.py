@@ -88,9 +88,9 @@ class HandSettingUi(GameUi):
         """The dice box: the round's dice and what they decided (``dice`` is () before a round)."""
         raise NotImplementedError
 
-    def result_steps(self, record: Mapping[str, Any]) -> list[tuple[str, frozenset[str], str]]:
-        """The round's result beats after the dealer's hands are shown: (kind, the wagers settled
-        in it, caption)."""
+    def result_steps(self, record: Mapping[str, Any]) -> list[tuple[str, frozenset[tuple[int, str]], str]]:
+        """The round's result beats after the dealer's hands are shown: (kind, the (seat, wager)s
+        settled in it, caption)."""
         raise NotImplementedError
 
     def hand_result(self, seat: Mapping[str, Any], hand: str) -> ResultView | None:
@@ -174,12 +174,11 @@ class HandSettingUi(GameUi):
 
     # --- a round ---------------------------------------------------------------------------------
     def timeline(self, record: Mapping[str, Any]) -> list[Beat]:
-        seats = [int(s["seat"]) for s in record["seats"]]
         beats = [beat("dice", SetReveal(), self.dice_caption(record))]
         beats.append(beat("dealer", SetReveal(dealer=True), self.dealer_caption(record)))
         done: set[tuple[int, str]] = set()
-        for kind, wagers, caption in self.result_steps(record):
-            done |= {(s, w) for s in seats for w in wagers}
+        for kind, settled, caption in self.result_steps(record):
+            done |= settled
             beats.append(beat(kind, SetReveal(True, frozenset(done)), caption, RESULT_S))
         every = frozenset((int(s["seat"]), w) for s in record["seats"] for w in s.get("results", {}))
         net = int(record.get("net", 0))
@@ -321,6 +320,15 @@ class HandSettingUi(GameUi):
             marks.append(PositionMark(position, dealer_mark if position == dealer else str(position), state,
                                       position == first))
         return tuple(marks)
+
+
+def stack(order: Sequence[int], hands: Mapping[int, str], filler: str, size: int) -> str:
+    """The cards in dealing order (``order``: the positions, first dealt to first; one card to
+    each position, ``size`` times) that deal ``hands`` (position -> its cards in dealt order) and
+    ``filler`` to the positions nobody plays: a shoe stacked for a demonstration or a test."""
+    spare = iter(filler.split())
+    dealt = {p: c.split() for p, c in hands.items()}
+    return " ".join(dealt[p][k] if p in dealt else next(spare) for k in range(size) for p in order)
 
 
 def _hands_of(action: str) -> tuple[list[Card], list[Card]]:

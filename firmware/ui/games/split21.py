@@ -17,13 +17,14 @@ from typing import Any, ClassVar
 from firmware.cards.blackjack import blackjack_total
 from firmware.cards.card import Card, parse_cards
 from firmware.cards.poker5 import HandCategory, category, eval5
-from firmware.games.split21_stud import HOUSE_POSITION, dealing_order
+from firmware.games.split21_stud import BANKED, HOUSE_POSITION, dealing_order
 from firmware.games.split21_stud_house_way import house_way
 from firmware.ui.betting import Wagers
 from firmware.ui.games import pays
 from firmware.ui.games.base import DemoRound, doc_buttons, result_view
 from firmware.ui.games.set_table import DiceView, SetTableScreen
 from firmware.ui.games.setting import HandSettingUi
+from firmware.ui.games.setting import stack as stack_cards
 from firmware.ui.messages import key, text
 from firmware.ui.screens.base import TableScreen
 from firmware.ui.view import DocSection, DocView, ResultView
@@ -50,10 +51,7 @@ def poker_name(cards: Sequence[Card]) -> str:
 def stack(die: int, hands: Mapping[int, str], filler: str) -> str:
     """The 40 cards in dealing order for ``die`` that deal ``hands`` (position -> its five cards in
     dealt order) and ``filler`` to the positions nobody plays (rules step 3)."""
-    order = dealing_order(die)
-    spare = iter(filler.split())
-    dealt = {p: c.split() for p, c in hands.items()}
-    return " ".join(dealt[p][k] if p in dealt else next(spare) for k in range(5) for p in order)
+    return stack_cards(dealing_order(die), hands, filler, 5)
 
 
 #: The demonstration: die 3 (dealing starts at position 4); spot 1 holds K 9 A 5 6 and sets A K
@@ -165,22 +163,27 @@ class Split21StudUi(HandSettingUi):
                         self.positions(first, dealer, players, text("setgame.dealer_mark")))
 
     # --- a round -------------------------------------------------------------------------------
-    def result_steps(self, record: Mapping[str, Any]) -> list[tuple[str, frozenset[str], str]]:
-        seat = record["seats"][0]
+    def result_steps(self, record: Mapping[str, Any]) -> list[tuple[str, frozenset[tuple[int, str]], str]]:
+        seats = record["seats"]
+        seat = seats[0]
         dealer = record["dealer"]
+
+        def of(*wagers: str, only: Any = None) -> frozenset[tuple[int, str]]:
+            return frozenset((int(s["seat"]), w) for s in seats if only is None or only(s) for w in wagers)
+
         mine, theirs = poker_name(_cards(seat["cards"])), poker_name(_cards(dealer["cards"]))
         steps = []
-        if any(s.get("foul") for s in record["seats"]):
-            steps.append(("foul", frozenset({"ante", "high", "low"}), text("s21.caption_foul")))
-        steps.append(("ante", frozenset({"ante"}), text("s21.caption_ante", mine=mine, theirs=theirs)))
-        steps.append(("hands", frozenset({"high", "low"}), text("s21.caption_hands", hands=self.hands_text(seat),
-                                                                 dealer=self.hands_text(dealer))))
+        if any(s.get("foul") for s in seats):
+            steps.append(("foul", of(*BANKED, only=lambda s: s.get("foul")), text("s21.caption_foul")))
+        steps.append(("ante", of("ante", "bank"), text("s21.caption_ante", mine=mine, theirs=theirs)))
+        steps.append(("hands", of("high", "low"), text("s21.caption_hands", hands=self.hands_text(seat),
+                                                        dealer=self.hands_text(dealer))))
         pool = record.get("jackpot") or {}
         if pool.get("pot"):
             players = [w for w in pool.get("winners") or [] if w != "dealer"]
             caption = (text("s21.caption_jackpot_won", hand=poker_name_of(players[0], record)) if players
                        else text("s21.caption_jackpot_house"))
-            steps.append(("jackpot", frozenset({"jackpot"}), caption))
+            steps.append(("jackpot", of("jackpot"), caption))
         return steps
 
     def hand_result(self, seat: Mapping[str, Any], hand: str) -> ResultView | None:
