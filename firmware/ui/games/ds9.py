@@ -115,6 +115,8 @@ class DoubleSuper9Ui(HandSettingUi):
         label = _label(high)
         if points == 9:
             return text("ds9.score_super9", high=label)
+        if points == 1:
+            return text("ds9.score_one_point", high=label)
         return text("ds9.score_points", points=points, high=label)
 
     def shape_ok(self, first: int) -> bool:
