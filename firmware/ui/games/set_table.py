@@ -125,21 +125,24 @@ def draw_die(p: Painter, r: Rect, face: int, sides: int) -> None:
     p.text(str(face), r.inset(r.w // 5), theme.HEADING, theme.SHADE)
 
 
-def draw_hand_box(p: Painter, r: Rect, hand: SetHandView, card_h: int, *, touchable: bool) -> None:
-    """A hand's box: its name (and result tag) on top, its cards, its score under them."""
+def draw_hand_box(p: Painter, r: Rect, hand: SetHandView, card_h: int, *, touchable: bool,
+                  compact: bool = False) -> None:
+    """A hand's box: its name (and result tag) on top, its cards, its score under them (smaller
+    type when ``compact``: many spots at the table)."""
     p.region(hand.name, r)
     p.rect(r, theme.FELT_DARK, radius=16)
     p.rect(r, theme.ACCENT if touchable else theme.FELT_LINE, radius=16, width=3 if touchable else 2)
-    head = Rect(r.x + 10, r.y + 4, r.w - 20, theme.LABEL + 6)
+    label_size, score_size = (theme.BODY, theme.MIN_TEXT) if compact else (theme.LABEL, theme.BODY)
+    head = Rect(r.x + 10, r.y + 3, r.w - 20, label_size + 4)
     if hand.result is not None:
         name_box, tag = head.split_h(2, 3, gap=8)
-        p.text(hand.label, name_box, theme.LABEL, theme.FELT_LINE, align="left")
-        draw_result(p, tag.inset(0, 3), hand.result)
+        p.text(hand.label, name_box, label_size, theme.FELT_LINE, align="left")
+        draw_result(p, tag.inset(0, 1), hand.result)
         p.region(hand.name + ".result", tag)
     else:
-        p.text(hand.label, head, theme.LABEL, theme.FELT_LINE, align="left")
+        p.text(hand.label, head, label_size, theme.FELT_LINE, align="left")
     card_w, _ = card_size(card_h)
-    cards = Rect(r.x + 10, head.bottom + 6, r.w - 20, card_h)
+    cards = Rect(r.x + 10, head.bottom + 4, r.w - 20, card_h)
     slots = fan(cards, max(1, len(hand.cards)), card_w)
     for i, (slot, card) in enumerate(zip(slots, hand.cards, strict=False)):
         draw_card(p, slot, card.card, outline=theme.HIGHLIGHT if card.outline else None, dim=card.dim)
@@ -149,9 +152,9 @@ def draw_hand_box(p: Painter, r: Rect, hand: SetHandView, card_h: int, *, toucha
             p.region(name, slot)
             p.hit(slot, action, name)
     if hand.score:
-        score = Rect(r.x + 8, cards.bottom + 4, r.w - 16, theme.BODY + 8)
+        score = Rect(r.x + 8, cards.bottom + 2, r.w - 16, score_size + 6)
         p.region(hand.name + ".score", score)
-        p.text(hand.score, score, theme.BODY, theme.TEXT)
+        p.text(hand.score, score, score_size, theme.TEXT)
 
 
 class SetTableScreen(TableScreen):
@@ -163,6 +166,8 @@ class SetTableScreen(TableScreen):
     SEATS = Rect(24, 396, 1872, 478)
     #: The most cards one hand can hold (its box is made wide enough for them).
     HAND_CARDS = 3
+    #: A spot narrower than this puts its hands one above the other.
+    COMPACT_BELOW = 560
 
     def draw_felt(self, p: Painter, felt: SetFeltView, chrome: ChromeView) -> None:
         if felt.dice is not None:
@@ -186,7 +191,7 @@ class SetTableScreen(TableScreen):
             faces = row(Rect(r.x + 12, r.y + 44, r.w - 24, size), len(dice.faces), size, 18)
             for box, face in zip(faces, dice.faces, strict=True):
                 draw_die(p, box, face, dice.sides)
-        note = Rect(r.x + 12, r.y + 126, r.w - 24, 3 * (theme.MIN_TEXT + 4))
+        note = Rect(r.x + 12, r.y + (126 if dice.faces else 56), r.w - 24, 3 * (theme.MIN_TEXT + 4))
         p.region("dice.note", note)
         p.lines(p.wrap(dice.note, note.w, theme.MIN_TEXT)[:3], note, theme.MIN_TEXT, theme.TEXT, gap=4, align="left")
         if dice.positions:
@@ -236,8 +241,9 @@ class SetTableScreen(TableScreen):
             p.region("dealer.summary", line)
             p.text(dealer.summary, line, theme.BODY, theme.TEXT)
 
-    def draw_hands(self, p: Painter, r: Rect, who: SetSeatView, *, card_h: int) -> None:
-        """The two hands side by side (or the face-down cards, or two empty boxes)."""
+    def draw_hands(self, p: Painter, r: Rect, who: SetSeatView, *, card_h: int, vertical: bool = False) -> None:
+        """The two hands side by side, or one above the other (or the face-down cards, or two
+        empty boxes)."""
         card_w, _ = card_size(card_h)
         if who.hidden and not who.hands:
             slots = fan(Rect(r.x, r.y + (r.h - card_h) // 2, r.w, card_h), who.hidden, card_w)
@@ -247,37 +253,56 @@ class SetTableScreen(TableScreen):
         hands = who.hands
         if not hands:
             return
-        width = min((r.w - 16 * (len(hands) - 1)) // len(hands), self.HAND_CARDS * round(card_w * 1.08) + 28)
-        for box, hand in zip(row(r, len(hands), width, 24), hands, strict=True):
-            draw_hand_box(p, box, hand, card_h, touchable=any(a is not None for a in hand.actions))
+        if vertical:
+            boxes = r.split_v(*([1] * len(hands)), gap=10)
+        else:
+            width = min((r.w - 16 * (len(hands) - 1)) // len(hands), self.HAND_CARDS * round(card_w * 1.08) + 28)
+            boxes = row(r, len(hands), width, 24)
+        for box, hand in zip(boxes, hands, strict=True):
+            draw_hand_box(p, box, hand, card_h, touchable=any(a is not None for a in hand.actions), compact=vertical)
 
     def draw_seat(self, p: Painter, r: Rect, seat: SetSeatView) -> None:
+        """A spot: its two hands side by side, or (a narrow spot, many at the table) one above the
+        other with its wager areas two to a row."""
         p.region(f"spot.{seat.seat}", r)
         p.rect(r, theme.FELT_DARK, radius=22)
         p.rect(r, theme.HIGHLIGHT if seat.highlight else theme.FELT_LINE, radius=22, width=3 if seat.highlight else 2)
+        compact = r.w < self.COMPACT_BELOW
         head = Rect(r.x + 16, r.y + 6, r.w - 32, theme.LABEL + 6)
-        label, summary = head.split_h(1, 3, gap=10)
+        label, summary = head.split_h(1, 3, gap=10) if not compact else (head, None)
         p.text(seat.label, label, theme.LABEL, theme.HIGHLIGHT if seat.highlight else theme.FELT_LINE, align="left")
-        if seat.summary:
+        if seat.summary and summary is not None:
             p.region(f"spot.{seat.seat}.summary", summary)
             p.text(seat.summary, summary, theme.BODY, theme.TEXT, align="right")
-        areas_h = 92
+        columns = 2 if compact and len(seat.areas) > 2 else max(1, len(seat.areas))
+        lines = -(-len(seat.areas) // columns) if seat.areas else 0
+        line_h = 92 if lines <= 1 else 56
+        areas_h = lines * line_h + (lines - 1) * 8
         note_h = theme.BODY + 10
         hands = Rect(r.x + 12, head.bottom + 4, r.w - 24, r.h - head.h - areas_h - note_h - 30)
-        card_h = min(170, hands.h - (theme.LABEL + 10) - (theme.BODY + 16) - 10)
-        card_w = card_size(card_h)[0]
-        fits = (hands.w - 24) // 2 - 28
-        if self.HAND_CARDS * card_w * 1.08 > fits:            # narrow spots: smaller cards
-            card_h = max(60, int(fits / (self.HAND_CARDS * 1.08) / 0.714))
-        self.draw_hands(p, hands, seat, card_h=card_h)
+        if compact:
+            card_h = (hands.h - 10) // 2 - (theme.BODY + 7) - (theme.MIN_TEXT + 8) - 6
+            card_h = min(card_h, int((hands.w - 24) / (self.HAND_CARDS * 1.08) / 0.714))
+            self.draw_hands(p, hands, seat, card_h=card_h, vertical=True)
+        else:
+            card_h = min(170, hands.h - (theme.LABEL + 10) - (theme.BODY + 16) - 10)
+            fits = (hands.w - 24) // 2 - 28
+            if self.HAND_CARDS * card_size(card_h)[0] * 1.08 > fits:
+                card_h = max(60, int(fits / (self.HAND_CARDS * 1.08) / 0.714))
+            self.draw_hands(p, hands, seat, card_h=card_h)
         note = Rect(r.x + 16, hands.bottom + 4, r.w - 32, note_h)
         p.region(f"spot.{seat.seat}.note", note)
-        if seat.note:
+        line = seat.note or (seat.summary if compact else "")
+        if line:
             p.shade(note, theme.SHADE, 90, radius=10)
-            p.text(seat.note, note.inset(8, 2), theme.BODY, theme.TEXT)
-        areas = Rect(r.x + 12, r.bottom - areas_h - 10, r.w - 24, areas_h)
-        if seat.areas:
-            width = min(300, (areas.w - 12 * (len(seat.areas) - 1)) // len(seat.areas))
-            for box, area in zip(row(areas, len(seat.areas), width, 12), seat.areas, strict=True):
+            p.text(line, note.inset(8, 2), theme.BODY if not compact else theme.MIN_TEXT, theme.TEXT)
+        if not seat.areas:
+            return
+        top = r.bottom - areas_h - 10
+        for i in range(lines):
+            chunk = seat.areas[i * columns:(i + 1) * columns]
+            band = Rect(r.x + 12, top + i * (line_h + 8), r.w - 24, line_h)
+            width = min(300, (band.w - 12 * (columns - 1)) // columns)
+            for box, area in zip(row(band, len(chunk), width, 12), chunk, strict=True):
                 action = UiAction("bet", (area.seat, area.wager)) if area.enabled and not area.linked else None
                 draw_bet_area(p, box, area, action, chip_label=f"{area.amount:,}" if area.amount else "")
