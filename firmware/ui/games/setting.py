@@ -18,6 +18,7 @@ then the settlement.
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -59,39 +60,42 @@ class HandSettingUi(GameUi):
         self.round_started()
 
     # --- what the game supplies ------------------------------------------------------------------
+    @abstractmethod
     def hand_label(self, hand: str) -> str:
-        raise NotImplementedError
+        """The name of one of the two hands (HIGH, FRONT...)."""
 
+    @abstractmethod
     def score(self, cards: Sequence[Card]) -> str:
         """A hand's score as the player reads it (a blackjack total, Super 9 points)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def shape_ok(self, first: int) -> bool:
         """Whether a first hand of ``first`` cards (the second holds the rest) is a setting."""
-        raise NotImplementedError
 
+    @abstractmethod
     def shape_message(self) -> str:
-        raise NotImplementedError
+        """Why an arrangement of the wrong size cannot be set."""
 
+    @abstractmethod
     def foul_message(self) -> str:
-        raise NotImplementedError
+        """Why a foul arrangement is refused."""
 
+    @abstractmethod
     def house_way_first(self, cards: Sequence[Card]) -> tuple[int, ...]:
         """Positions of the first hand's cards in the game's own house way."""
-        raise NotImplementedError
 
     def summary(self, cards: Sequence[Card]) -> str:
         """A line about all the spot's cards (Split 21 Stud: the poker hand); "" for none."""
         return ""
 
+    @abstractmethod
     def dice_view(self, dice: Sequence[int], record: Mapping[str, Any] | None, wagers: Wagers) -> DiceView:
         """The dice box: the round's dice and what they decided (``dice`` is () before a round)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def result_steps(self, record: Mapping[str, Any]) -> list[tuple[str, frozenset[tuple[int, str]], str]]:
         """The round's result beats after the dealer's hands are shown: (kind, the (seat, wager)s
         settled in it, caption)."""
-        raise NotImplementedError
 
     def hand_result(self, seat: Mapping[str, Any], hand: str) -> ResultView | None:
         """The tag on one of a spot's hands once its wagers are settled (None: no tag)."""
@@ -104,8 +108,9 @@ class HandSettingUi(GameUi):
     def dealer_label(self, record: Mapping[str, Any] | None) -> str:
         return text("setgame.dealer")
 
+    @abstractmethod
     def area_label(self, wager: str) -> str:
-        raise NotImplementedError
+        """The name printed on a wager area."""
 
     def linked(self, wager: str) -> bool:
         """A wager that follows another on the slip and cannot be touched alone."""
@@ -199,7 +204,7 @@ class HandSettingUi(GameUi):
         return text("setgame.caption_dealer", hands=self.hands_text(dealer))
 
     def hands_text(self, hand: Mapping[str, Any]) -> str:
-        """``HIGH 20, LOW 17``: a set hand of the record in words."""
+        """``HIGH 20 and LOW 17``: a set hand of the record in words."""
         return text("list.separator").join(
             text("setgame.hand_score", hand=self.hand_label(h), score=self.score(parse_cards(" ".join(hand[h]))))
             for h in self.hands)
@@ -214,6 +219,8 @@ class HandSettingUi(GameUi):
                                                for w in s.get("results", {})), True)
         by_seat = {int(s["seat"]): s for s in record["seats"]} if record is not None else {}
         requests = {int(r["seat"]): r for r in pending if r.get("kind") == "set_hand"}
+        # The spot being set now (the lowest waiting): its buttons are the ones drawn
+        # (decision_buttons, asked after the felt by builders.table_view).
         self._turn = min(requests) if requests else None
         title, lines = self.reminders()
         if record is not None:
