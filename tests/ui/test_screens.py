@@ -205,3 +205,82 @@ def test_holdem_war_table_and_war(size):
 def test_holdem_war_golden(tmp_path):
     surface, _ = render("war", (1280, 720), "holdem-war")
     compare(surface, "holdem-war-war-1280x720", tmp_path / "golden")
+
+# --- Split 21 Stud -----------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def split21_shots():
+    return {(screen, size): render(screen, size, "split21-stud") for size in SIZES
+            for screen in ("table", "war", "paytable", "help")}
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_split21_stud_table_and_round(split21_shots, size):
+    surface, frame = split21_shots["table", size]
+    assert surface.get_size() == size
+    for name in ("dice", "dealer", "dealer.hand.high", "dealer.hand.low", "reminders", "spot.1", "spot.1.hand.high",
+                 "spot.1.hand.low", "spot.1.ante", "spot.1.low", "spot.1.high", "button.deal", "message"):
+        assert name in frame.regions, name
+    assert "ANTE" in texts(frame, "spot.1.ante") and "HIGH (x2)" in texts(frame, "spot.1.high")
+    assert "20" in texts(frame, "spot.1.high") and "$0.40" in texts(frame, "meter.bet")
+    assert frame.hit("spot.1.low").action.arg == (1, "low") and "spot.1.high" not in {h.name for h in frame.hits}
+    assert "The die is rolled when you deal" in texts(frame, "dice.note")
+    assert min(t.size for t in frame.texts) >= theme.MIN_TEXT
+    surface, frame = split21_shots["war", size]
+    assert texts(frame, "spot.1.hand.high.score") == "21 in two cards" and texts(frame, "dealer.hand.low.score") == "13"
+    assert "LOSE -10" in texts(frame, "spot.1.ante.result") and "WIN +20" in texts(frame, "spot.1.high.result")
+    assert "WIN +10" in texts(frame, "spot.1.hand.low.result") and "You win $0.20" in texts(frame, "message")
+    assert "Die 3: dealing starts at position 4" in texts(frame, "dice.note")
+    assert texts(frame, "dice.position.8") == "D" and "$20.20" in texts(frame, "meter.credit")
+    for name in ("spot.1.hand.high", "spot.1.hand.low", "dealer.hand.high", "dealer.hand.low", "dice", "spot.1"):
+        r = frame.regions[name]                                   # what is drawn in a box stays in it
+        inside = [t.rect for t in frame.texts if r.contains(*t.rect.center)]
+        assert inside and all(r.contains(t.x, t.y) and r.contains(t.right - 1, t.bottom - 1) for t in inside), name
+    spot, dealer, dice = frame.regions["spot.1"], frame.regions["dealer"], frame.regions["dice"]
+    assert dice.right <= dealer.x and dealer.bottom <= spot.y
+    assert min(t.size for t in frame.texts) >= theme.MIN_TEXT
+    _, frame = split21_shots["paytable", size]
+    assert "99.97%" in texts(frame, "body") and "Monte Carlo" in texts(frame, "footer")
+    _, frame = split21_shots["help", size]
+    assert "HIGH is placed with LOW at 2 times" in texts(frame, "body") and "K 9 A 5 6" in texts(frame, "body")
+
+
+def test_split21_stud_golden(split21_shots, tmp_path):
+    compare(split21_shots["war", (1280, 720)][0], "split21-stud-war-1280x720", tmp_path / "golden")
+
+
+# --- Double Super 9 ----------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def ds9_shots():
+    return {(screen, size): render(screen, size, "double-super-9") for size in SIZES
+            for screen in ("table", "war", "paytable", "help")}
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_double_super_9_table_and_round(ds9_shots, size):
+    surface, frame = ds9_shots["table", size]
+    assert surface.get_size() == size
+    for name in ("dice", "dealer", "dealer.hand.front", "dealer.hand.back", "spot.1", "spot.1.hand.front",
+                 "spot.1.hand.back", "spot.1.bet", "button.deal"):
+        assert name in frame.regions, name
+    assert frame.hit("spot.1.bet").action.arg == (1, "bet") and "10" in texts(frame, "spot.1.bet")
+    assert "Three dice are rolled when you deal" in texts(frame, "dice.note")
+    assert min(t.size for t in frame.texts) >= theme.MIN_TEXT
+    surface, frame = ds9_shots["war", size]
+    assert texts(frame, "spot.1.hand.front.score") == "SUPER 9, 6 high" and texts(frame, "dealer.hand.back.score") == \
+        "Pair 5-5"
+    assert "WIN" in texts(frame, "spot.1.hand.front.result") and "COPY" in texts(frame, "spot.1.hand.back.result")
+    assert "WIN +9" in texts(frame, "spot.1.bet.result") and "You win $0.09" in texts(frame, "message")
+    assert "BANKER (THE HOUSE)" in texts(frame, "dealer") and texts(frame, "dice.position.8") == "B"
+    for name in ("spot.1.hand.front", "spot.1.hand.back", "dealer.hand.front", "dealer.hand.back", "dice", "spot.1"):
+        r = frame.regions[name]                                   # what is drawn in a box stays in it
+        inside = [t.rect for t in frame.texts if r.contains(*t.rect.center)]
+        assert inside and all(r.contains(t.x, t.y) and r.contains(t.right - 1, t.bottom - 1) for t in inside), name
+    assert min(t.size for t in frame.texts) >= theme.MIN_TEXT
+    _, frame = ds9_shots["paytable", size]
+    assert "96.82%" in texts(frame, "body") and "exact" in texts(frame, "footer")
+    _, frame = ds9_shots["help", size]
+    assert "6 5 3 5" in texts(frame, "body")
+
+
+def test_double_super_9_golden(ds9_shots, tmp_path):
+    compare(ds9_shots["war", (1280, 720)][0], "double-super-9-war-1280x720", tmp_path / "golden")

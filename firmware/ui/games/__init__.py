@@ -13,6 +13,8 @@ GAME_UIS: dict[str, str] = {
     "blackjack-war": "firmware.ui.games.war:BlackjackWarUi",
     "three-card-poker": "firmware.ui.games.three_card_poker:ThreeCardPokerUi",
     "holdem-war": "firmware.ui.games.holdem_war:HoldemWarUi",
+    "split21-stud": "firmware.ui.games.split21:Split21StudUi",
+    "double-super-9": "firmware.ui.games.ds9:DoubleSuper9Ui",
 }
 
 

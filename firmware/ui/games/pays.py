@@ -59,3 +59,16 @@ def table_section(ctx: Any, decks: int, cards: str | None = None) -> DocSection:
                   total=money.currency_of(limits.max_total_bet)),
              cards or text("help.decks", decks=decks), text("help.malfunction"))
     return DocSection(text("help.heading_table"), paragraphs=lines)
+
+
+def ratio(value: Any) -> str:
+    """A pay given as a ratio (a ``Fraction``: 1, 3/2) as the table says it: "1 to 1", "3 to 2"."""
+    return text("paytable.ratio", n=f"{value.numerator:,}", d=f"{value.denominator:,}")
+
+
+def wager_section(sheet: Any, rows: Iterable[tuple[str, str, str]]) -> DocSection:
+    """The main pay table of a game: per wager (PAR sheet name, label, what it pays) a row with its
+    return from the sheet ("not computed" where the sheet has no figure)."""
+    body: list[tuple[str, ...]] = [wager_header()]
+    body.extend((label, pays, rtp(sheet, name)) for name, label, pays in rows)
+    return DocSection(text("paytable.main_heading"), tuple(body), header=True)
