@@ -21,6 +21,34 @@ def stake(wagers: Wagers) -> int:
     return sum(sum(bets.values()) for bets in wagers.values())
 
 
+def follow(wagers: Wagers, leader: str, follower: str, times: int = 1) -> Wagers:
+    """Every spot with ``leader`` staked has ``follower`` at ``times`` the leader; a spot without
+    the leader has no follower (Baccarat War's WAR = BAC, Split 21 Stud's HIGH = k x LOW)."""
+    out: Wagers = {}
+    for seat, bets in wagers.items():
+        bets = dict(bets)
+        if bets.get(leader):
+            bets[follower] = times * bets[leader]
+        else:
+            bets.pop(follower, None)
+        out[seat] = bets
+    return out
+
+
+def short_spot(wagers: Wagers, required: tuple[str, ...]) -> tuple[int, str] | None:
+    """The first spot with chips down that lacks one of the ``required`` wagers, and that wager."""
+    for seat, bets in sorted(wagers.items()):
+        if any(bets.values()):
+            for wager in required:
+                if not bets.get(wager):
+                    return seat, wager
+    return None
+
+
+def has_chips(wagers: Wagers) -> bool:
+    return any(any(bets.values()) for bets in wagers.values())
+
+
 class SlipRefused(Exception):
     """A chip that cannot go where the player put it; ``str()`` is the player's message."""
 

@@ -14,6 +14,17 @@ import pytest  # noqa: E402
 SIZES = [(1920, 1080), (1280, 720)]
 
 
+@pytest.fixture
+def session(request, tmp_path):
+    """A terminal with simulated devices and the player's screens (``tests/ui/session.py``), for the
+    test module's ``GAMES`` (the games configuration; Baccarat War's acceptance set without one)."""
+    from tests.ui.session import Session
+
+    s = Session(tmp_path, games=getattr(request.module, "GAMES", None))
+    yield s
+    s.close()
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _fonts():
     pygame.font.init()

@@ -10,20 +10,12 @@ driver -> its calibration -> the terminal -> the screens' hit areas. Frames are 
 
 from __future__ import annotations
 
-import pytest
-
 from firmware.ledger.ledger import accounting_difference
 from tests.ui.conftest import region_pixels
-from tests.ui.session import Session
 
 FIG_8 = "Qs 2d 3h Ah Td Ts 6c 9s"          # dealing order: spot 1, dealer, spot 1, dealer, war cards
 
 
-@pytest.fixture
-def session(tmp_path):
-    s = Session(tmp_path)
-    yield s
-    s.close()
 
 def test_a_player_session_by_touch_only(session):
     s = session

@@ -13,24 +13,14 @@ stacked shoe deals spot 1 6s 5d 3h 5c and the house 5s 5h 2d 6c (``setting.stack
 
 from __future__ import annotations
 
-import pytest
-
 from firmware.games.double_super_9 import dealing_order, dice_position
 from firmware.ledger.ledger import accounting_difference
 from firmware.ui.games.ds9 import DEMO_FILLER
 from firmware.ui.games.setting import stack
-from tests.ui.session import Session
 
 GAMES = {"enabled": ["double-super-9"], "default": "double-super-9", "seats": 1}
 DICE = [5, 2, 6]
 SHOE = stack(dealing_order(dice_position(sum(DICE), 8)), {1: "6s 5d 3h 5c", 8: "5s 5h 2d 6c"}, DEMO_FILLER, 4).split()
-
-
-@pytest.fixture
-def session(tmp_path):
-    s = Session(tmp_path, games=GAMES)
-    yield s
-    s.close()
 
 
 def test_a_double_super_9_session_by_touch_only(session):

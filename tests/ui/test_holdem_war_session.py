@@ -5,23 +5,13 @@ won, CASH OUT, and the printed voucher's exact amount. Frames are saved and chec
 
 from __future__ import annotations
 
-import pytest
-
 from firmware.ledger.ledger import accounting_difference
-from tests.ui.session import Session
 
 GAMES = {"enabled": ["holdem-war"], "default": "holdem-war", "seats": 1}
 #: Dealing order: spot 1, dealer, spot 1, dealer, the five community cards, then the war cards (spot
 #: 1, dealer). Spot 1's 9 2 and the dealer's 9 3 both play the board's 5 6 7 8 for a nine-high
 #: straight: an exact split. The war cards K and 4: spot 1 wins the war (high card).
 CARDS = ["9h", "9d", "2c", "3c", "5s", "6h", "7d", "8c", "Kd", "Kh", "4s"]
-
-
-@pytest.fixture
-def session(tmp_path):
-    s = Session(tmp_path, games=GAMES)
-    yield s
-    s.close()
 
 
 def test_a_holdem_war_session_by_touch_only(session):

@@ -13,23 +13,13 @@ position 1 and the stacked shoe deals spot 1 Kd 9s As 5h 6c and the house (posit
 
 from __future__ import annotations
 
-import pytest
-
 from firmware.ledger.ledger import accounting_difference
 from firmware.ui.games.split21 import DEMO_FILLER, stack
-from tests.ui.session import Session
 
 GAMES = {"enabled": ["split21-stud"], "default": "split21-stud", "seats": 1,
          "options": {"split21-stud": {"jackpot": {"enabled": True}}}}
 DIE = 8
 SHOE = stack(DIE, {1: "Kd 9s As 5h 6c", 8: "Qh Qd 7c 4s 3h"}, DEMO_FILLER).split()
-
-
-@pytest.fixture
-def session(tmp_path):
-    s = Session(tmp_path, games=GAMES)
-    yield s
-    s.close()
 
 
 def test_a_split21_stud_session_by_touch_only(session):

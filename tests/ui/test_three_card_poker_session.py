@@ -5,23 +5,13 @@ turn, the result, CASH OUT, and the printed voucher's exact amount. Frames are s
 
 from __future__ import annotations
 
-import pytest
-
 from firmware.ledger.ledger import accounting_difference
-from tests.ui.session import Session
 
 GAMES = {"enabled": ["three-card-poker"], "default": "three-card-poker", "seats": 1,
          "options": {"three-card-poker": {}}}
 #: Dealing order: spot 1, dealer, three times. Spot 1: Q Q 7 (a pair of queens); the dealer:
 #: J 8 3 (jack-high: it does not qualify).
 CARDS = ["Qs", "Jc", "Qh", "8s", "7d", "3d"]
-
-
-@pytest.fixture
-def session(tmp_path):
-    s = Session(tmp_path, games=GAMES)
-    yield s
-    s.close()
 
 
 def test_a_three_card_poker_session_by_touch_only(session):

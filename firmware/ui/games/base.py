@@ -107,6 +107,15 @@ class GameUi(ABC):
     def timeline(self, record: Mapping[str, Any]) -> list[Beat]:
         """The completed round ``record`` shown step by step (the last beat shows everything)."""
 
+    def settled_caption(self, record: Mapping[str, Any]) -> str:
+        """The settlement beat's caption: the round's net for the player, in currency."""
+        net = int(record.get("net", 0))
+        if net > 0:
+            return text("caption.settled_win", amount=self.ctx.money.currency_of(net))
+        if net < 0:
+            return text("caption.settled_lose", amount=self.ctx.money.currency_of(-net))
+        return text("caption.settled_even")
+
     def beats(self, record: Mapping[str, Any]) -> list[Beat]:
         """:meth:`timeline`, kept for the record last asked about (the screens ask every frame)."""
         cached = getattr(self, "_beats", None)

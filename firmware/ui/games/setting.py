@@ -186,13 +186,7 @@ class HandSettingUi(GameUi):
             done |= settled
             beats.append(beat(kind, SetReveal(True, frozenset(done)), caption, RESULT_S))
         every = frozenset((int(s["seat"]), w) for s in record["seats"] for w in s.get("results", {}))
-        net = int(record.get("net", 0))
-        if net > 0:
-            caption = text("caption.settled_win", amount=self.ctx.money.currency_of(net))
-        elif net < 0:
-            caption = text("caption.settled_lose", amount=self.ctx.money.currency_of(-net))
-        else:
-            caption = text("caption.settled_even")
+        caption = self.settled_caption(record)
         beats.append(Beat("settle", 0.0, SetReveal(True, every, True), caption))
         return beats
 

@@ -19,7 +19,7 @@ from firmware.cards.card import Card, parse_cards
 from firmware.cards.poker5 import HandCategory, category, eval5
 from firmware.games.split21_stud import BANKED, HOUSE_POSITION, dealing_order
 from firmware.games.split21_stud_house_way import house_way
-from firmware.ui.betting import Wagers
+from firmware.ui.betting import Wagers, follow, has_chips, short_spot
 from firmware.ui.games import pays
 from firmware.ui.games.base import DemoRound, doc_buttons, result_view
 from firmware.ui.games.set_table import DiceView, SetTableScreen
@@ -91,24 +91,13 @@ class Split21StudUi(HandSettingUi):
         k = self.ctx.options.high_multiple
         if not k:
             return wagers
-        out = {}
-        for seat, bets in wagers.items():
-            bets = dict(bets)
-            if bets.get("low"):
-                bets["high"] = k * bets["low"]
-            else:
-                bets.pop("high", None)
-            out[seat] = bets
-        return out
+        return follow(wagers, "low", "high", k)
 
     def check_slip(self, wagers: Wagers) -> str | None:
-        playing = {s: b for s, b in wagers.items() if any(b.values())}
-        if not playing:
+        if not has_chips(wagers):
             return text("message.place_bet")
-        for seat, bets in sorted(playing.items()):
-            if not (bets.get("ante") and bets.get("low") and bets.get("high")):
-                return text("s21.needs_bets", spot=seat)
-        return None
+        short = short_spot(wagers, ("ante", "low", "high"))
+        return None if short is None else text("s21.needs_bets", spot=short[0])
 
     def area_label(self, wager: str) -> str:
         if wager == "high" and self.ctx.options.high_multiple:

@@ -22,7 +22,7 @@ from firmware.cards.poker3 import best3_of, eval3
 from firmware.games.three_card_poker import AnteBonusPays, PairPlusPays, SixCardPays
 from firmware.ui import theme
 from firmware.ui.actions import UiAction
-from firmware.ui.betting import Wagers
+from firmware.ui.betting import Wagers, has_chips, short_spot
 from firmware.ui.cards import rank_label
 from firmware.ui.games import pays
 from firmware.ui.games.base import DemoRound, GameUi, doc_buttons, result_view
@@ -176,14 +176,10 @@ class ThreeCardPokerUi(GameUi):
         return [s for s in range(1, self.ctx.seats + 1) if s != banker]
 
     def check_slip(self, wagers: Wagers) -> str | None:
-        playing = {s: b for s, b in wagers.items() if any(b.values())}
-        if not playing:
+        if not has_chips(wagers):
             return text("message.place_bet")
-        for seat, bets in sorted(playing.items()):
-            for wager in self.ctx.options.mandatory:
-                if not bets.get(wager):
-                    return text("tcp.message.needs", spot=seat, wager=text(LABELS[wager]))
-        return None
+        short = short_spot(wagers, tuple(self.ctx.options.mandatory))
+        return None if short is None else text("tcp.message.needs", spot=short[0], wager=text(LABELS[short[1]]))
 
     # --- the decision ----------------------------------------------------------------------------
     def decision_buttons(self, request: Mapping[str, Any]) -> list[ButtonView]:
@@ -256,13 +252,7 @@ class ThreeCardPokerUi(GameUi):
             results.update((int(s["seat"]), w) for s in played for w in ("ante", "play", "ante_bonus"))
             beat("compare", SHOW_S * 1.2, " ".join(self._showdown(record, s) for s in played), up=True)
         results.update((int(s["seat"]), w) for s in seats for w in [*s.get("results", {}), "ante_bonus"])
-        net = int(record.get("net", 0))
-        if net > 0:
-            caption = text("caption.settled_win", amount=self.ctx.money.currency_of(net))
-        elif net < 0:
-            caption = text("caption.settled_lose", amount=self.ctx.money.currency_of(-net))
-        else:
-            caption = text("caption.settled_even")
+        caption = self.settled_caption(record)
         beat("settle", 0.0, caption, up=True, settled=True)
         return beats
 

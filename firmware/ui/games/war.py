@@ -20,7 +20,7 @@ from firmware.games.war_engine import WarHand, WarScoring, war_score
 from firmware.games.war_family import FOUR_CARD_CATEGORIES
 from firmware.ui import theme
 from firmware.ui.actions import UiAction
-from firmware.ui.betting import Wagers
+from firmware.ui.betting import Wagers, follow, has_chips, short_spot
 from firmware.ui.cards import rank_label
 from firmware.ui.games import pays
 from firmware.ui.games.base import DemoRound, GameUi, doc_buttons, result_view
@@ -166,24 +166,13 @@ class WarFamilyUi(GameUi):
     def link(self, wagers: Wagers) -> Wagers:
         if not self.war_follows_bac or "war" not in self.offered:
             return wagers
-        out = {}
-        for seat, bets in wagers.items():
-            bets = dict(bets)
-            if bets.get("bac"):
-                bets["war"] = bets["bac"]
-            else:
-                bets.pop("war", None)
-            out[seat] = bets
-        return out
+        return follow(wagers, "bac", "war")
 
     def check_slip(self, wagers: Wagers) -> str | None:
-        playing = {s: b for s, b in wagers.items() if any(b.values())}
-        if not playing:
+        if not has_chips(wagers):
             return text("message.place_bet")
-        for seat, bets in sorted(playing.items()):
-            if not bets.get("bac"):
-                return text("message.needs_bac", spot=seat)
-        return None
+        short = short_spot(wagers, ("bac",))
+        return None if short is None else text("message.needs_bac", spot=short[0])
 
     # --- a round ---------------------------------------------------------------------------------
     def mode(self, record: Mapping[str, Any] | None = None) -> WarScoring:
@@ -227,13 +216,7 @@ class WarFamilyUi(GameUi):
             self._pool(b, mode, hands, pool, by_seat)
         b.results.update((s, w) for s in seats for w in by_seat[s].get("results", {}))
         b.at_war = set()
-        net = int(record.get("net", 0))
-        if net > 0:
-            caption = text("caption.settled_win", amount=self.ctx.money.currency_of(net))
-        elif net < 0:
-            caption = text("caption.settled_lose", amount=self.ctx.money.currency_of(-net))
-        else:
-            caption = text("caption.settled_even")
+        caption = self.settled_caption(record)
         b.beat("settle", 0.0, caption, settled=True)
         return b.beats
 
