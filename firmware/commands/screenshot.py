@@ -55,10 +55,13 @@ def _screenshot(args: argparse.Namespace) -> int:
 
     import pygame
 
-    from firmware.ui.render import render
+    from firmware.ui.render import PageError, render
 
     started = time.perf_counter()
-    surface, frame = render(args.screen, size, args.game, page=args.page - 1)
+    try:
+        surface, frame = render(args.screen, size, args.game, page=args.page - 1)
+    except PageError as exc:
+        raise UsageError(f"--page: {exc}") from None
     tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp.png")
     try:
         pygame.image.save(surface, str(tmp))

@@ -28,6 +28,10 @@ SERVICE = ("service", "recall", "calibration")
 BUILT = PLAYER + SERVICE
 
 
+class PageError(EgmError):
+    """A help or pay-table page the document does not have."""
+
+
 def render(screen: str, size: tuple[int, int] = (1920, 1080), game: str = "baccarat-war", *,
            page: int = 0) -> tuple[pygame.Surface, Frame]:
     """Draw ``screen`` of ``game`` at ``size``; the surface and what was drawn where."""
@@ -46,7 +50,8 @@ def render(screen: str, size: tuple[int, int] = (1920, 1080), game: str = "bacca
     if screen in ("paytable", "help"):
         sheet = sheet_for_config(demo_config(game), game, gui.ctx.options)
         doc = gui.paytable(sheet) if screen == "paytable" else gui.help(sheet)
-        page = max(0, min(page, len(doc.pages) - 1))
+        if not 0 <= page < len(doc.pages):
+            raise PageError(f"the {screen} of {game} has {len(doc.pages)} page(s); there is no page {page + 1}")
         doc = replace(doc, page=page, buttons=doc_buttons(page, len(doc.pages)))
         return surface, DocScreen().render(surface, doc)
     if screen == "games":

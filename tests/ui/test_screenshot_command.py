@@ -41,6 +41,8 @@ def test_a_screenshot_is_a_png_of_the_asked_size_and_json_says_where_things_are(
     (["table", "--size", "abc"], "a size is WIDTHxHEIGHT"),
     (["table", "--size", "4000x400"], "too narrow or too wide"),
     (["help", "--page", "0"], "--page counts from 1"),
+    (["help", "--game", "double-super-9", "--page", "9"], "has 2 page(s); there is no page 9"),
+    (["paytable", "--page", "5"], "there is no page 5"),
 ])
 def test_bad_input_is_one_line_and_writes_nothing(tmp_path, monkeypatch, args, message):
     from firmware.ui.games import GAME_UIS
