@@ -42,6 +42,7 @@ from cryptography import x509
 from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import Encoding
+from packaging.version import InvalidVersion, Version
 
 from firmware.errors import EgmError
 
@@ -64,6 +65,7 @@ REASONS: dict[str, str] = {
     "file_mismatch": "a file is missing, extra, or differs from the manifest",
     "bad_content": "options.toml is missing or holds options the firmware does not accept",
     "download_failed": "the package could not be downloaded",
+    "downgrade": "this package is installed at the same or a later version (no rollback)",
 }
 
 _NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}\Z")
@@ -146,9 +148,21 @@ def check_name(name: Any) -> str:
 
 
 def check_version(version: Any) -> str:
+    """1-32 of ``A-Z a-z 0-9 . + -`` that read as a PEP 440 version (1.2.0, 2.0rc1, 1.0.0-beta), so
+    that two versions of a package can be ordered (no downgrade, :func:`is_newer`)."""
     if not isinstance(version, str) or not _VERSION.fullmatch(version):
         raise PackageRejected("malformed", f"package version {version!r}: 1-32 of A-Z a-z 0-9 . + -")
+    try:
+        Version(version)
+    except InvalidVersion:
+        raise PackageRejected("malformed", f"package version {version!r} is not a version number "
+                                           "(PEP 440: 1.2.0, 2.0rc1)") from None
     return version
+
+
+def is_newer(version: str, than: str) -> bool:
+    """Whether package version ``version`` comes after ``than`` (PEP 440 ordering: 1.10 > 1.9)."""
+    return Version(version) > Version(than)
 
 
 def check_path(path: Any) -> str:

@@ -159,8 +159,11 @@ class PackageManager:
         except pf.PackageRejected as exc:
             why = ("malformed", exc.detail)
         else:
-            if self.installed().get(name, {}).get("sha256") == sha:
+            installed = self.installed().get(name, {})
+            if installed.get("sha256") == sha:
                 why = ("duplicate", "already installed")
+            elif installed and not pf.is_newer(version, installed["version"]):
+                why = ("downgrade", f"version {version} is not newer than the installed {installed['version']}")
             elif self.pending().get(name, {}).get("sha256") == sha or sha in self._busy:
                 why = ("duplicate", "already pending")
             elif self.fetch is None:
@@ -237,6 +240,11 @@ class PackageManager:
         except OSError as exc:
             raise pf.PackageRejected(unreadable, f"cannot read it: {exc.strerror or exc}") from None
         package = pf.load(data, self.check_signer, expected_sha256=sha256)
+        installed = self.installed().get(package.name)
+        if installed and installed["sha256"] != package.sha256 and not pf.is_newer(package.version,
+                                                                                   installed["version"]):
+            raise pf.PackageRejected("downgrade", f"version {package.version} is not newer than the installed "
+                                                  f"{installed['version']}")
         options = package.checked_options()
         if self.games is not None:
             unknown = sorted(set(options) - set(self.games()))

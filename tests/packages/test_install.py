@@ -175,3 +175,37 @@ def test_a_pending_package_survives_a_restart_and_a_lost_file_is_dropped(setup, 
     third = PackageManager(rig.ledger, setup.signer.check, manager.dir)
     assert third.pending() == {}
     assert events(rig)[-1]["event"] == "package.rejected"
+
+
+def test_an_installed_package_cannot_be_rolled_back_to_its_own_or_an_earlier_version(setup) -> None:
+    rig, manager, signer, channel = setup.rig, setup.manager, setup.signer, setup.channel
+    offered(manager, channel.offer(signer.package(version="1.9.0"), version="1.9.0"))
+    login(rig, "technician")
+    svc(rig, "package", "approve", "tcp-flush-3")
+    assert manager.installed()["tcp-flush-3"]["version"] == "1.9.0"
+    # A signed, valid package of the same version with other content, or an earlier one: refused
+    # at the offer, before anything is downloaded, with the reason the host receives.
+    for version in ("1.9.0", "1.2.0", "1.9.0rc1"):
+        data = signer.package(version=version, notes=b"an older pay table\n")
+        manager.offer(channel.offer(data, version=version), 5)
+        rejected = events(rig)[-1]
+        assert (rejected["event"], rejected["reason"]) == ("package.rejected", "downgrade"), rejected
+        assert "not newer than the installed 1.9.0" in rejected["detail"]
+        assert manager._busy == {} and manager.pending() == {}
+    # PEP 440 ordering, not text: 1.10.0 comes after 1.9.0.
+    offered(manager, channel.offer(signer.package(version="1.10.0"), version="1.10.0"))
+    assert manager.pending()["tcp-flush-3"]["version"] == "1.10.0"
+    # Checked again at approval: were a later version installed meanwhile, this one is refused.
+    installed = manager.installed()
+    installed["tcp-flush-3"] = {**installed["tcp-flush-3"], "version": "2.0.0", "sha256": "0" * 64}
+    rig.ledger.store_setting("packages.installed", {"packages": installed})
+    with pytest.raises(ServiceError, match="refused and deleted"):
+        svc(rig, "package", "approve", "tcp-flush-3")
+    assert events(rig)[-1]["reason"] == "downgrade" and manager.pending() == {}
+
+
+def test_a_version_that_is_not_a_version_number_is_malformed(setup) -> None:
+    rig, manager = setup.rig, setup.manager
+    manager.offer(setup.channel.offer(setup.signer.package(), version="final"), 3)
+    rejected = events(rig)[-1]
+    assert rejected["reason"] == "malformed" and "is not a version number" in rejected["detail"]
