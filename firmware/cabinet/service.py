@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -35,6 +36,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from firmware.cabinet.demo import DemoMode
+from firmware.cabinet.par_jobs import ParJob, ParJobs
 from firmware.cabinet.states import CabinetState
 from firmware.config.schema import PIN_HASH_PATTERN, SERVICE_ROLES
 from firmware.errors import EgmError
@@ -196,7 +198,8 @@ class ServiceApi:
     without it a RAM clear is refused. ``profile``: the jurisdiction profile for ``config set``
     (default: ``cfg.math.profile``); ``par_cache_dir``: where PAR sheets are cached (default:
     ``<state dir>/par``, as ``egm run``); ``compute_missing``: compute a PAR sheet no cache holds
-    (Monte Carlo may take a while) rather than refuse. ``software_root``: what ``software hash``
+    rather than refuse (Monte Carlo runs in the background, ``firmware/cabinet/par_jobs.py``: the
+    change is refused until its sheet is ready). ``software_root``: what ``software hash``
     digests (default: the installed firmware).
     """
 
@@ -229,6 +232,7 @@ class ServiceApi:
         self._profile = profile
         self.par_cache_dir = par_cache_dir
         self.compute_missing = compute_missing
+        self.par_jobs = ParJobs()
         self.software_root = software_root
         self.software_packages = software_packages
         self.session: Session | None = None
@@ -699,7 +703,8 @@ class ServiceApi:
             shown[game] = {"table": table, "options": make_options(game, table).to_json(),
                            "stored": self.ledger.setting(self.setting_name(game)) is not None}
         return {"games": shown, "profile": cfg.math.profile, "seats": cfg.games.seats,
-                "limits": cfg.limits.model_dump()}, f"{len(shown)} games"
+                "limits": cfg.limits.model_dump(),
+                "par_jobs": [j.to_json() for j in self.par_jobs.all()]}, f"{len(shown)} games"
 
     def _config_set(self, args: list[str]) -> tuple[Any, str]:
         from firmware.games.options import parse_assignments
@@ -742,8 +747,25 @@ class ServiceApi:
         only = candidate.model_copy(update={"games": candidate.games.model_copy(
             update={"enabled": [game], "default": game})})
         cache_dir = self.par_cache_dir if self.par_cache_dir is not None else Path(self.ledger.state_dir) / "par"
-        return check_configuration(only, self.profile(), cache_dir=cache_dir,
-                                   compute_missing=self.compute_missing)
+        profile = self.profile()
+        findings = check_configuration(only, profile, cache_dir=cache_dir, compute_missing=False)
+        if not self.compute_missing or not any(f.verdict == "unproven" and f.wager == "*" for f in findings):
+            return findings
+        # Only Monte Carlo reaches this configuration: minutes of work, never on this thread.
+        options = candidate.games.options.get(game, {})
+        rounds = candidate.math.monte_carlo_rounds
+        key = json.dumps([game, options, candidate.games.seats, candidate.limits.model_dump(), rounds],
+                         sort_keys=True, default=str)
+        job = self.par_jobs.start(key, ParJob(game, dict(options), rounds), lambda: check_configuration(
+            only, profile, cache_dir=cache_dir, compute_missing=True, processes=1))
+        if job.state == "failed":
+            self.par_jobs.forget(key)                 # asked again: computed again
+            raise ServiceError(f"{game}: the PAR sheet of these options could not be computed: {job.error}")
+        if job.state == "done":                       # finished meanwhile: the cache has it now
+            return check_configuration(only, profile, cache_dir=cache_dir, compute_missing=False)
+        raise ServiceError(f"{game}: no PAR sheet for these options yet; it is being computed in the "
+                           f"background (Monte Carlo, {rounds:,} rounds; play goes on). Nothing was changed: "
+                           "ask again when 'config show' lists it done")
 
     def _apply(self, candidate: Any, games: list[str]) -> None:
         """The terminal plays ``candidate`` from its next round (a round in progress keeps its options)."""

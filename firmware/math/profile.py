@@ -165,7 +165,8 @@ def _check_wager(game: str, name: str, wager: WagerPar, profile: Profile, max_be
 
 
 def check_configuration(cfg: Any, profile: Profile, *, cache_dir: Path | None = None,
-                        seed: str | None = None, compute_missing: bool = True) -> list[Finding]:
+                        seed: str | None = None, compute_missing: bool = True,
+                        processes: int | None = None) -> list[Finding]:
     """Every enabled game of the terminal configuration ``cfg`` against ``profile``.
 
     The figures assume the terminal's automatic stake (10 credits within the table limits) and
@@ -173,6 +174,7 @@ def check_configuration(cfg: Any, profile: Profile, *, cache_dir: Path | None = 
     (the default configuration), then from ``cache_dir``; only when neither has it is it computed
     (exact, or ``math.monte_carlo_rounds`` rounds of Monte Carlo) and cached. With
     ``compute_missing = False`` a game that would need Monte Carlo is reported *unproven* instead.
+    ``processes``: Monte Carlo's worker processes (None: one per core; 1: none forked).
     """
     from firmware.games.registry import available, make_options
     from firmware.math import cache
@@ -200,7 +202,7 @@ def check_configuration(cfg: Any, profile: Profile, *, cache_dir: Path | None = 
                                             f"compute it with egm par {game_id} (or the service menu)"))
                     continue
                 sheet = par_sheet(game_id, options, method="auto", seats=seats, unit=unit,
-                                  rounds=rounds, seed=seed)
+                                  rounds=rounds, seed=seed, processes=processes)
             if cache_dir is not None:
                 cache.store(sheet, cache_dir, rounds=rounds)
         findings.extend(check_sheet(sheet, profile, max_bet=cfg.limits.max_bet))
