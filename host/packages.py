@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from firmware.cabinet import package_format as pf
+from firmware.hostlink.broker import EmbeddedBrokerError, server_context
 
 log = logging.getLogger("egm.host.packages")
 
@@ -54,20 +55,11 @@ class PackageServer:
 
     def __init__(self, depot: PackageDepot, host: str, port: int, *, tls: tuple[Path, Path, Path],
                  crl: Path | None = None, public_host: str | None = None) -> None:
-        cert, key, ca = tls
-        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        ctx.minimum_version = ssl.TLSVersion.TLSv1_2
-        ctx.load_cert_chain(str(cert), str(key))
-        ctx.load_verify_locations(cafile=str(ca))
-        if crl is not None and Path(crl).is_file():
-            ctx.load_verify_locations(cafile=str(crl))
-            ctx.verify_flags |= ssl.VERIFY_CRL_CHECK_LEAF
-        ctx.verify_mode = ssl.CERT_REQUIRED
+        self.tls = ContextFollowingCrl(*tls, crl=crl)
+        self.tls.context()                     # a bad certificate, key, CA or CRL fails here, at start
         self.depot = depot
-        handler = _handler(depot)
-        self.httpd = ThreadingHTTPServer((host, port), handler)
+        self.httpd = _TlsServer((host, port), _handler(depot), self.tls)
         self.httpd.daemon_threads = True
-        self.httpd.socket = ctx.wrap_socket(self.httpd.socket, server_side=True, do_handshake_on_connect=False)
         self.public_host = public_host or host
         self._thread: threading.Thread | None = None
 
@@ -94,6 +86,62 @@ class PackageServer:
         self.httpd.server_close()
         if self._thread is not None:
             self._thread.join(timeout=5)
+
+
+class ContextFollowingCrl:
+    """The server's TLS context, made again whenever the CRL file changes (``egm pki revoke``
+    rewrites it): a terminal revoked while the host runs is refused from its next connection, not
+    from the next restart. A CRL that cannot be read keeps the last good context (logged)."""
+
+    def __init__(self, cert: Path, key: Path, ca: Path, *, crl: Path | None = None) -> None:
+        self.files = (cert, key, ca)
+        self.crl = Path(crl) if crl is not None else None
+        self._stamp: tuple[int, int] | None = None
+        self._ctx: ssl.SSLContext | None = None
+        self._lock = threading.Lock()
+
+    def _crl_stamp(self) -> tuple[int, int] | None:
+        if self.crl is None:
+            return None
+        try:
+            st = self.crl.stat()
+        except OSError:
+            return None
+        return st.st_mtime_ns, st.st_size
+
+    def context(self) -> ssl.SSLContext:
+        stamp = self._crl_stamp()
+        with self._lock:
+            if self._ctx is None or stamp != self._stamp:
+                crl = self.crl if stamp is not None else None
+                try:
+                    self._ctx = server_context(*self.files, crl=crl)
+                except EmbeddedBrokerError as exc:
+                    if self._ctx is None:
+                        raise
+                    log.error("package server: the new CRL %s cannot be used, keeping the last: %s", self.crl, exc)
+                else:
+                    if self._stamp is not None:
+                        log.info("package server: CRL %s changed, loaded again", self.crl)
+                self._stamp = stamp
+            return self._ctx
+
+
+class _TlsServer(ThreadingHTTPServer):
+    """Each accepted connection wrapped with the context of the moment (the CRL may have changed)."""
+
+    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler],
+                 tls: ContextFollowingCrl) -> None:
+        self.tls = tls
+        super().__init__(address, handler)
+
+    def get_request(self) -> tuple[Any, Any]:
+        sock, address = super().get_request()
+        try:
+            return self.tls.context().wrap_socket(sock, server_side=True, do_handshake_on_connect=False), address
+        except Exception:
+            sock.close()
+            raise
 
 
 def _handler(depot: PackageDepot) -> type[BaseHTTPRequestHandler]:

@@ -90,3 +90,18 @@ def test_an_offer_over_the_link_is_downloaded_and_its_fate_reported(floor: Floor
             ("tcp-other", "package.offered", None), ("tcp-other", "package.rejected", "digest_mismatch")} <= stored
     commands = floor.store.commands("T1")
     assert any(c["type"] == "package_offer" and c["body"]["url"] == served.url(good.sha256) for c in commands)
+
+
+def test_a_terminal_revoked_while_the_host_runs_is_refused_from_its_next_download(
+        floor: Floor, served: PackageServer, tmp_path: Path) -> None:
+    from firmware.hostlink.pki import issue, revoke
+
+    issue(floor.pki, "terminal", "T2")
+    signer = Signer(floor.pki)
+    package = served.depot.add(signer.package(), signer.check)
+    out = tmp_path / "got"
+    _fetch(floor, "T1")(served.url(package.sha256), out, 1 << 20)          # served
+    revoke(floor.pki, "T1")                                                 # egm pki revoke: a new crl.pem
+    with pytest.raises((urllib.error.URLError, ssl.SSLError, ConnectionError)):
+        _fetch(floor, "T1")(served.url(package.sha256), out, 1 << 20)
+    _fetch(floor, "T2")(served.url(package.sha256), out, 1 << 20)          # the others still are
