@@ -189,9 +189,10 @@ class HostServer:
                 self._kem[terminal] = key
         return key
 
-    def send(self, terminal: str, type_: str, body: dict[str, Any]) -> bool:
+    def send(self, terminal: str, type_: str, body: dict[str, Any], *, requeue: bool = False) -> bool:
         """Seal and publish one message to ``terminal``; False if it cannot go now (no key yet:
-        deferred until the terminal's hello; no broker: dropped, the terminal will ask again)."""
+        deferred until the terminal's hello; no broker: dropped, the terminal will ask again, or
+        with ``requeue`` (an operator's queued command: nobody will ask) put back in the queue)."""
         if type_ == "package_offer" and "url" not in body:
             if self.package_url is None:
                 log.warning("%s: package %s not offered: this host serves no packages", terminal, body.get("name"))
@@ -212,15 +213,29 @@ class HostServer:
                 self.store.record_command(terminal, seq, type_, body)
             if self.client is None or not self.client.publish(down_topic(terminal), data):
                 self.stats["send_failed"] += 1
+                if requeue:
+                    self.store.queue_command(terminal, type_, body)
+                    self.stats["requeued"] += 1
                 return False
             self.stats[f"sent_{type_}"] += 1
             return True
 
+    def poll_commands(self) -> int:
+        """Send the operator's queued commands (``egm host disable``, ``offer-package``...); how many
+        were taken. While the broker is away they stay in the store's queue (taking them then
+        would lose them: a terminal never asks for an offer or a disable), and one whose publish
+        fails all the same is queued again."""
+        if self.client is None or not self.client.connected:
+            return 0
+        taken = self.store.take_commands()
+        for terminal, type_, body in taken:
+            self.send(terminal, type_, body, requeue=True)
+        return len(taken)
+
     def _poll_commands(self) -> None:
         while not self._stop.wait(COMMAND_POLL_S):
             try:
-                for terminal, type_, body in self.store.take_commands():
-                    self.send(terminal, type_, body)
+                self.poll_commands()
             except Exception:  # the poller must outlive a database hiccup
                 log.exception("command queue")
                 time.sleep(1)

@@ -186,6 +186,31 @@ def test_host_commands_disable_enable_and_meters(floor: Floor) -> None:
     assert not cabinet.disabled
 
 
+def test_an_operators_queued_command_waits_out_a_broker_outage(floor: Floor) -> None:
+    # egm host disable (or offer-package) while the broker is away: nobody will ask for it again,
+    # so it must not be taken from the queue and lost.
+    floor.terminal("T1")
+    cabinet = _attached(floor, "T1")
+    floor.settle()
+    floor.bus.set_up(False)
+    floor.store.queue_command("T1", "disable", {"reason": "audit"})
+    assert floor.host.poll_commands() == 0                       # left queued
+    floor.bus.set_up(True)
+    floor.settle()
+    assert floor.host.poll_commands() == 1
+    floor.settle()
+    assert cabinet.disabled and floor.host.stats["sent_disable"] == 1
+    # Taken, then the publish fails (the broker went in between): queued again, sent next time.
+    floor.store.queue_command("T1", "enable", {})
+    real = floor.host.client.publish
+    floor.host.client.publish = lambda *a, **k: False
+    assert floor.host.poll_commands() == 1 and floor.host.stats["requeued"] == 1
+    floor.host.client.publish = real
+    assert floor.host.poll_commands() == 1
+    floor.settle()
+    assert not cabinet.disabled
+
+
 def test_a_forged_or_replayed_host_command_is_ignored(floor: Floor) -> None:
     link = floor.terminal("T1")
     cabinet = _attached(floor, "T1")
