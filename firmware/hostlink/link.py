@@ -107,6 +107,7 @@ class HostLink:
         self.wake: Callable[[], None] = lambda: None
         self.terminal: Any = None
         self.redemptions: dict[str, dict[str, Any]] = {}  #: validation -> the host's answer
+        self._awaiting: str | None = None          #: the validation :meth:`validate` waits for
         self.stats = collections.Counter()
         self.client = client_factory(
             f"egm-terminal-{self.terminal_id}", subscriptions=[down_topic(self.terminal_id)],
@@ -269,16 +270,24 @@ class HostLink:
         if not self._connected:
             raise VoucherRefused("offline", "the host is not reachable")
         self.redemptions.pop(validation, None)
-        self.ledger.voucher_record(validation, REDEEM_REQUEST_STATE)
-        deadline = self._clock() + self.redeem_timeout_s
-        while self._clock() < deadline:
-            self.poll()
-            reply = self.redemptions.pop(validation, None)
-            if reply is not None:
-                return reply["amount_cents"] if reply["approved"] else None
-            time.sleep(0.005)
+        self._awaiting = validation
+        try:
+            self.ledger.voucher_record(validation, REDEEM_REQUEST_STATE)
+            deadline = self._clock() + self.redeem_timeout_s
+            while self._clock() < deadline:
+                self.poll()
+                reply = self.redemptions.pop(validation, None)
+                if reply is not None:
+                    return reply["amount_cents"] if reply["approved"] else None
+                time.sleep(0.005)
+        finally:
+            self._awaiting = None
         self.ledger.voucher_record(validation, REDEEM_ABANDONED_STATE)
         raise VoucherRefused("offline", f"the host did not answer within {self.redeem_timeout_s:g} s")
+
+    def _last_voucher_state(self, validation: str) -> str | None:
+        states = [r["body"].get("state") for r in self.ledger.records_for(validation) if r["kind"] == "voucher"]
+        return states[-1] if states else None
 
     def _host_key(self, sender: str) -> Any:
         return self.identity.host_verify_key if sender == self.identity.host_name else None
@@ -303,7 +312,15 @@ class HostLink:
             self.ledger.event("host.set_time", seq=seq, time=body["iso"],
                               offset_ms=int(offset.total_seconds() * 1000))
         elif type_ == "voucher_redeem_reply":
-            self.redemptions[body["validation"]] = dict(body)
+            validation = body["validation"]
+            if (validation != self._awaiting and body["approved"]
+                    and self._last_voucher_state(validation) == REDEEM_ABANDONED_STATE):
+                # An approval after this terminal gave up: the host holds the voucher for it (its
+                # request reached the host after, or with, the abandonment). Released again, now
+                # ordered after that approval; otherwise the voucher could be redeemed nowhere.
+                self.ledger.voucher_record(validation, REDEEM_ABANDONED_STATE, late_reply_seq=seq)
+            else:
+                self.redemptions[validation] = dict(body)
         elif type_ == "package_offer":
             if self.packages is not None:
                 self.packages.offer(body, seq)          # records package.offered, then downloads

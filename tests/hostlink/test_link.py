@@ -272,6 +272,42 @@ def test_validate_waits_for_the_host(floor: Floor) -> None:
     assert refused.value.reason_code == "offline"
 
 
+def test_an_approval_that_comes_after_the_terminal_gave_up_is_released_again(floor: Floor) -> None:
+    # The request reached the host after the terminal's abandonment (or the abandonment overtook
+    # it): the host holds the voucher for a terminal that no longer redeems it. The terminal sees
+    # the late approval and releases it again, so another terminal can redeem it.
+    validation = "000000000000000777"
+    floor.terminal("T1")
+    floor.ledgers["T1"].bill_in(1000)
+    floor.ledgers["T1"].ticket_out(1000, validation)
+    floor.settle()
+    t2, t3 = floor.terminal("T2", redeem_timeout_s=1.0), floor.terminal("T3", redeem_timeout_s=1.0)
+    floor.settle()
+    for link in (t2, t3):
+        link.poll = _pumping(link.poll, floor)
+    floor.bus.drop = lambda topic, payload: topic == down_topic("T2")      # no answer reaches T2
+    t2._clock = _ticking()
+    with pytest.raises(VoucherRefused):
+        t2.validate(validation)
+    floor.bus.drop = lambda topic, payload: False
+    floor.settle()
+    assert _voucher(floor, validation)["state"] == "issued"             # the abandonment released it
+    # Now the reordering: the host authorises T2's request after the abandonment and answers.
+    answer = floor.store.authorize_redemption(validation, "T2")
+    assert answer.approved and _voucher(floor, validation)["held_by"] == "T2"
+    floor.host.send("T2", "voucher_redeem_reply", {"validation": validation, "approved": True,
+                                                   "amount_cents": answer.amount_cents})
+    floor.settle()
+    assert _voucher(floor, validation)["state"] == "issued"             # released again by T2
+    states = [r["body"]["state"] for r in floor.ledgers["T2"].records_for(validation) if r["kind"] == "voucher"]
+    assert states == ["host_request", "redeem_abandoned", "redeem_abandoned"]
+    assert t3.validate(validation) == 1000                              # redeemable elsewhere
+
+
+def _voucher(floor: Floor, validation: str) -> dict:
+    return next(v for v in floor.store.vouchers() if v["validation"] == validation)
+
+
 def _pumping(poll, floor: Floor):
     def poll_and_pump() -> None:
         poll()
