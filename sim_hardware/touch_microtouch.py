@@ -95,6 +95,9 @@ class MicroTouchSimulator(AnsweringDevice):
         self._split = 0
         self._tear = 0
         self.stream_mode = True
+        #: Mode Stream repeats a finger that is down this often (None: only the reports asked for,
+        #: :meth:`hold`). A real controller streams many times a second while touched.
+        self.stream_interval_s: float | None = 0.1
         self.touching = False
         self.point = (0, 0)                  #: the last raw point reported
         self.commands: list[str] = []        #: every command the host sent, in order
@@ -134,11 +137,27 @@ class MicroTouchSimulator(AnsweringDevice):
         locked = _LockedPort(port, self._lock)
         with self._lock:
             self._port = locked
+        streamer = threading.Thread(target=self._stream, args=(stop,), name="microtouch-sim-stream", daemon=True)
+        streamer.start()
         try:
             super().serve(locked, stop)          # type: ignore[arg-type]
         finally:
             with self._lock:
                 self._port = None
+            streamer.join(1.0)
+
+    def _stream(self, stop: threading.Event) -> None:
+        """Mode Stream: the finger that is down is reported again every ``stream_interval_s``."""
+        while not stop.wait(self.stream_interval_s or 0.05):
+            with self._lock:
+                if self._port is None:
+                    return
+                if self.stream_interval_s is None or not (self.touching and self.stream_mode):
+                    continue
+                try:
+                    self._report(*self.point, True)
+                except OSError:              # unplugged: nothing more to stream
+                    return
 
     # --- the wire ---------------------------------------------------------------------------------
     def _write(self, data: bytes) -> None:

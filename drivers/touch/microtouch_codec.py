@@ -196,13 +196,23 @@ class ContactTracker:
     Touching and not down: ``DOWN``; touching at a new point: ``MOVE``; touching at the same point
     (Mode Stream repeats a still finger): nothing; not touching while down: ``UP`` at the report's
     point (the last touch point). A lift-off report while up (its touch-down report was lost) is
-    counted and ignored.
+    counted and ignored. A lift-off report that never comes (line noise) is :meth:`expire`: the
+    driver calls it when a finger that is down has sent nothing for longer than Mode Stream's
+    repeats allow, so the next touch is a touch-down again, not a move of a finger long gone.
     """
 
     def __init__(self) -> None:
         self.down = False
         self.x = self.y = 0
-        self.counters = {"reports": 0, "repeats": 0, "stray_lift": 0}
+        self.counters = {"reports": 0, "repeats": 0, "stray_lift": 0, "lost_lift": 0}
+
+    def expire(self) -> Contact | None:
+        """The finger down has gone silent: its lift-off report was lost. ``UP`` at its last point."""
+        if not self.down:
+            return None
+        self.counters["lost_lift"] += 1
+        self.down = False
+        return Contact(0, self.x, self.y, Phase.UP)
 
     def feed(self, report: Report) -> Contact | None:
         self.counters["reports"] += 1
@@ -241,6 +251,15 @@ class TouchDecoder:
     @property
     def touching(self) -> bool:
         return self._tracker.down
+
+    @property
+    def reports(self) -> int:
+        """Reports decoded so far (repeats included): the driver's sign that a finger still streams."""
+        return self._tracker.counters["reports"]
+
+    def expire(self) -> Contact | None:
+        """:meth:`ContactTracker.expire`: the finger down went silent, its lift-off was lost."""
+        return self._tracker.expire()
 
     def next_event(self) -> Contact | Response | Any:
         """The next :class:`Contact` or :class:`Response`, or :data:`~drivers.codec.NEED_DATA`."""

@@ -69,15 +69,21 @@ class MicroTouch(Device):
 
     def __init__(self, name: str, *, port: str, timeout: float = 1.0,
                  calibration: Mapping[str, Any] | None = None,
-                 probe_interval: float | None = 2.0) -> None:
+                 probe_interval: float | None = 2.0, lift_gap: float | None = 0.5) -> None:
         super().__init__(name, timeout=timeout)
         if not port:
             raise ValueError(f"{name}: port names the controller's serial device, e.g. /dev/ttyS0")
         if probe_interval is not None and probe_interval <= 0:
             raise ValueError(f"{name}: probe_interval must be positive (or None), "
                              f"not {probe_interval}")
+        if lift_gap is not None and lift_gap <= 0:
+            raise ValueError(f"{name}: lift_gap must be positive (or None), not {lift_gap}")
         self.port = port
         self.probe_interval = probe_interval
+        #: Seconds a finger that is down may send no report before its lift-off counts as lost
+        #: (Mode Stream repeats a still finger many times a second; None: never).
+        self.lift_gap = lift_gap
+        self._last_report_at = 0.0
         self.calibration = load_calibration(name, calibration)
         self._serial: serial.Serial | None = None
         self._thread: threading.Thread | None = None
@@ -171,6 +177,7 @@ class MicroTouch(Device):
             try:
                 data = read_some(port)
                 now = time.monotonic()
+                self._expire_silent_finger(now)      # before new data: a new touch is a touch-down
                 if data:
                     self._receive(data, now)
                 if self._probe_due(now):
@@ -185,11 +192,23 @@ class MicroTouch(Device):
                 self.lost_from_thread(stop, f"no answer to {self._missed} Null commands in a row")
                 return
 
+    def _expire_silent_finger(self, now: float) -> None:
+        if self.lift_gap is None:
+            return
+        with self._cond:
+            contact = (self._decoder.expire() if self._decoder.touching
+                       and now - self._last_report_at > self.lift_gap else None)
+        if contact is not None:
+            log.info("%s: the finger went silent for %.2f s: its lift-off counts as lost", self.name,
+                     now - self._last_report_at)
+            self._emit(self.to_touch(contact))
+
     def _receive(self, data: bytes, now: float) -> None:
         decoder = self._decoder
         with self._cond:
             self._last_heard, self._missed = now, 0       # it speaks: it is there
             decoder.receive_data(data)
+            reports = decoder.reports
         while True:
             with self._cond:
                 event = decoder.next_event()
@@ -197,6 +216,9 @@ class MicroTouch(Device):
                     self._answer(event)
                     continue
             if event is NEED_DATA:
+                with self._cond:
+                    if decoder.reports != reports:
+                        self._last_report_at = now
                 return
             self._emit(self.to_touch(event))
 

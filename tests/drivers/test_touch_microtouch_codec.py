@@ -154,7 +154,7 @@ def test_the_tracker_turns_reports_into_down_move_up():
     got = [c for r in reports if (c := tracker.feed(r)) is not None]
     assert got == [Contact(0, 10, 20, Phase.DOWN), Contact(0, 11, 20, Phase.MOVE),
                    Contact(0, 11, 20, Phase.UP)]
-    assert tracker.counters == {"reports": 6, "repeats": 1, "stray_lift": 2}
+    assert tracker.counters == {"reports": 6, "repeats": 1, "stray_lift": 2, "lost_lift": 0}
 
 
 def test_a_lost_lift_off_makes_the_next_touch_a_move():
@@ -172,7 +172,7 @@ def test_the_touch_decoder_passes_responses_and_counts_garbage():
     dec.receive_data(H("01300D") + b"\x00" + H("C06807500F") + H("806807500F"))
     assert dec.events() == [Response("0"), Contact(0, 1000, 2000, Phase.DOWN),
                             Contact(0, 1000, 2000, Phase.UP)]
-    assert dec.counters == {"reports": 2, "repeats": 0, "stray_lift": 0, "garbage": 1,
+    assert dec.counters == {"reports": 2, "repeats": 0, "stray_lift": 0, "lost_lift": 0, "garbage": 1,
                             "garbage_bytes": 1, "responses": 1}
     assert not dec.touching
 
@@ -217,3 +217,13 @@ def test_fuzz_any_bytes_never_crash_and_the_buffer_stays_bounded(data, chunk, ro
             if isinstance(event, Contact):
                 assert event.slot == 0 and 0 <= event.x <= RAW_MAX and 0 <= event.y <= RAW_MAX
         assert dec.buffered <= MAX_TEXT + 1
+
+
+def test_a_lost_lift_off_expires_so_the_next_touch_is_a_touch_down():
+    tracker = ContactTracker()
+    assert tracker.expire() is None                                  # nothing down: nothing to lift
+    assert tracker.feed(Report(10, 20, True)) == Contact(0, 10, 20, Phase.DOWN)
+    # the lift-off report is lost on the line; the driver sees the finger silent and expires it
+    assert tracker.expire() == Contact(0, 10, 20, Phase.UP)
+    assert tracker.feed(Report(900, 40, True)) == Contact(0, 900, 40, Phase.DOWN)   # not a MOVE
+    assert tracker.counters["lost_lift"] == 1

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -76,6 +77,7 @@ def test_a_touch_at_a_screen_point_comes_out_at_the_calibrated_coordinates(link,
 
 def test_a_drag_moves_and_a_still_finger_is_one_event(link, sim):
     with driver(link, calibration_for(MISALIGNED)) as dev:
+        sim.stream_interval_s = None                  # only the repeats asked for, to count them
         sim.drag((100, 100), (500, 300), steps=4)
         sim.hold(5)                                   # Mode Stream repeats a still finger
         sim.lift()
@@ -279,3 +281,25 @@ class TestMicroTouchContract(TouchContract):
         identity = dev.identity()
         assert len(identity) == 6 and identity.isprintable()
 
+
+
+def test_a_finger_held_still_streams_and_stays_down(link, sim):
+    with driver(link) as dev:
+        sim.touch_raw(500, 600)
+        time.sleep(1.0)                               # twice the lift gap: the sim streams meanwhile
+        sim.lift()
+        assert [e.phase for e in take(dev, 2)] == [TouchPhase.DOWN, TouchPhase.UP]
+        assert dev.counters["repeats"] >= 3 and dev.counters["lost_lift"] == 0
+
+
+def test_a_lost_lift_off_counts_as_a_lift_after_the_gap_and_the_next_touch_is_a_tap(link, sim):
+    with driver(link) as dev:
+        sim.touch_raw(500, 600)
+        with sim._lock:
+            sim.touching = False                      # the finger left; its lift-off report was lost
+        assert [(e.x, e.y, e.phase) for e in take(dev, 2)] == [(500, 600, TouchPhase.DOWN),
+                                                               (500, 600, TouchPhase.UP)]
+        assert dev.counters["lost_lift"] == 1
+        sim.touch_raw(9000, 100)
+        sim.lift()
+        assert [e.phase for e in take(dev, 2)] == [TouchPhase.DOWN, TouchPhase.UP]
