@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from firmware.cabinet import package_format as pf
-from firmware.hostlink.broker import EmbeddedBrokerError, server_context
+from firmware.hostlink.broker import ContextFollowingCrl
 
 log = logging.getLogger("egm.host.packages")
 
@@ -86,45 +86,6 @@ class PackageServer:
         self.httpd.server_close()
         if self._thread is not None:
             self._thread.join(timeout=5)
-
-
-class ContextFollowingCrl:
-    """The server's TLS context, made again whenever the CRL file changes (``egm pki revoke``
-    rewrites it): a terminal revoked while the host runs is refused from its next connection, not
-    from the next restart. A CRL that cannot be read keeps the last good context (logged)."""
-
-    def __init__(self, cert: Path, key: Path, ca: Path, *, crl: Path | None = None) -> None:
-        self.files = (cert, key, ca)
-        self.crl = Path(crl) if crl is not None else None
-        self._stamp: tuple[int, int] | None = None
-        self._ctx: ssl.SSLContext | None = None
-        self._lock = threading.Lock()
-
-    def _crl_stamp(self) -> tuple[int, int] | None:
-        if self.crl is None:
-            return None
-        try:
-            st = self.crl.stat()
-        except OSError:
-            return None
-        return st.st_mtime_ns, st.st_size
-
-    def context(self) -> ssl.SSLContext:
-        stamp = self._crl_stamp()
-        with self._lock:
-            if self._ctx is None or stamp != self._stamp:
-                crl = self.crl if stamp is not None else None
-                try:
-                    self._ctx = server_context(*self.files, crl=crl)
-                except EmbeddedBrokerError as exc:
-                    if self._ctx is None:
-                        raise
-                    log.error("package server: the new CRL %s cannot be used, keeping the last: %s", self.crl, exc)
-                else:
-                    if self._stamp is not None:
-                        log.info("package server: CRL %s changed, loaded again", self.crl)
-                self._stamp = stamp
-            return self._ctx
 
 
 class _TlsServer(ThreadingHTTPServer):
