@@ -168,7 +168,7 @@ def server_context(cert: Path, key: Path, ca: Path, crl: Path | None = None) -> 
 
 class ContextFollowingCrl:
     """A server's TLS context (:func:`server_context`), made again whenever the CRL file changes
-    (``egm pki revoke`` rewrites it): a terminal revoked while the server runs is refused from its
+    (``egm certs revoke`` rewrites it): a terminal revoked while the server runs is refused from its
     next connection, not from the next restart. A CRL that cannot be read keeps the last good
     context (logged). Servers that wrap each connection themselves ask :meth:`context` each time;
     a server that holds one context (asyncio's) installs :meth:`swap` as its ``sni_callback``,
