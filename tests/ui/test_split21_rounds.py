@@ -231,3 +231,16 @@ def test_high_follows_low_on_the_slip_and_the_spot_needs_ante_and_low():
     assert areas["ante"].enabled and areas["low"].enabled and not areas["high"].enabled and areas["high"].linked
     assert areas["high"].label == "HIGH (x2)"
     assert view.felt.dice.faces == () and view.felt.dice.note.startswith("The die is rolled when you deal")
+
+
+def test_with_three_spots_the_spot_after_the_one_setting_says_so():
+    gui = ui(GAME, {"jackpot": {"enabled": False}}, seats=3)
+    d = gui.demo
+    cards = stack(3, {1: "Kd 9s As 5h 6c", 2: "Ac Kc Qc Jc Js", 3: "Ad Kh Qs Jd Jh", 8: "Qh Qd 7c 4s 3h"}, DEMO_FILLER)
+    wagers = {s: dict(d.wagers[1]) for s in (1, 2, 3)}
+    r = OpenRound(gui, cards=cards, wagers=wagers, dice=(3,))
+    seats = {s.seat: s for s in r.view().felt.seats}
+    assert seats[1].highlight and seats[1].note == "Touch a card to move it to the other hand, then SET HAND"
+    for s in (2, 3):
+        assert not seats[s].highlight and seats[s].note == "Set after SPOT 1: you may move its cards now"
+    assert [b.name for b in r.view().chrome.buttons] == ["button.house_way", "button.reset", "button.set_hand"]

@@ -257,7 +257,9 @@ class HandSettingUi(GameUi):
                 tuple(UiAction("game", ("move", seat, i)) for i in indices),
                 self.score(held) if held else "",
                 touch_names=tuple(f"spot.{seat}.card.{i}" for i in indices)))
-        note = self._notes.get(seat) or text("setting.touch_to_move")
+        note = self._notes.get(seat) or (
+            text("setting.touch_to_move") if self._turn in (None, seat)
+            else text("setting.after_turn", spot=text("setgame.spot", n=self._turn)))
         return SetSeatView(seat, text("setgame.spot", n=seat), tuple(hands), summary=self.summary(cards), note=note,
                            areas=self._areas(seat, bets, None, False), highlight=seat == self._turn)
 
