@@ -44,6 +44,19 @@ from firmware.hostlink.errors import HostLinkError
 
 log = logging.getLogger("egm.hostlink.mqtt")
 
+
+class _PahoNoise(logging.Filter):
+    """paho's network loop logs ERROR "Client is not connected" once when a connection it was
+    looping on is closed (every disconnect, every shutdown). The supervisor reports connections
+    itself, at their real level; that line is dropped so an orderly stop logs no error."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("Client is not connected")
+
+
+_paho_log = logging.getLogger("egm.hostlink.mqtt.paho")
+_paho_log.addFilter(_PahoNoise())
+
 UP = "egm/v1/{terminal}/up"
 DOWN = "egm/v1/{terminal}/down"
 UP_WILDCARD = "egm/v1/+/up"
@@ -417,7 +430,7 @@ class MqttClient:
             **kwargs,
         )
         client.connect_timeout = self.connect_timeout
-        client.enable_logger(logging.getLogger("egm.hostlink.mqtt.paho"))
+        client.enable_logger(_paho_log)
         if self._ssl is not None:
             client.tls_set_context(self._ssl)
         client.on_connect = self._guard(lambda *a: self._on_connect(number, *a))

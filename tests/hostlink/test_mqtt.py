@@ -3,8 +3,10 @@ and TLS), refusals, the ACL, reconnection, the host's persistent session."""
 
 from __future__ import annotations
 
+import logging
 import random
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -433,3 +435,20 @@ def test_tls_acl_confines_each_terminal_to_its_topics(
     assert host.publish(down_topic("T1"), b"for T1")
     t1_in.wait_message(down_topic("T1"), b"for T1")
     assert t1_in.payloads() == [b"for T1"]
+
+
+def test_an_orderly_stop_logs_no_error(caplog: pytest.LogCaptureFixture, clients: list[MqttClient]) -> None:
+    # paho's loop says "Client is not connected" at ERROR when its connection closes; the
+    # supervisor reports connections itself, so a stop leaves no ERROR line in the cabinet's log.
+    b = EmbeddedBroker()
+    b.start()
+    try:
+        c = start(clients, client("T1", BrokerAddress.parse(b.url)))
+        assert c.wait_connected(10)
+        with caplog.at_level(logging.DEBUG, logger="egm.hostlink.mqtt"):
+            c.stop()
+            b.stop()
+            time.sleep(0.3)
+        assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text
+    finally:
+        b.stop()
