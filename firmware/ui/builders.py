@@ -13,12 +13,59 @@ from firmware.ui.actions import UiAction
 from firmware.ui.betting import BetSlip, stake
 from firmware.ui.games import has_screens
 from firmware.ui.games.base import GAME_DETAILS, GAME_NAMES, GameUi, coin_out, round_stake
-from firmware.ui.messages import text
+from firmware.ui.messages import key, text
 from firmware.ui.playback import Playback
 from firmware.ui.view import AttractView, ButtonView, GameChoice, SelectView, TableView
 
 #: Cabinet states in which the player can place chips and deal.
 BETTING_STATES = frozenset({"IDLE"})
+
+
+#: Catalogue keys naming the cabinet's devices and doors, and the device faults (hal FaultKind).
+DEVICE_NAMES: dict[str, str] = {
+    "bill_validator": key("tilt.devices.bill_validator"), "printer": key("tilt.devices.printer"),
+    "touch": key("tilt.devices.touch"), "shoe": key("tilt.devices.shoe"), "io_board": key("tilt.devices.io_board"),
+}
+DOOR_NAMES: dict[str, str] = {
+    "main": key("tilt.doors.main"), "cash_box": key("tilt.doors.cash_box"), "logic": key("tilt.doors.logic"),
+}
+FAULT_NAMES: dict[str, str] = {
+    "jam": key("tilt.faults.jam"), "cheat": key("tilt.faults.cheat"), "failure": key("tilt.faults.failure"),
+    "stacker_full": key("tilt.faults.stacker_full"), "stacker_open": key("tilt.faults.stacker_open"),
+    "paper_out": key("tilt.faults.paper_out"), "chassis_open": key("tilt.faults.chassis_open"),
+    "misread": key("tilt.faults.misread"), "communication": key("tilt.faults.communication"),
+    "state_lost": key("tilt.faults.state_lost"), "deal": key("tilt.faults.deal"),
+}
+
+
+def tilt_text(tilt: str) -> str:
+    """A tilt condition (``source:name`` as the cabinet names it) as the attendant reads it."""
+    source, _, name = tilt.partition(":")
+    if source == "door":
+        return text("tilt.door_open", door=text(DOOR_NAMES[name]) if name in DOOR_NAMES else name.upper())
+    if source in ("device_fault", "device_disconnected"):
+        device, _, fault = name.partition(".")
+        device_name = text(DEVICE_NAMES[device]) if device in DEVICE_NAMES else device.upper()
+        if source == "device_disconnected":
+            return text("tilt.disconnected", device=device_name)
+        return text("tilt.device_fault", device=device_name,
+                    fault=text(FAULT_NAMES[fault]) if fault in FAULT_NAMES else fault.upper())
+    if source == "critical_memory":
+        return text("tilt.critical_memory")
+    if source == "rng":
+        return text("tilt.rng")
+    if source == "self_test":
+        return text("tilt.self_test", check=name)
+    return text("tilt.other", tilt=tilt)
+
+
+def overlay_detail_for(status: Mapping[str, Any]) -> tuple[str, ...]:
+    """What holds the cabinet: each open tilt named (a halt: its reason), for the lockup notice."""
+    if status.get("state") == "HALTED":
+        return (str(status.get("halted") or ""),)
+    if status.get("state") != "TILT":
+        return ()
+    return tuple(dict.fromkeys(tilt_text(t["tilt"]) for t in status.get("tilts") or []))
 
 
 def overlay_for(status: Mapping[str, Any], gui: GameUi) -> str:
@@ -89,7 +136,7 @@ def table_view(gui: GameUi, status: Mapping[str, Any], slip: BetSlip, *,
         can_deal=bool(slip.wagers) or (bool(slip.last) and stake(slip.last or {}) <= credits),
         can_repeat=bool(slip.last), can_clear=bool(slip.wagers),
         can_cash_out=can_cash_out, message=message, banner=banner, skippable=playing_back,
-        overlay=overlay_for(status, gui))
+        overlay=overlay_for(status, gui), overlay_detail=overlay_detail_for(status))
     return TableView(chrome, felt)
 
 

@@ -94,6 +94,7 @@ class ChromeView:
     banner: str = ""
     skippable: bool = False               #: a round is being shown: a touch shows the rest at once
     overlay: str = ""                     #: a lockup notice over everything (tilt, handpay)
+    overlay_detail: tuple[str, ...] = ()  #: what the lockup is: each open condition, named
 
 
 @dataclass(frozen=True, slots=True)

@@ -198,12 +198,24 @@ def draw_banner(p: Painter, text: str, r: Rect) -> None:
     p.text(text, r.inset(20, 6), theme.BANNER, theme.ACCENT)
 
 
-def draw_overlay(p: Painter, text: str) -> None:
-    """A lockup notice (out of service, handpay) over the whole screen."""
+#: The most conditions a lockup notice lists (more are summed up in the last line's place).
+OVERLAY_LINES = 6
+
+
+def draw_overlay(p: Painter, text: str, detail: tuple[str, ...] = ()) -> None:
+    """A lockup notice (out of service, handpay) over the whole screen, and under it ``detail``:
+    the conditions that hold the cabinet (a door open, a printer out of paper...), one a line."""
     full = Rect(0, 0, 1920, 1080)
     p.shade(full, theme.SHADE, 170)
-    box = full.centered(1200, 260)
+    lines = list(detail[:OVERLAY_LINES])
+    if len(detail) > OVERLAY_LINES:
+        lines[-1] = f"+ {len(detail) - OVERLAY_LINES + 1}"
+    box = full.centered(1200, 180 + len(lines) * (theme.LABEL + 8) if lines else 260)
     p.region("overlay", box)
     p.rect(box, theme.PANEL, radius=20)
     p.rect(box, theme.ACCENT, radius=20, width=4)
-    p.lines([text], box.inset(40, 60), theme.TITLE, theme.TEXT, align="center")
+    y = p.lines([text], box.inset(40, 60), theme.TITLE, theme.TEXT, align="center")
+    if lines:
+        area = Rect(box.x + 40, y + 14, box.w - 80, len(lines) * (theme.LABEL + 8))
+        p.region("overlay.detail", area)
+        p.lines(lines, area, theme.LABEL, theme.ACCENT, gap=8, align="center")

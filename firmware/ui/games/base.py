@@ -173,7 +173,8 @@ class GameUi(ABC):
 
     def chrome(self, *, credits: int, bet: int, win: int, chip: int, betting: bool, can_deal: bool,
                can_repeat: bool, can_clear: bool, can_cash_out: bool, message: str, banner: str = "",
-               skippable: bool = False, overlay: str = "", extra: tuple[ButtonView, ...] = ()) -> ChromeView:
+               skippable: bool = False, overlay: str = "", overlay_detail: tuple[str, ...] = (),
+               extra: tuple[ButtonView, ...] = ()) -> ChromeView:
         ctx = self.ctx
         chips = tuple(ChipView(v, f"{v:,}", v == chip, betting) for v in ctx.chips)
         buttons = extra or (
@@ -193,7 +194,8 @@ class GameUi(ABC):
             buttons=buttons, top=tuple(top),
             cash_out=ButtonView("button.cash_out", text("button.cash_out"), UiAction("cash_out"),
                                 can_cash_out, "cashout"),
-            message=message, banner=banner, skippable=skippable, overlay=overlay)
+            message=message, banner=banner, skippable=skippable, overlay=overlay,
+            overlay_detail=overlay_detail)
 
 
 #: Catalogue keys of the game names (CONTRACTS.md game ids).

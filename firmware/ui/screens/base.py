@@ -71,7 +71,7 @@ class TableScreen(Screen):
             draw_banner(p, chrome.banner, self.BANNER)
         if chrome.overlay:
             p.frame.hits.clear()                          # a lockup: nothing on the table answers
-            draw_overlay(p, chrome.overlay)
+            draw_overlay(p, chrome.overlay, chrome.overlay_detail)
 
     @abstractmethod
     def draw_felt(self, p: Painter, felt: Any, chrome: ChromeView) -> None:
