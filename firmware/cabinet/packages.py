@@ -295,10 +295,11 @@ class PackageManager:
         return final
 
     def record(self, package: pf.Package, *, role: str | None) -> dict[str, Any]:
-        """Record ``package`` installed (critical memory) and drop it from the pending list. A power
-        loss before this leaves it pending, with its options possibly in force: approving it again
-        installs the same thing again."""
-        entry = self._entry(package.name)
+        """Record ``package`` installed (critical memory) and take it off the pending list; its
+        pending file stays until :meth:`forget_file`. The caller records this and the options in
+        one ledger batch: a power loss leaves the package pending with nothing of it in force, or
+        installed with all of it; approving a pending one again installs the same thing again."""
+        self._entry(package.name)
         installed = self.installed()
         record = {**package.summary(), "games": sorted(package.options()),
                   "installed_at": self._wall().isoformat(), "by": role}
@@ -306,8 +307,15 @@ class PackageManager:
         self.ledger.store_setting(SETTING_INSTALLED, {"packages": installed})
         self.ledger.event("package.installed", package=package.name, version=package.version,
                           sha256=package.sha256, games=record["games"], role=role)
-        self._drop(package.name, entry)
+        pending = self.pending()
+        pending.pop(package.name, None)
+        self._set_pending(pending)
         return record
+
+    def forget_file(self, sha256: str) -> None:
+        """Delete an installed package's pending file (after its record is durable)."""
+        with contextlib.suppress(OSError):
+            self._pending_file(sha256).unlink()
 
     def decline(self, name: str, *, role: str | None) -> dict[str, Any]:
         entry = self._entry(name)

@@ -803,9 +803,11 @@ class ServiceApi:
             cfg, stored[game], found = self.plan_options(cfg, game, change)
             findings += found
         manager.place(package)                                        # files first: not yet a record
-        for game, table in stored.items():
-            self.ledger.store_setting(self.setting_name(game), table)
-        record = manager.record(package, role=self.session.role if self.session else None)
+        with self.ledger.batch():     # the options and the installed record: all of it or none of it
+            for game, table in stored.items():
+                self.ledger.store_setting(self.setting_name(game), table)
+            record = manager.record(package, role=self.session.role if self.session else None)
+        manager.forget_file(package.sha256)
         self._apply(cfg, sorted(stored))
         return ({"installed": record, "options": stored, "applied": "from the next round",
                  "findings": [f.to_json() for f in findings]},

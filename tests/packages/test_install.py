@@ -209,3 +209,27 @@ def test_a_version_that_is_not_a_version_number_is_malformed(setup) -> None:
     manager.offer(setup.channel.offer(setup.signer.package(), version="final"), 3)
     rejected = events(rig)[-1]
     assert rejected["reason"] == "malformed" and "is not a version number" in rejected["detail"]
+
+
+def test_an_approval_cut_short_leaves_nothing_of_the_package_in_force(setup, monkeypatch) -> None:
+    # The options and the installed record are one ledger batch: a failure (a power loss) before
+    # the record leaves the package pending and none of its options stored.
+    rig, manager = setup.rig, setup.manager
+    body = setup.channel.offer(setup.signer.package())
+    offered(manager, body)
+    login(rig, "technician")
+
+    def lost_power(*args, **kwargs):
+        raise KeyboardInterrupt("power lost while recording")
+
+    monkeypatch.setattr(manager, "record", lost_power)
+    with pytest.raises(KeyboardInterrupt):
+        svc(rig, "package", "approve", "tcp-flush-3")
+    assert rig.ledger.setting("config.games.three-card-poker") is None      # no option in force
+    assert "tcp-flush-3" in manager.pending() and manager.installed() == {}
+    assert (manager.dir / "pending" / f"{body['sha256']}.egmpkg").exists()  # approvable again
+    monkeypatch.undo()
+    svc(rig, "package", "approve", "tcp-flush-3")
+    assert rig.ledger.setting("config.games.three-card-poker") == {"pair_plus_pays": {"flush": 3}}
+    assert manager.installed()["tcp-flush-3"]["sha256"] == body["sha256"]
+    assert not (manager.dir / "pending" / f"{body['sha256']}.egmpkg").exists()
