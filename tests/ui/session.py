@@ -6,6 +6,8 @@ sessions of every game (tests/ui/test_acceptance*.py)."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +30,17 @@ FRAME = 1 / 30
 BACCARAT_WAR: dict[str, Any] = {
     "enabled": ["baccarat-war"], "default": "baccarat-war", "seats": 1,
     "options": {"baccarat-war": {"war_wager": "optional", "pool": {"enabled": True, "dealer_ante": 10}}}}
+
+
+@dataclass(frozen=True)
+class Seen:
+    """A beat a session test waits for (:meth:`Session.watch`): its kind, the frame's name, the
+    check made on it, and optionally a condition on the frame (the first war step with a result)."""
+
+    kind: str
+    frame: str
+    check: Callable[[], None]
+    when: Callable[[], bool] | None = None
 
 
 class Session:
@@ -115,6 +128,53 @@ class Session:
         self.until(lambda: (drawn.append(c) if (c := shoe_sim.draw()) is not None else None)
                    or len(drawn) == len(cards), "the dealer to draw the stacked cards")
         self.until(lambda: shoe.queued == len(cards), f"the shoe to read the {len(cards)} cards")
+
+    def bet(self, touches: tuple[str, ...], wagers: dict[int, dict[str, int]], frame: str = "02-bets") -> None:
+        """$20 in (the frame ``01-credited``), then chips and wager areas touched in order: the slip
+        holds ``wagers`` and the BET meter their total (saved as ``frame``)."""
+        self.insert(20)
+        self.save("01-credited")
+        assert "$20.00" in self.texts("meter.credit") and self.app.gui.name in self.texts("title")
+        for name in touches:
+            self.touch(name)
+        assert self.app.slip.wagers == wagers
+        self.save(frame)
+        assert f"{sum(sum(b.values()) for b in wagers.values()):,} credits" in self.texts("meter.bet")
+
+    def watch(self, *beats: Seen) -> None:
+        """Show the round to its end; at the first frame of each beat in ``beats`` (its kind, and
+        its ``when`` if given), save the frame under its name and run its check. Every one must
+        have been seen."""
+        seen: set[str] = set()
+        while not self.app.playback.done:
+            self.step(0.05)
+            kind = self.app.playback.beat.kind
+            for b in beats:
+                if b.frame not in seen and b.kind == kind and (b.when is None or b.when()):
+                    seen.add(b.frame)
+                    self.save(b.frame)
+                    b.check()
+        missing = [b.frame for b in beats if b.frame not in seen]
+        assert not missing, f"beats never shown: {missing}"
+
+    def settle_and_cash_out(self, credits: int, settled: str, ticket: str, message: str = "") -> Any:
+        """The round's end on screen (saved as ``settled``, saying ``message``), the meter at ``credits``, then CASH OUT
+        by touch: the voucher (saved as ``ticket``) is exactly those credits (one cent each), the
+        meter empty, the accounting identity holds."""
+        from firmware.ledger.ledger import accounting_difference
+
+        terminal = self.terminal
+        self.step()
+        self.save(settled)
+        assert f"{credits:,} credits" in self.texts("meter.credit") and terminal.ledger.credits == credits
+        assert message in self.texts("message")
+        voucher = self.cash_out()
+        self.save(ticket)
+        assert voucher.amount_cents == credits and voucher.validation == terminal.status()["last_ticket"]
+        assert terminal.ledger.credits == 0 and terminal.ledger.meters["ticket_out"] == credits
+        assert accounting_difference(terminal.ledger.meters) == 0
+        assert f"Please take your ticket ${credits / 100:,.2f}" in self.texts("message")
+        return voucher
 
     def cash_out(self) -> Any:
         """CASH OUT touched; the voucher the simulated printer printed."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from firmware.ledger.ledger import accounting_difference
 from tests.ui.conftest import region_pixels
+from tests.ui.session import Seen
 
 FIG_8 = "Qs 2d 3h Ah Td Ts 6c 9s"          # dealing order: spot 1, dealer, spot 1, dealer, war cards
 
@@ -52,25 +53,23 @@ def test_a_player_session_by_touch_only(session):
     assert record["seats"][0]["wagers"] == {"bac": 10, "war": 10, "tie": 5, "war_pool": 10}
 
     # --- the round, shown step by step: the war resolves, then the pool ---------------------------
-    saw = {}
-    while not app.playback.done:
-        s.step(0.05)
-        kind = app.playback.beat.kind
-        if kind == "war" and "war" not in saw:
-            saw["war"] = s.save("03-war")
-            assert "WAR!" in s.texts("banner") and "AT WAR" in s.texts("spot.1.hand")
-            assert "spot.1.bac.result" not in app.frame.regions          # not decided yet
-            assert "WIN +40" in s.texts("spot.1.tie.result")              # the tie bet: 5 at 8 to 1
-        if kind == "war_step" and "spot.1.bac.result" in app.frame.regions and "war_won" not in saw:
-            saw["war_won"] = s.save("04-war-won")
-            assert "Spot 1 wins the war" in s.texts("message")
-            assert s.texts("spot.1.hand.score") == "9" and s.texts("dealer.score") == "2"
-            assert "WIN +10" in s.texts("spot.1.bac.result") and "PUSH" in s.texts("spot.1.war.result")
-            assert "1,965 credits" in s.texts("meter.credit")          # the payout is not shown yet
-        if kind == "pool_won" and "pool" not in saw:
-            saw["pool"] = s.save("05-pool")
-            assert "wins the war pot" in s.texts("message")
-    assert set(saw) == {"war", "war_won", "pool"}
+    def war():
+        assert "WAR!" in s.texts("banner") and "AT WAR" in s.texts("spot.1.hand")
+        assert "spot.1.bac.result" not in app.frame.regions              # not decided yet
+        assert "WIN +40" in s.texts("spot.1.tie.result")                  # the tie bet: 5 at 8 to 1
+
+    def war_won():
+        assert "Spot 1 wins the war" in s.texts("message")
+        assert s.texts("spot.1.hand.score") == "9" and s.texts("dealer.score") == "2"
+        assert "WIN +10" in s.texts("spot.1.bac.result") and "PUSH" in s.texts("spot.1.war.result")
+        assert "1,965 credits" in s.texts("meter.credit")              # the payout is not shown yet
+
+    def pool():
+        assert "wins the war pot" in s.texts("message")
+
+    s.watch(Seen("war", "03-war", war),
+            Seen("war_step", "04-war-won", war_won, when=lambda: "spot.1.bac.result" in app.frame.regions),
+            Seen("pool_won", "05-pool", pool))
     s.step()
     s.save("06-settled")
     # 2,000 - 35 staked; BAC +10, WAR pushes, TIE +40, the pot (10 + the house's 10) less 5%: 19.

@@ -14,9 +14,9 @@ stacked shoe deals spot 1 6s 5d 3h 5c and the house 5s 5h 2d 6c (``setting.stack
 from __future__ import annotations
 
 from firmware.games.double_super_9 import dealing_order, dice_position
-from firmware.ledger.ledger import accounting_difference
 from firmware.ui.games.ds9 import DEMO_FILLER
 from firmware.ui.games.setting import stack
+from tests.ui.session import Seen
 
 GAMES = {"enabled": ["double-super-9"], "default": "double-super-9", "seats": 1}
 DICE = [5, 2, 6]
@@ -26,13 +26,7 @@ SHOE = stack(dealing_order(dice_position(sum(DICE), 8)), {1: "6s 5d 3h 5c", 8: "
 def test_a_double_super_9_session_by_touch_only(session):
     s = session
     terminal, app = s.terminal, s.app
-    s.insert(20)
-    s.save("01-credited")
-    for name in ("chip.25", "spot.1.bet"):
-        s.touch(name)
-    assert app.slip.wagers == {1: {"bet": 25}}
-    s.save("02-bet")
-    assert "25 credits" in s.texts("meter.bet")
+    s.bet(("chip.25", "spot.1.bet"), {1: {"bet": 25}}, frame="02-bet")
 
     s.stack_shoe(SHOE)
     s.touch("button.deal")
@@ -65,32 +59,19 @@ def test_a_double_super_9_session_by_touch_only(session):
     assert record["decisions"] == [{"seat": 1, "action": "house-way"}] and record["seats"][0]["house_way"]
     assert record["dice"] == DICE and record["cards_dealt"] == SHOE
 
-    saw = {}
-    while not app.playback.done:
-        s.step(0.05)
-        kind = app.playback.beat.kind
-        if kind == "dealer" and "dealer" not in saw:
-            saw["dealer"] = s.save("06-banker")
-            assert s.texts("dealer.hand.front.score") == "8 points, 6 high" and s.texts("dealer.hand.back.score") == \
-                "Pair 5-5"
-            assert "spot.1.bet.result" not in app.frame.regions
-        if kind == "spot" and "spot" not in saw:
-            saw["spot"] = s.save("07-compared")
-            assert "WIN" in s.texts("spot.1.hand.front.result") and "COPY" in s.texts("spot.1.hand.back.result")
-            assert "WIN +23" in s.texts("spot.1.bet.result") and "1,975 credits" in s.texts("meter.credit")
-    assert set(saw) == {"dealer", "spot"}
-    s.step()
-    s.save("08-settled")
+    def banker():
+        assert s.texts("dealer.hand.front.score") == "8 points, 6 high" and s.texts("dealer.hand.back.score") == \
+            "Pair 5-5"
+        assert "spot.1.bet.result" not in app.frame.regions
+
+    def compared():
+        assert "WIN" in s.texts("spot.1.hand.front.result") and "COPY" in s.texts("spot.1.hand.back.result")
+        assert "WIN +23" in s.texts("spot.1.bet.result") and "1,975 credits" in s.texts("meter.credit")
+
+    s.watch(Seen("dealer", "06-banker", banker), Seen("spot", "07-compared", compared))
     # 2,000 - 25 staked; FRONT Super 9 beats 8 points, BACK 5 5 copies 5 5: copy + win wins 1 to 1,
     # less 5% commission rounded up (1.25 -> 2): +23. 2,000 + 23 = 2,023.
-    assert "2,023 credits" in s.texts("meter.credit") and "You win $0.23" in s.texts("message")
-    assert terminal.ledger.credits == 2023
-
-    voucher = s.cash_out()
-    s.save("09-ticket")
-    assert voucher.amount_cents == 2023 and voucher.validation == terminal.status()["last_ticket"]
-    assert terminal.ledger.credits == 0 and accounting_difference(terminal.ledger.meters) == 0
-    assert "Please take your ticket $20.23" in s.texts("message")
+    s.settle_and_cash_out(2023, "08-settled", "09-ticket", message="You win $0.23")
     assert sorted(p.name for p in s.frames.iterdir()) == [
         "01-credited.png", "02-bet.png", "03-setting.png", "04-foul-refused.png", "05-house-way.png",
         "06-banker.png", "07-compared.png", "08-settled.png", "09-ticket.png"]

@@ -5,7 +5,7 @@ won, CASH OUT, and the printed voucher's exact amount. Frames are saved and chec
 
 from __future__ import annotations
 
-from firmware.ledger.ledger import accounting_difference
+from tests.ui.session import Seen
 
 GAMES = {"enabled": ["holdem-war"], "default": "holdem-war", "seats": 1}
 #: Dealing order: spot 1, dealer, spot 1, dealer, the five community cards, then the war cards (spot
@@ -17,16 +17,8 @@ CARDS = ["9h", "9d", "2c", "3c", "5s", "6h", "7d", "8c", "Kd", "Kh", "4s"]
 def test_a_holdem_war_session_by_touch_only(session):
     s = session
     terminal, app = s.terminal, s.app
-    s.insert(20)
-    s.save("01-credited")
-    assert "$20.00" in s.texts("meter.credit") and "Hold'em War" in s.texts("title")
-
-    # --- BAC 10 (WAR follows it: war_wager = required) and TIE 5, by touch ---------------------------
-    for name in ("chip.10", "spot.1.bac", "chip.5", "spot.1.tie"):
-        s.touch(name)
-    assert app.slip.wagers == {1: {"bac": 10, "war": 10, "tie": 5}}
-    s.save("02-bets")
-    assert "25 credits" in s.texts("meter.bet")
+    # --- $20 in; BAC 10 (WAR follows it: war_wager = required) and TIE 5, by touch --------------------
+    s.bet(("chip.10", "spot.1.bac", "chip.5", "spot.1.tie"), {1: {"bac": 10, "war": 10, "tie": 5}})
 
     # --- the dealer stacks the shoe; DEAL -------------------------------------------------------------
     s.stack_shoe(CARDS)
@@ -35,36 +27,23 @@ def test_a_holdem_war_session_by_touch_only(session):
     record = terminal.last_record
     assert record["cards_dealt"] == CARDS and record["community"] == CARDS[4:9]
 
-    saw = {}
-    while not app.playback.done:
-        s.step(0.05)
-        kind = app.playback.beat.kind
-        if kind == "scores" and "scores" not in saw:
-            saw["scores"] = s.save("03-board")
-            assert s.texts("spot.1.hand.score") == "Straight, Nine high" == s.texts("dealer.score")
-            for rank in ("5", "6", "7", "8", "K"):
-                assert rank in s.texts("community")
-        if kind == "war" and "war" not in saw:
-            saw["war"] = s.save("04-war")
-            assert "WAR!" in s.texts("banner") and "AT WAR" in s.texts("spot.1.hand")
-            assert "WIN +90" in s.texts("spot.1.tie.result")            # TIE 5 at 18 to 1
-        if kind == "war_step" and "war_won" not in saw:
-            saw["war_won"] = s.save("05-war-won")
-            assert s.texts("spot.1.hand.score") == "Straight, Nine high - war card K"
-            assert "WIN +10" in s.texts("spot.1.bac.result") and "PUSH" in s.texts("spot.1.war.result")
-    assert set(saw) == {"scores", "war", "war_won"}
-    s.step()
-    s.save("06-settled")
+    def board():
+        assert s.texts("spot.1.hand.score") == "Straight, Nine high" == s.texts("dealer.score")
+        for rank in ("5", "6", "7", "8", "K"):
+            assert rank in s.texts("community")
+
+    def war():
+        assert "WAR!" in s.texts("banner") and "AT WAR" in s.texts("spot.1.hand")
+        assert "WIN +90" in s.texts("spot.1.tie.result")                # TIE 5 at 18 to 1
+
+    def war_won():
+        assert s.texts("spot.1.hand.score") == "Straight, Nine high - war card K"
+        assert "WIN +10" in s.texts("spot.1.bac.result") and "PUSH" in s.texts("spot.1.war.result")
+
+    s.watch(Seen("scores", "03-board", board), Seen("war", "04-war", war), Seen("war_step", "05-war-won", war_won))
     # 2,000 - 25 staked; back: BAC 10 + 10, WAR 10 (pushes: war_win_pays = push), TIE 5 + 90 (18 to
     # 1): 125. 2,100 credits, $21.00.
-    assert "2,100 credits" in s.texts("meter.credit") and "You win $1.00" in s.texts("message")
-    assert terminal.ledger.credits == 2100
-
-    voucher = s.cash_out()
-    s.save("07-ticket")
-    assert voucher.amount_cents == 2100
-    assert terminal.ledger.credits == 0 and accounting_difference(terminal.ledger.meters) == 0
-    assert "Please take your ticket $21.00" in s.texts("message")
+    s.settle_and_cash_out(2100, "06-settled", "07-ticket", message="You win $1.00")
     assert sorted(p.name for p in s.frames.iterdir()) == [
         "01-credited.png", "02-bets.png", "03-board.png", "04-war.png", "05-war-won.png", "06-settled.png",
         "07-ticket.png"]

@@ -13,8 +13,8 @@ position 1 and the stacked shoe deals spot 1 Kd 9s As 5h 6c and the house (posit
 
 from __future__ import annotations
 
-from firmware.ledger.ledger import accounting_difference
 from firmware.ui.games.split21 import DEMO_FILLER, stack
+from tests.ui.session import Seen
 
 GAMES = {"enabled": ["split21-stud"], "default": "split21-stud", "seats": 1,
          "options": {"split21-stud": {"jackpot": {"enabled": True}}}}
@@ -25,16 +25,10 @@ SHOE = stack(DIE, {1: "Kd 9s As 5h 6c", 8: "Qh Qd 7c 4s 3h"}, DEMO_FILLER).split
 def test_a_split21_stud_session_by_touch_only(session):
     s = session
     terminal, app = s.terminal, s.app
-    s.insert(20)
-    s.save("01-credited")
-    assert "$20.00" in s.texts("meter.credit")
-
-    # --- wagers, by touch: ANTE 10, LOW 10 (HIGH 20 follows), JACKPOT 5 -----------------------------
-    for name in ("chip.10", "spot.1.ante", "spot.1.low", "chip.5", "spot.1.jackpot"):
-        s.touch(name)
-    assert app.slip.wagers == {1: {"ante": 10, "low": 10, "high": 20, "jackpot": 5}}
-    s.save("02-bets")
-    assert "45 credits" in s.texts("meter.bet") and "20" in s.texts("spot.1.high")
+    # --- $20 in; wagers, by touch: ANTE 10, LOW 10 (HIGH 20 follows), JACKPOT 5 ------------------------
+    s.bet(("chip.10", "spot.1.ante", "spot.1.low", "chip.5", "spot.1.jackpot"),
+          {1: {"ante": 10, "low": 10, "high": 20, "jackpot": 5}})
+    assert "20" in s.texts("spot.1.high")
 
     # --- the shoe is stacked; DEAL; the round waits for the setting ---------------------------------
     s.stack_shoe(SHOE)
@@ -70,34 +64,22 @@ def test_a_split21_stud_session_by_touch_only(session):
     assert record["cards_dealt"] == SHOE
 
     # --- the round, shown: the dealer's hands, ANTE first, then HIGH and LOW -------------------------
-    saw = {}
-    while not app.playback.done:
-        s.step(0.05)
-        kind = app.playback.beat.kind
-        if kind == "dealer" and "dealer" not in saw:
-            saw["dealer"] = s.save("06-dealer")
-            assert s.texts("dealer.hand.high.score") == "21" and s.texts("dealer.hand.low.score") == "13"
-            assert "spot.1.ante.result" not in app.frame.regions
-        if kind == "hands" and "hands" not in saw:
-            saw["hands"] = s.save("07-hands")
-            assert "LOSE -10" in s.texts("spot.1.ante.result") and "WIN +20" in s.texts("spot.1.high.result")
-            assert "WIN +10" in s.texts("spot.1.low.result")
-            assert "1,955 credits" in s.texts("meter.credit")           # the payout is not shown yet
-    assert set(saw) == {"dealer", "hands"}
-    s.step()
-    s.save("08-settled")
+    def dealer():
+        assert s.texts("dealer.hand.high.score") == "21" and s.texts("dealer.hand.low.score") == "13"
+        assert "spot.1.ante.result" not in app.frame.regions
+
+    def hands():
+        assert "LOSE -10" in s.texts("spot.1.ante.result") and "WIN +20" in s.texts("spot.1.high.result")
+        assert "WIN +10" in s.texts("spot.1.low.result")
+        assert "1,955 credits" in s.texts("meter.credit")               # the payout is not shown yet
+
+    s.watch(Seen("dealer", "06-dealer", dealer), Seen("hands", "07-hands", hands))
     # 2,000 - 45 staked; ANTE loses (ace high against the house's pair of queens), HIGH +20 (a
     # two-card 21 beats the house's three-card 21), LOW +10 (20 against 13), JACKPOT: the pot of 5
     # goes to the house's better poker hand (-5). 2,000 - 10 + 20 + 10 - 5 = 2,015.
-    assert "LOSE -5" in s.texts("spot.1.jackpot.result") and "You win $0.15" in s.texts("message")
-    assert "2,015 credits" in s.texts("meter.credit") and terminal.ledger.credits == 2015
-
-    # --- cash out: a voucher for exactly the credits ----------------------------------------------
-    voucher = s.cash_out()
-    s.save("09-ticket")
-    assert voucher.amount_cents == 2015 and voucher.validation == terminal.status()["last_ticket"]
-    assert terminal.ledger.credits == 0 and accounting_difference(terminal.ledger.meters) == 0
-    assert "Please take your ticket $20.15" in s.texts("message")
+    s.step()
+    assert "LOSE -5" in s.texts("spot.1.jackpot.result")
+    s.settle_and_cash_out(2015, "08-settled", "09-ticket", message="You win $0.15")
     assert sorted(p.name for p in s.frames.iterdir()) == [
         "01-credited.png", "02-bets.png", "03-setting.png", "04-foul-refused.png", "05-set.png", "06-dealer.png",
         "07-hands.png", "08-settled.png", "09-ticket.png"]

@@ -5,7 +5,7 @@ turn, the result, CASH OUT, and the printed voucher's exact amount. Frames are s
 
 from __future__ import annotations
 
-from firmware.ledger.ledger import accounting_difference
+from tests.ui.session import Seen
 
 GAMES = {"enabled": ["three-card-poker"], "default": "three-card-poker", "seats": 1,
          "options": {"three-card-poker": {}}}
@@ -17,17 +17,9 @@ CARDS = ["Qs", "Jc", "Qh", "8s", "7d", "3d"]
 def test_a_three_card_poker_session_by_touch_only(session):
     s = session
     terminal, app = s.terminal, s.app
-    s.insert(20)
-    s.save("01-credited")
-    assert "$20.00" in s.texts("meter.credit") and "Three Card Poker" in s.texts("title")
-
-    # --- ANTE 10 and PAIR PLUS 5, by touch --------------------------------------------------------
-    for name in ("chip.10", "spot.1.ante", "chip.5", "spot.1.pair_plus"):
-        s.touch(name)
-    assert app.slip.wagers == {1: {"ante": 10, "pair_plus": 5}}
+    # --- $20 in; ANTE 10 and PAIR PLUS 5, by touch ----------------------------------------------------
+    s.bet(("chip.10", "spot.1.ante", "chip.5", "spot.1.pair_plus"), {1: {"ante": 10, "pair_plus": 5}})
     assert "spot.1.play" not in {h.name for h in app.frame.hits}          # PLAY is the decision, not a bet
-    s.save("02-bets")
-    assert "15 credits" in s.texts("meter.bet")
 
     # --- the dealer stacks the shoe; DEAL; the round waits for PLAY or FOLD -------------------------
     s.stack_shoe(CARDS)
@@ -48,33 +40,20 @@ def test_a_three_card_poker_session_by_touch_only(session):
     s.until(lambda: app.playback is not None and terminal.last_record is not None, "the round")
     record = terminal.last_record
     assert record["cards_dealt"] == CARDS and record["decisions"] == [{"seat": 1, "action": "play"}]
-    saw = {}
-    while not app.playback.done:
-        s.step(0.05)
-        kind = app.playback.beat.kind
-        if kind == "reveal" and "reveal" not in saw:
-            saw["reveal"] = s.save("04-reveal")
-            assert "High Card, Jack" in s.texts("dealer") and "DOES NOT QUALIFY" in s.texts("dealer")
-            assert "spot.1.ante.result" not in app.frame.regions
-        if kind == "compare" and "compare" not in saw:
-            saw["compare"] = s.save("05-compare")
-            assert "WIN +10" in s.texts("spot.1.ante.result") and "PUSH" in s.texts("spot.1.play.result")
-            assert "WIN +5" in s.texts("spot.1.pair_plus.result")
-            assert "ANTE wins and PLAY pushes" in s.texts("message")
-    assert set(saw) == {"reveal", "compare"}
-    s.step()
-    s.save("06-settled")
+
+    def reveal():
+        assert "High Card, Jack" in s.texts("dealer") and "DOES NOT QUALIFY" in s.texts("dealer")
+        assert "spot.1.ante.result" not in app.frame.regions
+
+    def compare():
+        assert "WIN +10" in s.texts("spot.1.ante.result") and "PUSH" in s.texts("spot.1.play.result")
+        assert "WIN +5" in s.texts("spot.1.pair_plus.result")
+        assert "ANTE wins and PLAY pushes" in s.texts("message")
+
+    s.watch(Seen("reveal", "04-reveal", reveal), Seen("compare", "05-compare", compare))
     # 2,000 - 25 staked (ANTE 10, PAIR PLUS 5, PLAY 10); back: ANTE 10 + 10 (1 to 1, the dealer does
     # not qualify), PLAY 10 (pushes), PAIR PLUS 5 + 5 (a pair, 1 to 1): 40. 2,015 credits, $20.15.
-    assert "2,015 credits" in s.texts("meter.credit") and "You win $0.15" in s.texts("message")
-    assert terminal.ledger.credits == 2015
-
-    # --- cash out: a voucher for exactly the credits ---------------------------------------------------
-    voucher = s.cash_out()
-    s.save("07-ticket")
-    assert voucher.amount_cents == 2015
-    assert terminal.ledger.credits == 0 and accounting_difference(terminal.ledger.meters) == 0
-    assert "Please take your ticket $20.15" in s.texts("message")
+    s.settle_and_cash_out(2015, "06-settled", "07-ticket", message="You win $0.15")
     assert sorted(p.name for p in s.frames.iterdir()) == [
         "01-credited.png", "02-bets.png", "03-decision.png", "04-reveal.png", "05-compare.png", "06-settled.png",
         "07-ticket.png"]
