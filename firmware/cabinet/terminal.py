@@ -1034,6 +1034,8 @@ class Terminal:
                 "decide_within_s": self._decision_time_left(kernel),
                 "pending": [{"seat": r.seat, "kind": r.kind, "actions": list(r.actions), "hint": r.hint,
                              "view": kernel.decision_view(r.seat)} for r in kernel.pending()],
+                "decided": [{"seat": seat, "action": action, "view": kernel.decision_view(seat)}
+                            for seat, action in kernel.decisions] if kernel.pending() else [],
             },
             "handpay": None if pending is None else {"credits": pending[0], "reason": pending[1].value},
             "printing": None if self.printing is None else self.printing.validation,

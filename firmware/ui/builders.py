@@ -117,10 +117,14 @@ def table_view(gui: GameUi, status: Mapping[str, Any], slip: BetSlip, *,
         bet = round_stake(record) if record is not None else 0
     # The round's dice (Split 21 Stud, Double Super 9) go to the felt while it waits for the player,
     # and only to games whose round has dice (the others' felt takes no ``dice``).
+    # The seats already decided in a round still waiting for others (several spots) go to the felt
+    # too, with the cards they decided on (only games with decisions are given ``decided``).
     dice = (status.get("round") or {}).get("dice") if pending else None
+    decided = (status.get("round") or {}).get("decided") if pending else None
     felt = gui.felt(wagers=wagers, record=shown_record, beat=beat if playing_back else None,
                     progress=playback.progress if playback is not None else 1.0, betting=betting,
-                    pending=pending, **({"dice": tuple(dice)} if dice else {}))
+                    pending=pending, **({"dice": tuple(dice)} if dice else {}),
+                    **({"decided": tuple(decided)} if decided else {}))
     caption = beat.caption if (playing_back and beat is not None) else ""
     banner = beat.banner if (playing_back and beat is not None) else ""
     if not message and not caption and betting and shown_record is not None:

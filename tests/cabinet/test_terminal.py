@@ -333,3 +333,25 @@ def test_the_validator_is_told_to_stack_for_good_only_after_the_credit_is_in_cri
         ledger.close()
     finally:
         rig.close()
+
+
+def test_status_shows_the_seats_that_decided_while_others_still_wait(tmp_path):
+    cfg = Config.model_validate({"games": {"enabled": ["three-card-poker"], "default": "three-card-poker",
+                                           "seats": 2}})
+    ledger = Ledger.open(tmp_path)
+    terminal = Terminal(cfg, ledger, RngService.seeded(3), Devices(), VoucherBook(ledger, terminal_id="T1"))
+    terminal.power_up()
+    ledger.bill_in(2000)
+    terminal.play({1: {"ante": 10}, 2: {"ante": 10}})
+    terminal.step()
+    status = terminal.status()["round"]
+    assert [r["seat"] for r in status["pending"]] == [1, 2] and status["decided"] == []
+    terminal.decide(1, "play")
+    status = terminal.status()["round"]
+    assert [r["seat"] for r in status["pending"]] == [2]
+    assert status["decided"] == [{"seat": 1, "action": "play", "view": terminal.kernel.decision_view(1)}]
+    assert len(status["decided"][0]["view"]["cards"]) == 3             # the cards it played on
+    terminal.decide(2, "fold")
+    terminal.step()
+    assert terminal.status()["round"] is None
+    ledger.close()

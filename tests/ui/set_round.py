@@ -40,9 +40,11 @@ class OpenRound:
         k = self.kernel
         pending = [{"seat": r.seat, "kind": r.kind, "actions": list(r.actions), "hint": r.hint,
                     "view": k.decision_view(r.seat)} for r in k.pending()]
+        decided = [{"seat": seat, "action": action, "view": k.decision_view(seat)}
+                   for seat, action in k.decisions] if pending else []
         return status_doc(self.gui.ctx.game_id, 2000, state="PLAYING",
                           round={"round_id": "r1", "dice": list(self.dice), "decide_within_s": 20.0,
-                                 "pending": pending})
+                                 "pending": pending, "decided": decided})
 
     def view(self):
         slip = BetSlip(self.gui.ctx.limits, self.gui.ctx.chips, link=self.gui.link)

@@ -244,3 +244,12 @@ def test_with_three_spots_the_spot_after_the_one_setting_says_so():
     for s in (2, 3):
         assert not seats[s].highlight and seats[s].note == "Set after SPOT 1: you may move its cards now"
     assert [b.name for b in r.view().chrome.buttons] == ["button.house_way", "button.reset", "button.set_hand"]
+    # Spot 1 set (A K HIGH, 9 5 6 LOW): it keeps its two hands on the table; spot 2 is next.
+    r.kernel.decide(1, "set:Kd As|9s 5h 6c")
+    seats = {s.seat: s for s in r.view().felt.seats}
+    assert hands(seats[1]) == {"HIGH": ["Kd", "As"], "LOW": ["5h", "6c", "9s"]}
+    assert scores(seats[1]) == {"HIGH": "21 in two cards", "LOW": "20"}
+    assert seats[1].note == "Set: waiting for the other spots" and not seats[1].highlight
+    assert seats[2].highlight and seats[3].note == "Set after SPOT 2: you may move its cards now"
+    r.kernel.decide(2, "house-way")                                          # by time-out, or asked for
+    assert len(hands(next(s for s in r.view().felt.seats if s.seat == 2))["HIGH"]) in (2, 3)

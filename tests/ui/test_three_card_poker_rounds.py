@@ -179,11 +179,19 @@ def test_several_spots_each_hold_their_own_play_and_fold(size):
     assert gui.decision_buttons({"seat": 2, "actions": ["play", "fold"]}) == []      # not in the bottom row
     requests = [{"seat": s, "kind": "play_or_fold", "actions": ["play", "fold"], "hint": None,
                  "view": {"cards": ["Qs", "Qh", "7d"]}} for s in (2, 5)]
+    decided = [{"seat": 1, "action": "play", "view": {"cards": ["Ks", "Kh", "2d"]}},
+               {"seat": 3, "action": "fold", "view": {"cards": ["2s", "5h", "9c"]}}]
     status = status_doc(GAME, 1985, state="PLAYING", round={"round_id": "r1", "pending": requests,
-                                                          "decide_within_s": 9})
+                                                          "decided": decided, "decide_within_s": 9})
     slip = BetSlip(gui.ctx.limits, gui.ctx.chips)
     slip.last = {s: {"ante": 5} for s in range(1, 8)}
     view = table_view(gui, status, slip)
+    spots = {spot.seat: spot.hand for spot in view.felt.spots}
+    # The spots that answered keep their cards on the table with their answer, a fold dimmed.
+    assert [c.card for c in spots[1].cards] == ["Ks", "Kh", "2d"] and spots[1].status == "PLAYS"
+    assert spots[1].score == "Pair of Kings"
+    assert spots[3].status == "FOLDED" and all(c.dim for c in spots[3].cards)
+    assert spots[4].cards == ()                                            # no ante: no cards
     frame = gui.screen().render(pygame.Surface(size), view)
     for seat in (2, 5):
         for action in ("play", "fold"):

@@ -130,7 +130,10 @@ class GameUi(ABC):
         """The game's part of the table view: ``wagers`` on the table (the slip, or the round's),
         the round ``record`` and the ``beat`` of it being shown (None: all of it), whether the
         player may place chips now, and the decisions the round awaits (``status()["round"]
-        ["pending"]``: each with its ``view``, the cards the player may see) while it waits."""
+        ["pending"]``: each with its ``view``, the cards the player may see) while it waits.
+        Games with decisions also take ``decided`` (the seats that have answered while others
+        still wait: ``seat``, ``action``, ``view``) and games with dice ``dice``; both are passed
+        only when there are some."""
 
     def decision_buttons(self, request: Mapping[str, Any]) -> list[ButtonView]:
         """Buttons for a decision the kernel awaits (``status()["round"]["pending"]`` entries)."""

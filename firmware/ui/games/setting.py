@@ -206,13 +206,14 @@ class HandSettingUi(GameUi):
     # --- the felt's view -------------------------------------------------------------------------
     def felt(self, *, wagers: Wagers, record: Mapping[str, Any] | None, beat: Beat | None,
              progress: float, betting: bool, pending: Sequence[Mapping[str, Any]] = (),
-             dice: tuple[int, ...] | None = None) -> SetFeltView:
+             dice: tuple[int, ...] | None = None, decided: Sequence[Mapping[str, Any]] = ()) -> SetFeltView:
         reveal = beat.reveal if (record is not None and beat is not None) else None
         if record is not None and reveal is None:
             reveal = SetReveal(True, frozenset((int(s["seat"]), w) for s in record["seats"]
                                                for w in s.get("results", {})), True)
         by_seat = {int(s["seat"]): s for s in record["seats"]} if record is not None else {}
         requests = {int(r["seat"]): r for r in pending if r.get("kind") == "set_hand"}
+        answered = {int(d["seat"]): d for d in decided}
         # The spot being set now (the lowest waiting): its buttons are the ones drawn
         # (decision_buttons, asked after the felt by builders.table_view).
         self._turn = min(requests) if requests else None
@@ -230,6 +231,8 @@ class HandSettingUi(GameUi):
         for seat in numbers or range(1, self.ctx.seats + 1):
             if seat in requests:
                 seats.append(self._setting_seat(seat, requests[seat], wagers.get(seat, {})))
+            elif seat in answered and record is None:
+                seats.append(self._set_seat(seat, answered[seat], wagers.get(seat, {})))
             elif seat in by_seat and reveal is not None:
                 seats.append(self._seat_from_record(by_seat[seat], reveal, wagers.get(seat, {}), betting))
             else:
@@ -262,6 +265,21 @@ class HandSettingUi(GameUi):
             else text("setting.after_turn", spot=text("setgame.spot", n=self._turn)))
         return SetSeatView(seat, text("setgame.spot", n=seat), tuple(hands), summary=self.summary(cards), note=note,
                            areas=self._areas(seat, bets, None, False), highlight=seat == self._turn)
+
+    def _set_seat(self, seat: int, decided: Mapping[str, Any], bets: Mapping[str, int]) -> SetSeatView:
+        """A spot already set while another is being set: its two hands as the player set them."""
+        cards = parse_cards(" ".join((decided.get("view") or {}).get("cards", ())))
+        action = str(decided.get("action", ""))
+        if action.startswith(SET_PREFIX):
+            groups = _hands_of(action)
+        else:                                             # house-way (asked for, or by time-out)
+            first = set(self.house_way_first(cards))
+            groups = ([c for i, c in enumerate(cards) if i in first], [c for i, c in enumerate(cards) if i not in first])
+        hands = tuple(SetHandView(f"spot.{seat}.hand.{name}", self.hand_label(name), tuple(CardView(str(c)) for c in held),
+                                  score=self.score(held) if held else "")
+                      for name, held in zip(self.hands, groups, strict=True))
+        return SetSeatView(seat, text("setgame.spot", n=seat), hands, summary=self.summary(cards),
+                           note=text("setting.set_done"), areas=self._areas(seat, bets, None, False))
 
     def _hands_from(self, who: Mapping[str, Any], name: str, result: Any = None) -> tuple[SetHandView, ...]:
         out = []

@@ -267,13 +267,15 @@ class ThreeCardPokerUi(GameUi):
 
     # --- the felt's view -------------------------------------------------------------------------
     def felt(self, *, wagers: Wagers, record: Mapping[str, Any] | None, beat: Beat | None,
-             progress: float, betting: bool, pending: Sequence[Mapping[str, Any]] = ()) -> TcpFeltView:
+             progress: float, betting: bool, pending: Sequence[Mapping[str, Any]] = (),
+             decided: Sequence[Mapping[str, Any]] = ()) -> TcpFeltView:
         ctx = self.ctx
         reveal: TcpReveal | None = None
         if record is not None:
             reveal = beat.reveal if beat is not None else self.beats(record)[-1].reveal
         by_seat = {int(s["seat"]): s for s in record["seats"]} if record else {}
         asking = {int(r["seat"]): r for r in pending}
+        answered = {int(d["seat"]): d for d in decided}
         dealer = self._dealer(record, reveal, progress, bool(pending))
         spots = []
         for seat in self.seats():
@@ -298,7 +300,8 @@ class ThreeCardPokerUi(GameUi):
                     seat, wager, text(LABELS[wager]), amount, ctx.money.credits(amount) if amount else "", result,
                     enabled=betting and wager in PLACED, linked=False,
                     short=text(SHORT[wager]) if wager in SHORT else ""))
-            hand = self._hand(seat, doc, reveal, progress, asking.get(seat))
+            hand = (self._answered(seat, answered[seat]) if seat in answered and seat not in asking
+                    else self._hand(seat, doc, reveal, progress, asking.get(seat)))
             buttons = self.spot_buttons(asking[seat]) if seat in asking and len(self.seats()) > 1 else []
             spots.append(TcpSpotView(seat, hand, tuple(areas), tuple(buttons)))
         return TcpFeltView(dealer, tuple(spots), self.rule(), self.bonus_line())
@@ -323,6 +326,15 @@ class ThreeCardPokerUi(GameUi):
         status = text("tcp.hand.qualifies") if qualified else text("tcp.hand.not_qualified")
         return HandView(DEALER, label, views, (), hand_name3(best3_of(parse_cards(doc["cards"]))), status,
                         highlight=qualified)
+
+    def _answered(self, seat: int, decided: Mapping[str, Any]) -> HandView:
+        """A spot that has played or folded while another still decides: its cards and its answer."""
+        cards = list((decided.get("view") or {}).get("cards", ()))
+        folded = decided.get("action") == "fold"
+        score = hand_name3(eval3(parse_cards(cards))) if len(cards) == 3 else ""
+        status = text("tcp.hand.folded") if folded else text("tcp.hand.plays")
+        return HandView(f"spot.{seat}.hand", text("hand.spot_label", n=seat),
+                        tuple(CardView(c, dim=folded) for c in cards), (), score, status)
 
     def _hand(self, seat: int, doc: Mapping[str, Any] | None, reveal: TcpReveal | None, progress: float,
               request: Mapping[str, Any] | None) -> HandView:
