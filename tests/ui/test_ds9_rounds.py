@@ -159,3 +159,18 @@ def test_betting_on_the_table():
     banked = ui(GAME, {"banking": "player", "collection": 1}, seats=2)
     assert banked.link({1: {"bank": 20}, 2: {"bet": 10}}) == {1: {"bank": 20, "collection": 1},
                                                              2: {"bet": 10, "collection": 1}}
+
+
+def test_the_spot_set_first_is_the_one_the_dice_chose():
+    # Dice 1 + 1 + 2 = 4 from the banker at 8: position 3 is dealt to first and acts first, then 1, 2.
+    gui = ui(GAME, {}, seats=3)
+    cards = stack(dealing_order(dice_position(4, 8)), {1: "6s 3h 5d 5c", 2: "Ad Ac 2s 2h", 3: "4s 4h 6d 2c",
+                                                     8: "5s 5h 2d 6c"}, DEMO_FILLER, 4)
+    r = OpenRound(gui, cards=cards, wagers={1: {"bet": 10}, 2: {"bet": 10}, 3: {"bet": 20}}, dice=(1, 1, 2))
+    seats = {s.seat: s for s in r.view().felt.seats}
+    assert seats[3].highlight and not seats[1].highlight and not seats[2].highlight
+    assert seats[1].note == seats[2].note == "Set after SPOT 3: you may move its cards now"
+    r.kernel.decide(3, "house-way")
+    seats = {s.seat: s for s in r.view().felt.seats}
+    assert seats[1].highlight and seats[3].note == "Set: waiting for the other spots"
+    assert {h.label: h.score for h in seats[3].hands} == {"FRONT": "8 points, 6 high", "BACK": "Pair 4-4"}

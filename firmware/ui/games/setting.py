@@ -214,9 +214,10 @@ class HandSettingUi(GameUi):
         by_seat = {int(s["seat"]): s for s in record["seats"]} if record is not None else {}
         requests = {int(r["seat"]): r for r in pending if r.get("kind") == "set_hand"}
         answered = {int(d["seat"]): d for d in decided}
-        # The spot being set now (the lowest waiting): its buttons are the ones drawn
-        # (decision_buttons, asked after the felt by builders.table_view).
-        self._turn = min(requests) if requests else None
+        # The spot being set now (the first waiting in the dealing order the dice chose: the one
+        # that acts first): its buttons are the ones drawn (decision_buttons, asked after the felt
+        # by builders.table_view).
+        self._turn = self._first_to_act(requests, dice, wagers)
         title, lines = self.reminders()
         if record is not None:
             assert reveal is not None
@@ -242,6 +243,16 @@ class HandSettingUi(GameUi):
                                          else (), hidden, areas=self._areas(seat, bets, None, betting)))
         dice_view = self.dice_view(tuple(shown_dice), record, wagers)
         return SetFeltView(dealer, dice_view, tuple(seats), lines, title)
+
+    def _first_to_act(self, requests: Mapping[int, Any], dice: tuple[int, ...] | None, wagers: Wagers) -> int | None:
+        """Of the spots waiting, the first in the dealing order from the position the dice chose."""
+        if not requests:
+            return None
+        marks = self.dice_view(tuple(dice or ()), None, wagers).positions
+        first = next((m.position for m in marks if m.first), None)
+        if first is None:
+            return min(requests)
+        return min(requests, key=lambda seat: (seat - first) % max(len(marks), 1))
 
     def _empty_hands(self, seat: int | str) -> tuple[SetHandView, ...]:
         name = "dealer" if seat == "dealer" else f"spot.{seat}"
