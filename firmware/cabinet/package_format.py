@@ -228,7 +228,7 @@ def parse(data: bytes) -> Package:
         # parsed lazily: a corrupt name or extension would surface later, so read them all now
         _ = (cert.subject.rfc4514_string(), cert.issuer.rfc4514_string(), list(cert.extensions),
              cert.public_key(), cert.not_valid_before_utc, cert.not_valid_after_utc)
-    except (ValueError, UnicodeEncodeError, TypeError, UnsupportedAlgorithm):
+    except (ValueError, UnicodeEncodeError, TypeError, UnsupportedAlgorithm, x509.InvalidVersion):
         raise PackageRejected("malformed", "the certificate is not a PEM X.509 certificate") from None
     raw_files = container["files"]
     if not isinstance(raw_files, dict) or len(raw_files) > MAX_FILES:

@@ -120,7 +120,7 @@ def _identity(session: Session) -> tuple[str, str] | None:
         return None
     try:
         cert = x509.load_der_x509_certificate(der)
-    except ValueError:
+    except (ValueError, x509.InvalidVersion):
         return None
     kind, name = pki.cert_kind(cert), pki.common_name(cert)
     if name is None or not pki.NAME_RE.fullmatch(name):

@@ -346,7 +346,7 @@ def key_from_certificate(cert: Any, sender_id: str) -> Any:
         try:
             cert = (x509.load_pem_x509_certificate(raw) if raw.lstrip().startswith(b"-----")
                     else x509.load_der_x509_certificate(raw))
-        except ValueError as exc:
+        except (ValueError, x509.InvalidVersion) as exc:    # InvalidVersion is no ValueError
             raise EnvelopeRejected("unknown_sender", f"unreadable certificate: {exc}") from None
     cns = cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)
     if len(cns) != 1 or cns[0].value != sender_id:

@@ -327,7 +327,7 @@ def load_certificate(source: str | os.PathLike[str] | bytes | x509.Certificate) 
         if data.lstrip().startswith(b"-----BEGIN"):
             return x509.load_pem_x509_certificate(data)
         return x509.load_der_x509_certificate(data)
-    except ValueError as exc:
+    except (ValueError, x509.InvalidVersion) as exc:       # InvalidVersion is no ValueError
         raise PkiError(f"{where}: not a certificate ({exc})") from None
 
 
@@ -339,7 +339,7 @@ def load_crl(source: str | os.PathLike[str] | bytes | x509.CertificateRevocation
         if data.lstrip().startswith(b"-----BEGIN"):
             return x509.load_pem_x509_crl(data)
         return x509.load_der_x509_crl(data)
-    except ValueError as exc:
+    except (ValueError, x509.InvalidVersion) as exc:
         raise PkiError(f"{where}: not a CRL ({exc})") from None
 
 

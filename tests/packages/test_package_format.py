@@ -130,3 +130,29 @@ _CACHE: dict[int, bytes] = {}
 
 def _package_cache(signer: Signer) -> bytes:
     return _CACHE.setdefault(id(signer), signer.package())
+
+
+def _bad_version(pem: str) -> str:
+    """The certificate with its X.509 version field changed from v3 (2) to 6, re-encoded as PEM."""
+    der = base64.b64decode("".join(pem.strip().splitlines()[1:-1]))
+    assert der.count(b"\xa0\x03\x02\x01\x02") == 1
+    der = der.replace(b"\xa0\x03\x02\x01\x02", b"\xa0\x03\x02\x01\x06")
+    body = base64.b64encode(der).decode("ascii")
+    return "-----BEGIN CERTIFICATE-----\n" + "\n".join(body[i:i + 64] for i in range(0, len(body), 64)) + \
+        "\n-----END CERTIFICATE-----\n"
+
+
+def test_a_certificate_of_an_unknown_x509_version_is_malformed_not_a_crash(signer: Signer, tmp_path: Path) -> None:
+    # cryptography raises InvalidVersion (not a ValueError) for it: found by the byte-change fuzz.
+    from firmware.hostlink.envelope import EnvelopeRejected, key_from_certificate
+    from firmware.hostlink.pki import PkiError, load_certificate
+
+    data = _edit(signer.package(), lambda d: d.update(certificate=_bad_version(d["certificate"])))
+    with pytest.raises(pf.PackageRejected) as info:
+        pf.load(data, signer.check)
+    assert info.value.reason == "malformed"
+    bad = _bad_version(json.loads(signer.package())["certificate"]).encode("ascii")
+    with pytest.raises(PkiError, match="not a certificate"):
+        load_certificate(bad)
+    with pytest.raises(EnvelopeRejected, match="unreadable certificate"):
+        key_from_certificate(bad, "tcp-signer")
