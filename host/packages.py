@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from firmware.cabinet import package_format as pf
-from firmware.hostlink.broker import ContextFollowingCrl
+from firmware.hostlink.tls import ContextFollowingCrl
 
 log = logging.getLogger("egm.host.packages")
 
