@@ -56,3 +56,18 @@ class OpenRound:
 
     def request(self, seat: int = 1):
         return next(r for r in self.status()["round"]["pending"] if r["seat"] == seat)
+
+
+# --- reading a spot's view (SetSeatView) -----------------------------------------------------------
+def hands(seat_view):
+    """The spot's hands: label -> its cards."""
+    return {h.label: [c.card for c in h.cards] for h in seat_view.hands}
+
+
+def scores(seat_view):
+    return {h.label: h.score for h in seat_view.hands}
+
+
+def results(seat_view):
+    """Each wager's settled result on the spot: wager -> (outcome, amount)."""
+    return {a.wager: (a.result.outcome.value, a.result.amount) for a in seat_view.areas if a.result}

@@ -17,25 +17,13 @@ from firmware.ui.demo import demo_config, play_round, status_doc
 from firmware.ui.games.ds9 import DEMO_FILLER
 from firmware.ui.games.setting import stack
 from firmware.ui.par import sheet_for_config
-from tests.ui.set_round import OpenRound, ui
+from tests.ui.set_round import OpenRound, hands, results, scores, ui
 
 GAME = "double-super-9"
 
 
-def hands(seat_view):
-    return {h.label: [c.card for c in h.cards] for h in seat_view.hands}
-
-
-def scores(seat_view):
-    return {h.label: h.score for h in seat_view.hands}
-
-
 def tags(seat_view):
     return {h.label: h.result.label for h in seat_view.hands if h.result}
-
-
-def results(seat_view):
-    return {a.wager: (a.result.outcome.value, a.result.amount) for a in seat_view.areas if a.result}
 
 
 def test_the_cards_wait_in_front_and_back_with_the_dice_and_the_position_they_pick():

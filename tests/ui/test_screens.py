@@ -14,14 +14,14 @@ from tests.ui.conftest import SIZES, colour_at, region_pixels
 from tests.ui.golden import compare
 
 
+def game_shots(game: str = "baccarat-war", screens=("table", "war", "paytable", "help")) -> dict:
+    """(screen, size) -> (surface, frame): each screen of ``game`` rendered once at both sizes."""
+    return {(screen, size): render(screen, size, game) for size in SIZES for screen in screens}
+
+
 @pytest.fixture(scope="module")
 def shots():
-    """Every built screen at both sizes, rendered once for the module."""
-    out = {}
-    for size in SIZES:
-        for screen in ("table", "war", "paytable", "help", "attract", "games"):
-            out[screen, size] = render(screen, size)
-    return out
+    return game_shots(screens=("table", "war", "paytable", "help", "attract", "games"))
 
 
 def texts(frame, region):
@@ -209,8 +209,7 @@ def test_holdem_war_golden(tmp_path):
 # --- Split 21 Stud -----------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def split21_shots():
-    return {(screen, size): render(screen, size, "split21-stud") for size in SIZES
-            for screen in ("table", "war", "paytable", "help")}
+    return game_shots("split21-stud")
 
 
 @pytest.mark.parametrize("size", SIZES)
@@ -251,8 +250,7 @@ def test_split21_stud_golden(split21_shots, tmp_path):
 # --- Double Super 9 ----------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def ds9_shots():
-    return {(screen, size): render(screen, size, "double-super-9") for size in SIZES
-            for screen in ("table", "war", "paytable", "help")}
+    return game_shots("double-super-9")
 
 
 @pytest.mark.parametrize("size", SIZES)

@@ -14,21 +14,9 @@ from firmware.ui.builders import table_view
 from firmware.ui.demo import play_round, status_doc
 from firmware.ui.games.split21 import DEMO_FILLER, stack
 from firmware.ui.par import sheet_for_config
-from tests.ui.set_round import OpenRound, ui
+from tests.ui.set_round import OpenRound, hands, results, scores, ui
 
 GAME = "split21-stud"
-
-
-def hands(seat_view):
-    return {h.label: [c.card for c in h.cards] for h in seat_view.hands}
-
-
-def scores(seat_view):
-    return {h.label: h.score for h in seat_view.hands}
-
-
-def results(seat_view):
-    return {a.wager: (a.result.outcome.value, a.result.amount) for a in seat_view.areas if a.result}
 
 
 def test_the_cards_wait_in_the_two_hands_with_the_die_and_what_it_decides():
