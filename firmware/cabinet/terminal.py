@@ -1027,16 +1027,7 @@ class Terminal:
             "credits_cents": self.ledger.credits_cents,
             "game": self.game_id,
             "bet": self.bet_unit,
-            "round": None if kernel is None else {
-                "round_id": kernel.round_id, "game": kernel.game.id, "phase": kernel.phase.value,
-                "cards_dealt": kernel.cards_dealt,
-                "dice": None if kernel.dice is None else list(kernel.dice),
-                "decide_within_s": self._decision_time_left(kernel),
-                "pending": [{"seat": r.seat, "kind": r.kind, "actions": list(r.actions), "hint": r.hint,
-                             "view": kernel.decision_view(r.seat)} for r in kernel.pending()],
-                "decided": [{"seat": seat, "action": action, "view": kernel.decision_view(seat)}
-                            for seat, action in kernel.decisions] if kernel.pending() else [],
-            },
+            "round": None if kernel is None else self._round_status(kernel),
             "handpay": None if pending is None else {"credits": pending[0], "reason": pending[1].value},
             "printing": None if self.printing is None else self.printing.validation,
             "message": self.message,
@@ -1048,6 +1039,21 @@ class Terminal:
             "last_ticket": self.last_ticket,
             "last_round": None if self.last_record is None else self.last_record.get("round_id"),
             "host": None if self.hostlink is None else self.hostlink.status(),
+        }
+
+    def _round_status(self, kernel: Any) -> dict[str, Any]:
+        """The round in play: its decisions awaited (``pending``, each with the cards its player may
+        see) and, while some are, the seats that have answered (``decided``)."""
+        pending = kernel.pending()
+        return {
+            "round_id": kernel.round_id, "game": kernel.game.id, "phase": kernel.phase.value,
+            "cards_dealt": kernel.cards_dealt,
+            "dice": None if kernel.dice is None else list(kernel.dice),
+            "decide_within_s": self._decision_time_left(kernel),
+            "pending": [{"seat": r.seat, "kind": r.kind, "actions": list(r.actions), "hint": r.hint,
+                         "view": kernel.decision_view(r.seat)} for r in pending],
+            "decided": [{"seat": seat, "action": action, "view": kernel.decision_view(seat)}
+                        for seat, action in kernel.decisions] if pending else [],
         }
 
     def _publish(self) -> None:
