@@ -1,17 +1,8 @@
-"""Shared test fixtures."""
+"""Shared test fixtures.
+
+The suite reads nothing outside the repository: the facts it checks against (the NIST CAVP vectors,
+golden device frames, the game rules) are copied into it (``firmware/rng/vectors/``,
+``docs/protocols/frames.md``, ``docs/games/rules/``); ``tests/test_self_contained.py`` keeps it so.
+"""
 
 from __future__ import annotations
-
-from pathlib import Path
-
-import pytest
-
-ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared"
-
-
-@pytest.fixture(scope="session")
-def shared_dir() -> Path:
-    """The project's ``../shared`` folder (rules, vectors); CI always has it beside the clone."""
-    assert SHARED.is_dir(), f"../shared is missing beside the project root ({SHARED})"
-    return SHARED

@@ -1,6 +1,6 @@
 """JCM ID-003 (bill validator) framing and message codes: a sans-I/O codec for both ends.
 
-Frame (``shared/vectors/protocol-frames.md``)::
+Frame (``docs/protocols/frames.md``)::
 
     +------+-----+----------+-----------+-------+-------+
     | SYNC | LEN | CMD/STAT | DATA ...  | CRC_L | CRC_H |

@@ -1,6 +1,6 @@
 """ITL SSP (bill validator, second protocol): framing, byte stuffing and the sequence flag.
 
-Frame (``shared/vectors/protocol-frames.md``)::
+Frame (``docs/protocols/frames.md``)::
 
     +------+--------+-----+-----------+-------+-------+
     | STX  | SEQ/ID | LEN | DATA ...  | CRC_L | CRC_H |

@@ -1,6 +1,6 @@
 """TCL (ticket printer) commands and status records: a sans-I/O codec for both ends.
 
-Host -> printer (``shared/vectors/protocol-frames.md``, TCL)::
+Host -> printer (``docs/protocols/frames.md``, TCL)::
 
     ^<code>|<field>|<field>|...|^        printable ASCII; a field holds no ``^``, no ``|``
     ENQ (0x05)                           one byte, outside any command: "send your status"

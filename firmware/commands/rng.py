@@ -1,7 +1,7 @@
 """``egm rng``: the certified RNG's lab commands (CONTRACTS.md, ``egm rng ...``).
 
-* ``egm rng kat FILE [--json]``: HMAC_DRBG known-answer vectors; ``N passed, M failed`` last,
-  exit 0 only if none failed (1 otherwise).
+* ``egm rng kat [FILE] [--json]``: HMAC_DRBG known-answer vectors (the 22 NIST CAVP vectors built
+  into the product, or FILE); ``N passed, M failed`` last, exit 0 only if none failed (1 otherwise).
 * ``egm rng dump --bytes N [--seed S]``: N raw bytes of the DRBG output stream on stdout, for
   external statistical batteries.
 * ``egm rng outcomes --range N --count M [--seed S]``: M outcomes of exactly
@@ -34,8 +34,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     rng_sub = p.add_subparsers(dest="rng_command", metavar="ACTION")
     rng_sub.required = True
 
-    kat = rng_sub.add_parser("kat", help="run HMAC_DRBG known-answer vectors from a JSON file")
-    kat.add_argument("file", help="vector file (format of shared/vectors/hmac_drbg_sha256.json)")
+    kat = rng_sub.add_parser(
+        "kat", help="run HMAC_DRBG known-answer vectors (built in, or from a JSON file)"
+    )
+    kat.add_argument(
+        "file",
+        nargs="?",
+        help="a vector file in the format of the built-in firmware/rng/vectors/hmac_drbg_sha256.json "
+        "(default: the 22 NIST CAVP SHA-256 vectors built into the product)",
+    )
     kat.add_argument("--json", action="store_true", help="print one JSON document instead")
     kat.set_defaults(func=_kat)
 
@@ -76,15 +83,16 @@ def _service(seed: str | None) -> RngService:
 
 def _kat(args: argparse.Namespace) -> int:
     from firmware.commands._common import emit_json
-    from firmware.rng.kat import run_file
+    from firmware.rng.kat import BUILTIN_VECTORS, run_file
 
-    results = run_file(args.file)
+    source = BUILTIN_VECTORS if args.file is None else args.file
+    results = run_file(source)
     failed = sum(not result.passed for result in results)
     passed = len(results) - failed
     if args.json:
         emit_json(
             {
-                "file": str(args.file),
+                "file": "built-in" if args.file is None else str(args.file),
                 "vectors": [
                     {"name": r.name, "result": "PASS"}
                     if r.passed

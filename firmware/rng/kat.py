@@ -1,7 +1,8 @@
 """Known-answer tests of HMAC_DRBG (SHA-256) from a JSON vector file.
 
-File format (``shared/vectors/hmac_drbg_sha256.json``, taken from the NIST CAVP
-``PredictionResistance = False`` vectors)::
+The product carries its own vectors (:data:`BUILTIN_VECTORS`, ``firmware/rng/vectors/``: the 22
+NIST CAVP HMAC_DRBG ``[SHA-256] [PredictionResistance = False]`` vectors of the project's reference
+folder, copied with their source line). File format::
 
     {"source": "...", "procedure": "...",
      "vectors": [{"name": "0", "entropy": HEX, "nonce": HEX, "pers": HEX | null,
@@ -24,11 +25,16 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from importlib import resources
+from importlib.abc import Traversable
 from pathlib import Path
 from typing import Any
 
 from firmware.rng.errors import DrbgError, KatFileError
 from firmware.rng.hmac_drbg import HmacDrbg
+
+#: The vectors built into the product (run by ``egm rng kat`` with no file).
+BUILTIN_VECTORS: Traversable = resources.files("firmware.rng") / "vectors" / "hmac_drbg_sha256.json"
 
 
 @dataclass(frozen=True)
@@ -115,10 +121,10 @@ def parse_vectors(document: Any) -> list[KatVector]:
     return vectors
 
 
-def load_vectors(path: str | Path) -> list[KatVector]:
-    """Read and decode a vector file."""
+def load_vectors(path: str | Path | Traversable = BUILTIN_VECTORS) -> list[KatVector]:
+    """Read and decode a vector file (the built-in vectors by default)."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = (Path(path) if isinstance(path, str) else path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise KatFileError(f"{path}: cannot read the vector file: {exc}") from None
     try:
@@ -144,6 +150,6 @@ def run_vector(vector: KatVector) -> KatResult:
     return KatResult(vector.name, vector.expected, returned)
 
 
-def run_file(path: str | Path) -> list[KatResult]:
-    """Load a vector file and run every vector in it, in file order."""
+def run_file(path: str | Path | Traversable = BUILTIN_VECTORS) -> list[KatResult]:
+    """Load a vector file (the built-in vectors by default) and run every vector, in file order."""
     return [run_vector(vector) for vector in load_vectors(path)]

@@ -66,15 +66,18 @@ def test_no_wrap_around(cards: str) -> None:
     assert category4(parse_cards(cards)) not in (F4.STRAIGHT, F4.STRAIGHT_FLUSH)
 
 
-def _rules_order(shared_dir: Path) -> list[FourCardCategory]:
-    text = " ".join((shared_dir / "rules" / "baccarat-war.md").read_text().split())
+RULES = Path(__file__).resolve().parents[2] / "docs" / "games" / "rules" / "baccarat-war.md"
+
+
+def _rules_order() -> list[FourCardCategory]:
+    text = " ".join(RULES.read_text().split())
     found = re.search(r"with 8 decks, best first: (.*?) \(A-2-3-4", text)
-    assert found, "the FOUR_CARD order is missing from rules/baccarat-war.md"
+    assert found, "the FOUR_CARD order is missing from docs/games/rules/baccarat-war.md"
     return [F4[name.strip().upper().replace(" ", "_")] for name in found.group(1).split(",")]
 
 
-def test_eight_deck_order_is_the_rules_order(shared_dir: Path) -> None:
-    assert _rules_order(shared_dir) == RULES_ORDER
+def test_eight_deck_order_is_the_rules_order() -> None:
+    assert _rules_order() == RULES_ORDER
     assert four_card_rarity_order(standard_shoe(8)) == RULES_ORDER
 
 

@@ -17,7 +17,7 @@ from drivers.id003.codec import (
     parse_escrow,
 )
 
-# shared/vectors/protocol-frames.md, JCM ID-003.
+# docs/protocols/frames.md, JCM ID-003.
 GOLDEN = [
     (Role.HOST, Frame(Command.STATUS_REQUEST), "FC 05 11 27 56"),
     (Role.HOST, Frame(Command.ACK), "FC 05 50 AA 05"),

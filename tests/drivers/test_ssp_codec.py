@@ -13,7 +13,7 @@ from drivers.crc import crc16_ssp
 from drivers.ssp.barcode import parse_barcode_data
 from drivers.ssp.codec import Command, Packet, Response, SspCodec, encode, parse_events
 
-SYNC = bytes.fromhex("7F 80 01 11 65 82")       # shared/vectors/protocol-frames.md
+SYNC = bytes.fromhex("7F 80 01 11 65 82")       # docs/protocols/frames.md
 OK = bytes.fromhex("7F 80 01 F0 23 80")
 
 

@@ -28,7 +28,7 @@ from drivers.tcl.codec import (
     parse_record,
 )
 
-# shared/vectors/protocol-frames.md, TCL (commands), and docs/protocols/tcl.md (this product's
+# docs/protocols/frames.md, TCL (commands), and docs/protocols/tcl.md (this product's
 # reading of the region, template and status record layouts).
 GOLDEN = [
     (Role.HOST, ClearErrors(), b"^C|^"),

@@ -6,10 +6,12 @@ import json
 import subprocess
 import sys
 import types
+from pathlib import Path
 
 import pytest
 
 from firmware.cli import main
+from firmware.rng.kat import BUILTIN_VECTORS
 from firmware.rng.service import RngService
 
 CAVP_RESEED_VECTOR = {
@@ -29,8 +31,9 @@ CAVP_RESEED_VECTOR = {
 
 
 @pytest.fixture
-def vector_file(shared_dir):
-    return shared_dir / "vectors" / "hmac_drbg_sha256.json"
+def vector_file():
+    """The CAVP vectors the product carries, read as a user's file would be."""
+    return Path(str(BUILTIN_VECTORS))
 
 
 def _write(tmp_path, document) -> str:
@@ -42,12 +45,37 @@ def _write(tmp_path, document) -> str:
 # --- kat -------------------------------------------------------------------------------------------
 
 
-def test_kat_shared_file_passes(vector_file, capsys):
+def test_kat_file_passes(vector_file, capsys):
     assert main(["rng", "kat", str(vector_file)]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 23
     assert lines[0] == "0: PASS"
     assert lines[-1] == "22 passed, 0 failed"
+
+
+def test_kat_without_a_file_runs_the_built_in_vectors(capsys):
+    assert main(["rng", "kat"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "0: PASS" and lines[-1] == "22 passed, 0 failed"
+    assert main(["rng", "kat", "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert (document["file"], document["passed"], document["failed"]) == ("built-in", 22, 0)
+
+
+def test_kat_built_in_vectors_are_checked_not_trusted(monkeypatch, capsys):
+    """A DRBG that drifts from SP 800-90A fails the built-in vectors (the check can fail)."""
+    from firmware.rng import hmac_drbg
+
+    real = hmac_drbg.HmacDrbg.generate
+
+    def off_by_one_bit(self, n, additional_input=b""):
+        out = bytearray(real(self, n, additional_input))
+        out[-1] ^= 1
+        return bytes(out)
+
+    monkeypatch.setattr(hmac_drbg.HmacDrbg, "generate", off_by_one_bit)
+    assert main(["rng", "kat"]) == 1
+    assert capsys.readouterr().out.splitlines()[-1] == "0 passed, 22 failed"
 
 
 def test_kat_json(vector_file, capsys):

@@ -108,7 +108,7 @@ def test_dwell_counts_status_requests():
 
 
 def test_golden_frames_from_the_vectors(host, sim):
-    # shared/vectors/protocol-frames.md: host set inhibit off; validator idling, escrow 0x63, vend valid.
+    # docs/protocols/frames.md: host set inhibit off; validator idling, escrow 0x63, vend valid.
     host.ask(Command.RESET)
     assert host.send_raw(bytes.fromhex("FC 06 C3 00 04 D6")) == [Frame(Command.SET_INHIBIT, b"\0")]
     assert host.writes == [bytes.fromhex("FC 06 C3 00 04 D6")]
