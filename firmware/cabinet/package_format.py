@@ -44,6 +44,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from cryptography.hazmat.primitives.serialization import Encoding
 from packaging.version import InvalidVersion, Version
 
+from firmware import x509parse
 from firmware.errors import EgmError
 
 FORMAT = "egm-package/1"
@@ -224,11 +225,8 @@ def parse(data: bytes) -> Package:
     if not isinstance(container["certificate"], str):
         raise PackageRejected("malformed", "the certificate is not PEM text")
     try:
-        cert = x509.load_pem_x509_certificate(container["certificate"].encode("ascii"))
-        # parsed lazily: a corrupt name or extension would surface later, so read them all now
-        _ = (cert.subject.rfc4514_string(), cert.issuer.rfc4514_string(), list(cert.extensions),
-             cert.public_key(), cert.not_valid_before_utc, cert.not_valid_after_utc)
-    except (ValueError, UnicodeEncodeError, TypeError, UnsupportedAlgorithm, x509.InvalidVersion):
+        cert = x509parse.certificate(container["certificate"].encode("ascii"))
+    except x509parse.PARSE_ERRORS:
         raise PackageRejected("malformed", "the certificate is not a PEM X.509 certificate") from None
     raw_files = container["files"]
     if not isinstance(raw_files, dict) or len(raw_files) > MAX_FILES:

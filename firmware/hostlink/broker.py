@@ -43,8 +43,8 @@ from amqtt.broker import Broker
 from amqtt.contexts import Action
 from amqtt.plugins.base import BaseAuthPlugin, BaseTopicPlugin
 from amqtt.session import Session
-from cryptography import x509
 
+from firmware import x509parse
 from firmware.hostlink import pki
 from firmware.hostlink.errors import HostLinkError
 from firmware.hostlink.mqtt import UP_WILDCARD, down_topic, terminal_of, up_topic
@@ -119,8 +119,8 @@ def _identity(session: Session) -> tuple[str, str] | None:
     if not der:
         return None
     try:
-        cert = x509.load_der_x509_certificate(der)
-    except (ValueError, x509.InvalidVersion):
+        cert = x509parse.certificate(der)
+    except x509parse.PARSE_ERRORS:
         return None
     kind, name = pki.cert_kind(cert), pki.common_name(cert)
     if name is None or not pki.NAME_RE.fullmatch(name):

@@ -338,15 +338,15 @@ def key_from_certificate(cert: Any, sender_id: str) -> Any:
     (``sender_mismatch`` otherwise), and an Ed25519 or P-256 key (``unknown_sender`` otherwise).
     Chain, validity period and revocation are the caller's (PKI's) job.
     """
-    from cryptography import x509  # only here: the envelope itself stays free of X.509
     from cryptography.x509.oid import NameOID
+
+    from firmware import x509parse  # only here: the envelope itself stays free of X.509
 
     if isinstance(cert, (bytes, bytearray)):
         raw = bytes(cert)
         try:
-            cert = (x509.load_pem_x509_certificate(raw) if raw.lstrip().startswith(b"-----")
-                    else x509.load_der_x509_certificate(raw))
-        except (ValueError, x509.InvalidVersion) as exc:    # InvalidVersion is no ValueError
+            cert = x509parse.certificate(raw)
+        except x509parse.PARSE_ERRORS as exc:
             raise EnvelopeRejected("unknown_sender", f"unreadable certificate: {exc}") from None
     cns = cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)
     if len(cns) != 1 or cns[0].value != sender_id:

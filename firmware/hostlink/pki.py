@@ -40,6 +40,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, x25519
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
+from firmware import x509parse
 from firmware.errors import EgmError
 
 KINDS: tuple[str, ...] = ("terminal", "host", "code-signer", "host-kem")
@@ -324,10 +325,8 @@ def load_certificate(source: str | os.PathLike[str] | bytes | x509.Certificate) 
         return source
     data, where = _read(source)
     try:
-        if data.lstrip().startswith(b"-----BEGIN"):
-            return x509.load_pem_x509_certificate(data)
-        return x509.load_der_x509_certificate(data)
-    except (ValueError, x509.InvalidVersion) as exc:       # InvalidVersion is no ValueError
+        return x509parse.certificate(data)
+    except x509parse.PARSE_ERRORS as exc:
         raise PkiError(f"{where}: not a certificate ({exc})") from None
 
 
@@ -336,10 +335,8 @@ def load_crl(source: str | os.PathLike[str] | bytes | x509.CertificateRevocation
         return source
     data, where = _read(source)
     try:
-        if data.lstrip().startswith(b"-----BEGIN"):
-            return x509.load_pem_x509_crl(data)
-        return x509.load_der_x509_crl(data)
-    except (ValueError, x509.InvalidVersion) as exc:
+        return x509parse.crl(data)
+    except x509parse.PARSE_ERRORS as exc:
         raise PkiError(f"{where}: not a CRL ({exc})") from None
 
 

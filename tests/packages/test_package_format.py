@@ -132,27 +132,51 @@ def _package_cache(signer: Signer) -> bytes:
     return _CACHE.setdefault(id(signer), signer.package())
 
 
-def _bad_version(pem: str) -> str:
-    """The certificate with its X.509 version field changed from v3 (2) to 6, re-encoded as PEM."""
-    der = base64.b64decode("".join(pem.strip().splitlines()[1:-1]))
-    assert der.count(b"\xa0\x03\x02\x01\x02") == 1
-    der = der.replace(b"\xa0\x03\x02\x01\x02", b"\xa0\x03\x02\x01\x06")
+def _pem(der: bytes) -> str:
     body = base64.b64encode(der).decode("ascii")
     return "-----BEGIN CERTIFICATE-----\n" + "\n".join(body[i:i + 64] for i in range(0, len(body), 64)) + \
         "\n-----END CERTIFICATE-----\n"
 
 
-def test_a_certificate_of_an_unknown_x509_version_is_malformed_not_a_crash(signer: Signer, tmp_path: Path) -> None:
-    # cryptography raises InvalidVersion (not a ValueError) for it: found by the byte-change fuzz.
+def _der(pem: str) -> bytes:
+    return base64.b64decode("".join(pem.strip().splitlines()[1:-1]))
+
+
+def _bad_version(pem: str) -> str:
+    """The certificate with its X.509 version field changed from v3 (2) to 6, re-encoded as PEM."""
+    der = _der(pem)
+    assert der.count(b"\xa0\x03\x02\x01\x02") == 1
+    return _pem(der.replace(b"\xa0\x03\x02\x01\x02", b"\xa0\x03\x02\x01\x06"))
+
+
+def _duplicate_extension(pem: str) -> str:
+    """The certificate with its SubjectKeyIdentifier's OID (2.5.29.14) made AuthorityKeyIdentifier's
+    (2.5.29.35), so that the certificate holds that extension twice (a one-bit flip did the same)."""
+    der = _der(pem)
+    ski, aki = b"\x06\x03\x55\x1d\x0e", b"\x06\x03\x55\x1d\x23"
+    assert der.count(ski) == 1 and der.count(aki) == 1
+    return _pem(der.replace(ski, aki))
+
+
+# Each raises something that is no ValueError in cryptography (InvalidVersion, DuplicateExtension):
+# both found by the byte-change fuzz (the second at byte 345, bit 0, of a signed package).
+@pytest.mark.parametrize("damage", [_bad_version, _duplicate_extension])
+def test_a_damaged_certificate_is_malformed_not_a_crash(damage, signer: Signer, tmp_path: Path, capsys) -> None:
+    from firmware.cli import main
     from firmware.hostlink.envelope import EnvelopeRejected, key_from_certificate
     from firmware.hostlink.pki import PkiError, load_certificate
 
-    data = _edit(signer.package(), lambda d: d.update(certificate=_bad_version(d["certificate"])))
+    data = _edit(signer.package(), lambda d: d.update(certificate=damage(d["certificate"])))
     with pytest.raises(pf.PackageRejected) as info:
         pf.load(data, signer.check)
     assert info.value.reason == "malformed"
-    bad = _bad_version(json.loads(signer.package())["certificate"]).encode("ascii")
+    bad = damage(json.loads(signer.package())["certificate"]).encode("ascii")
     with pytest.raises(PkiError, match="not a certificate"):
         load_certificate(bad)
     with pytest.raises(EnvelopeRejected, match="unreadable certificate"):
         key_from_certificate(bad, "tcp-signer")
+    package = tmp_path / "damaged.pkg"
+    package.write_bytes(data)
+    status = main(["package", "verify", "--pki", str(signer.pki), str(package)])
+    printed = capsys.readouterr()
+    assert status == 1 and "REJECTED (malformed)" in printed.out and printed.err == ""
