@@ -2,8 +2,10 @@
 
 A Unix stream socket at ``<state-dir>/control.sock`` (mode 0600: only the terminal's own user),
 one JSON object per line each way. A request is ``{"op": NAME, "args": {...}}``; the answer is
-``{"ok": true, "result": ...}`` or ``{"ok": false, "error": "one clear line"}``. Malformed or
-hostile input gets an error answer and changes nothing; the terminal goes on.
+``{"ok": true, "result": ...}`` or ``{"ok": false, "error": "one clear line"}``. Every request is
+validated against its op's schema (:mod:`firmware.cabinet.control_schema`) before anything is done:
+malformed or hostile input gets an error answer and changes nothing; the terminal goes on, and
+every request is answered.
 
 ``status`` and ``wait`` are answered from the terminal's published snapshot without disturbing
 it; every other op runs on the terminal's own thread (:meth:`Terminal.submit`), in order with the
@@ -24,6 +26,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 from typing import Any
 
+from firmware.cabinet.control_schema import RequestError, validate
 from firmware.errors import EgmError
 
 log = logging.getLogger(__name__)
@@ -92,13 +95,16 @@ class ControlServer:
             request = json.loads(line)
         except (ValueError, UnicodeDecodeError) as exc:
             return {"ok": False, "error": f"not a JSON request: {exc}"}
-        if not isinstance(request, dict) or not isinstance(request.get("op"), str):
+        except RecursionError:
+            return {"ok": False, "error": "not a JSON request: nested too deeply"}
+        if not isinstance(request, dict) or set(request) - {"op", "args"} or "op" not in request:
             return {"ok": False, "error": 'a request is {"op": NAME, "args": {...}}'}
-        args = request.get("args", {})
-        if not isinstance(args, dict) or not all(isinstance(k, str) and k.isidentifier() for k in args):
-            return {"ok": False, "error": "args is an object of named arguments"}
         try:
-            return {"ok": True, "result": self._run(request["op"], args)}
+            op, args = validate(request["op"], request.get("args", {}))
+        except RequestError as exc:
+            return {"ok": False, "error": str(exc)}
+        try:
+            return {"ok": True, "result": self._run(op, args)}
         except (EgmError, ValueError, TypeError) as exc:
             return {"ok": False, "error": str(exc)}
         except FutureTimeout:

@@ -286,3 +286,62 @@ def test_the_technician_prints_a_test_ticket_that_can_never_be_redeemed(terminal
     t.until(lambda s: "voucher returned" in s["message"], "the test ticket refused")
     m = t.meters()["meters"]
     assert m["ticket_in"] == 0 and m["ticket_out"] == 0 and t.status()["credits_cents"] == 0
+
+
+def _raw(state: Path, line: bytes, timeout: float = 10.0) -> dict:
+    """One raw line to the control socket, as a hostile client would send it; its one answer."""
+    import socket
+
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(timeout)
+        sock.connect(str(state / "control.sock"))
+        sock.sendall(line + b"\n")
+        data = b""
+        while not data.endswith(b"\n"):
+            chunk = sock.recv(65536)
+            assert chunk, f"no answer to {line[:60]!r}"
+            data += chunk
+    return json.loads(data)
+
+
+def test_hostile_control_requests_are_each_answered_and_change_nothing(terminal):
+    # Found by an outside campaign: a deeply nested line killed the handler (RecursionError, no
+    # answer); non-word sim arguments and a numeric wait state logged AttributeError tracebacks;
+    # bet {"unit": true} was taken (every automatic play after it refused); play with wagers {},
+    # [] or null started a round with the automatic wagers.
+    t = terminal()
+    t.insert(20)
+    before = t.status()
+    nested = b'{"op": "status", "args": ' + b"[" * 30_000 + b"]" * 30_000 + b"}"
+    assert len(nested) < 64 * 1024
+    hostile = [
+        nested,
+        b'{"op": "sim", "args": {"words": ["note", 20]}}',
+        b'{"op": "sim", "args": {"words": ["ticket", 123456789012345678]}}',
+        b'{"op": "wait", "args": {"state": 5}}',
+        b'{"op": "bet", "args": {"unit": true}}',
+        b'{"op": "bet", "args": {"unit": 5.0}}',
+        b'{"op": "play", "args": {"wagers": {}}}',
+        b'{"op": "play", "args": {"wagers": []}}',
+        b'{"op": "play", "args": {"wagers": null}}',
+        b'{"op": "play", "args": {"wagers": {"1": {}}}}',
+        b'{"op": "play", "args": {"wagers": {"1": {"bac": -10}}}}',
+        b'{"op": "play", "args": {"wagers": {"9": {"bac": 10}}}}',
+        b'{"op": "decide", "args": {"seat": "1", "action": "play"}}',
+        b'{"op": "status", "args": {"verbose": true}}',
+        b'{"op": "launch_missiles"}',
+        b'{"op": ["status"]}',
+        b'{"op": "status", "extra": 1}',
+        b'{"op": "service", "args": {"words": "meters"}}',
+        b'"status"',
+    ]
+    for line in hostile:
+        answer = _raw(t.state, line)
+        assert answer["ok"] is False and answer["error"], line[:80]
+        assert "\n" not in answer["error"] and "Traceback" not in answer["error"]
+    after = t.status()
+    assert (after["state"], after["credits_cents"], after.get("rounds_played")) == (
+        before["state"], before["credits_cents"], before.get("rounds_played"))
+    # the automatic play still works: the bet was never set to True
+    t.ctl("play")
+    t.until(lambda s: s.get("rounds_played", 0) == (before.get("rounds_played") or 0) + 1, "one round")
