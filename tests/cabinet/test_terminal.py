@@ -409,3 +409,46 @@ def test_a_validator_missing_at_power_up_is_a_device_tilt_naming_its_port_and_it
     finally:
         terminal.devices.bill_validator.close()
         ledger.close()
+
+
+def test_a_validator_lost_while_running_tilts_naming_its_port_and_recovers_on_the_same_port(tmp_path):
+    import os
+
+    from sim_hardware.id003_validator import Id003Simulator
+    from sim_hardware.pty_link import run_on_pty
+
+    terminal, ledger, port = _validator_terminal(tmp_path)
+    try:
+        with run_on_pty(Id003Simulator()) as first:
+            os.symlink(first.path, port)
+            terminal.power_up()
+            _step_until(terminal, lambda s: s["state"] == "IDLE" and s["accepting_notes"], "attract")
+        # the cable is pulled: the pty is gone and nothing answers at the port any more
+        _step_until(terminal, lambda s: s["state"] == "TILT", "the disconnection tilt")
+        (tilt,) = terminal.status()["tilts"]
+        assert tilt["tilt"] == "device_disconnected:bill_validator" and tilt["port"] == port
+        assert tilt["reason"].startswith(f"bill_validator not connected ({port}): ")
+        with run_on_pty(Id003Simulator()) as second:
+            os.replace(port, port + ".old")
+            os.symlink(second.path, port)                # plugged in again
+            _step_until(terminal, lambda s: s["state"] == "IDLE" and s["accepting_notes"], "recovery")
+    finally:
+        terminal.devices.bill_validator.close()
+        ledger.close()
+
+
+def test_a_failed_self_test_cleared_by_the_technician_runs_again_and_reaches_idle(tmp_path):
+    runs: list[int] = []
+
+    def self_test(terminal: Terminal) -> dict[str, str]:
+        runs.append(1)
+        return {"critical_memory": "CRC mismatch in bank 2"} if len(runs) == 1 else {}
+
+    ledger = Ledger.open(tmp_path)
+    terminal = Terminal(config(), ledger, RngService.seeded(1), Devices(), VoucherBook(ledger, terminal_id="T1"),
+                        self_test=self_test)
+    terminal.power_up()
+    assert terminal.cabinet.state is S.TILT and terminal.cabinet.interrupted_state is S.SELF_TEST
+    terminal.retest("self_test:critical_memory")      # the check passes now: the tilt clears...
+    assert len(runs) == 2 and terminal.cabinet.state is S.IDLE    # ...and the self-test runs again
+    ledger.close()
