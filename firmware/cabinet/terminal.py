@@ -44,7 +44,7 @@ from typing import Any
 
 from firmware.cabinet.errors import CabinetError
 from firmware.cabinet.gated import GatedSource
-from firmware.cabinet.machine import Cabinet
+from firmware.cabinet.machine import Cabinet, Tilt
 from firmware.cabinet.states import CabinetState, HandpayReason, TiltSource
 from firmware.cards.errors import ShoeExhausted
 from firmware.cards.source import PhysicalShoeSource, RngShoe
@@ -1069,7 +1069,7 @@ class Terminal:
             "host": None if self.hostlink is None else self.hostlink.status(),
         }
 
-    def _tilt_status(self, tilt: Any) -> dict[str, Any]:
+    def _tilt_status(self, tilt: Tilt) -> dict[str, Any]:
         """One active tilt for ``status()``; a device's also says where it is looked for (``port``)."""
         entry: dict[str, Any] = {"tilt": tilt.key, "reason": tilt.reason}
         if tilt.source in (TiltSource.DEVICE_DISCONNECTED, TiltSource.DEVICE_FAULT):
