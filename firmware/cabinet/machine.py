@@ -211,10 +211,14 @@ class Cabinet:
         self._fire("begin_self_test")
 
     def self_test_passed(self) -> None:
+        """The power-up self-test passed: IDLE (DISABLED if the host disabled play meanwhile); in
+        TILT raised during the self-test (a device that did not open), the cabinet stays in TILT and
+        goes to IDLE when the last tilt clears."""
         self._fire("self_test_passed")
 
     def self_test_failed(self, failures: Mapping[str, str]) -> None:
-        """Each failed check (a name of ``SELF_TEST_CHECKS``) with its reason becomes a tilt condition."""
+        """Each failed check (a name of ``SELF_TEST_CHECKS``) with its reason becomes a tilt condition
+        (also in TILT raised during the self-test; the self-test runs again once every tilt clears)."""
         self._fire("self_test_failed", failures=failures)
 
     # --- triggers: play and money out ------------------------------------------------------------
@@ -324,10 +328,25 @@ class Cabinet:
         return {}
 
     def _on_self_test_passed(self, state: CabinetState, dest: CabinetState | None) -> dict[str, Any]:
+        if dest is None:                               # TILT over the self-test: IDLE once the tilts clear
+            self._require_self_test("self_test_passed")
+            after = S.DISABLED if self._disable_pending else S.IDLE
+            self._disable_pending = False
+            self._resume = after
+            self._emit("resume_changed", trigger="self_test_passed", state=state.name,
+                       **{"from": S.SELF_TEST.name, "to": after.name})
         return {}
+
+    def _require_self_test(self, trigger: str) -> None:
+        """In TILT, a self-test outcome is accepted only while the tilt holds the self-test."""
+        if self._resume is not S.SELF_TEST:
+            below = self._resume.name if self._resume else "nothing"
+            raise CabinetError(f"{trigger}: no self-test is running (TILT over {below})")
 
     def _on_self_test_failed(self, state: CabinetState, dest: CabinetState | None, *,
                              failures: Mapping[str, str]) -> dict[str, Any]:
+        if dest is None:                               # TILT over the self-test: one more condition each
+            self._require_self_test("self_test_failed")
         if not isinstance(failures, Mapping) or not failures:
             raise CabinetError("self_test_failed needs the failed checks, each with its reason")
         for check, reason in failures.items():

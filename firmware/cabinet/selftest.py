@@ -8,8 +8,9 @@ condition named after the check, shown on the screen and logged. The checks:
 * ``critical_memory``: both copies verified when the ledger opened (a copy repaired from the other
   is logged, not a failure), and the accounting identity holds;
 * ``rng_health``: the DRBG known-answer test and the SP 800-90B health tests on fresh entropy;
-* ``devices``: every configured device has a backend (a device that is fitted but does not
-  answer is a *disconnection* tilt instead, which clears by itself when it answers);
+* ``devices``: every configured device has a backend, and answers. A device that is fitted but
+  does not answer (nothing on its port) fails the line too, naming the device and the port, but is
+  a *disconnection* tilt rather than a SELF_TEST one: it clears by itself when the device answers;
 * ``doors_while_off``: a door the I/O board reports open at power-up (its SNAPSHOT) that critical
   memory last saw closed was opened while the power was off: its ``door_open`` event says
   ``while_power_off`` and the self-test lists it; it tilts as any open door, which clears when the
@@ -19,7 +20,7 @@ condition named after the check, shown on the screen and logged. The checks:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,13 +34,20 @@ class SelfTestReport:
     results: dict[str, str | None] = field(default_factory=dict)
     #: Findings that are not failures (a door opened while off tilts as an open door instead).
     notes: list[str] = field(default_factory=list)
+    #: Checks' findings that are tilts of their own, by check: shown as failed, not in ``failures``
+    #: (a device not connected is a disconnection tilt, which clears when the device answers).
+    tilted: dict[str, str] = field(default_factory=dict)
 
     @property
     def failures(self) -> dict[str, str]:
         return {k: v for k, v in self.results.items() if v is not None}
 
     def lines(self) -> list[tuple[str, str]]:
-        return [(k, "ok" if v is None else f"FAILED: {v}") for k, v in self.results.items()]
+        lines = []
+        for check, failure in self.results.items():
+            found = "; ".join(f for f in (failure, self.tilted.get(check)) if f)
+            lines.append((check, f"FAILED: {found}" if found else "ok"))
+        return lines
 
 
 def check_software(cfg: Any) -> str | None:
@@ -69,13 +77,18 @@ def check_rng(results: Sequence[tuple[str, str]]) -> str | None:
 
 
 def run_self_test(*, software: Callable[[], str | None], ledger: Any, rng_results: Sequence[tuple[str, str]],
-                  device_problems: dict[str, str], doors_opened_while_off: Sequence[str] = ()) -> SelfTestReport:
+                  device_problems: dict[str, str], doors_opened_while_off: Sequence[str] = (),
+                  devices_not_connected: Mapping[str, str] | None = None) -> SelfTestReport:
+    """Every check; ``device_problems`` (no backend) fail ``devices``, ``devices_not_connected``
+    (device -> "not connected (PORT)") show on its line as the tilts they already are."""
     report = SelfTestReport()
     report.results["software_signature"] = software()
     report.results["critical_memory"] = check_critical_memory(ledger)
     report.results["rng_health"] = check_rng(rng_results)
     report.results["devices"] = "; ".join(f"{k}: {v}" for k, v in device_problems.items()) or None
     report.results["doors_while_off"] = None
+    if devices_not_connected:
+        report.tilted["devices"] = "; ".join(f"{k}: {v}" for k, v in devices_not_connected.items())
     report.notes = [f"{door} door opened while the power was off (logged; the open door tilts)"
                     for door in doors_opened_while_off]
     return report

@@ -94,6 +94,10 @@ TRANSITIONS: tuple[Row, ...] = (
     Row("self_test_passed", (S.SELF_TEST,), S.DISABLED, "disable_pending"),
     Row("self_test_passed", (S.SELF_TEST,), S.IDLE),
     Row("self_test_failed", (S.SELF_TEST,), S.TILT),
+    # a tilt raised during the self-test (a device that did not open) holds the cabinet: the
+    # self-test still ends, and it decides where the cabinet goes once the tilts clear
+    Row("self_test_passed", (S.TILT,), None),                # resume IDLE (DISABLED) instead of SELF_TEST
+    Row("self_test_failed", (S.TILT,), None),                # more conditions; resume stays SELF_TEST
     # play
     Row("start_round", (S.IDLE,), S.PLAYING),
     Row("complete_round", (S.PLAYING,), S.CASHOUT, "cashout_pending"),

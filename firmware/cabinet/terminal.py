@@ -44,7 +44,7 @@ from typing import Any
 
 from firmware.cabinet.errors import CabinetError
 from firmware.cabinet.gated import GatedSource
-from firmware.cabinet.machine import Cabinet
+from firmware.cabinet.machine import Cabinet, Tilt
 from firmware.cabinet.states import CabinetState, HandpayReason, TiltSource
 from firmware.cards.errors import ShoeExhausted
 from firmware.cards.source import PhysicalShoeSource, RngShoe
@@ -119,6 +119,16 @@ class Devices:
 
     def items(self) -> list[tuple[str, Device]]:
         return [(n, d) for n in DEVICE_NAMES if (d := getattr(self, n)) is not None]
+
+    def port(self, name: str) -> str | None:
+        """Where the device in slot ``name`` is looked for (its serial port or input node), or None."""
+        device = getattr(self, name, None) if name in DEVICE_NAMES else None
+        return getattr(device, "port", None) or getattr(device, "path", None)
+
+
+def not_connected(name: str, port: str | None, cause: str) -> str:
+    """A disconnection tilt's reason: the device, where it is looked for, and why it is not there."""
+    return f"{name} not connected ({port or 'no port'}): {cause}"
 
 
 @dataclass
@@ -251,11 +261,7 @@ class Terminal:
         for name, device in self.devices.items():
             self._open_device(name, device)
         self._doors_found_open_at_power_up()
-        failures = self._self_test(self) if self._self_test is not None else {}
-        if failures:
-            self.cabinet.self_test_failed(failures)
-        else:
-            self.cabinet.self_test_passed()
+        failures = self._run_self_test()
         self._powering_up = True
         try:
             self._drain_devices()                      # doors found open tilt now
@@ -263,6 +269,16 @@ class Terminal:
             self._powering_up = False
         self._settle_after_power_loss()
         self._publish()
+        return failures
+
+    def _run_self_test(self) -> dict[str, str]:
+        """The self-test's checks, and their outcome to the cabinet (which may be in TILT already: a
+        device that did not open). Its failed checks, each with its reason."""
+        failures = self._self_test(self) if self._self_test is not None else {}
+        if failures:
+            self.cabinet.self_test_failed(failures)
+        else:
+            self.cabinet.self_test_passed()
         return failures
 
     def _doors_found_open_at_power_up(self, timeout: float = 1.0) -> None:
@@ -286,9 +302,18 @@ class Terminal:
         try:
             device.open()
         except DeviceError as exc:
+            # A device tilt, not a failed start: the cabinet stays up, tries the device again every
+            # reconnect_interval_s (_reconnect) and clears the tilt when it answers (DeviceOnline).
             log.warning("%s did not open: %s", name, exc)
-            self._tilt(TiltSource.DEVICE_DISCONNECTED, name, f"{name} did not answer at power-up: {exc}")
+            self._tilt(TiltSource.DEVICE_DISCONNECTED, name,
+                       not_connected(name, self.devices.port(name), str(exc).removeprefix(f"{name}: ")))
             self._offline_since[name] = self._clock()
+
+    def devices_not_connected(self) -> dict[str, str]:
+        """The fitted devices that are not connected now, each with where it is looked for (the
+        self-test's ``devices`` line): ``{"bill_validator": "not connected (/dev/ttyUSB0)"}``."""
+        return {t.name: f"not connected ({self.devices.port(t.name) or 'no port'})"
+                for t in self.cabinet.active_tilts if t.source is TiltSource.DEVICE_DISCONNECTED}
 
     def _settle_after_power_loss(self) -> None:
         """A voucher sent but unconfirmed is voided; a redemption in escrow is cancelled (the
@@ -395,7 +420,7 @@ class Terminal:
         log.debug("%s: %s", name, event)
         if isinstance(event, DeviceOffline):
             self._offline_since.setdefault(name, self._clock())
-            self._tilt(TiltSource.DEVICE_DISCONNECTED, name, f"{name} disconnected: {event.reason}")
+            self._tilt(TiltSource.DEVICE_DISCONNECTED, name, not_connected(name, self.devices.port(name), event.reason))
             if name == "printer" and self.printing is not None:
                 self._ticket_not_printed(self.printing.validation, f"printer disconnected: {event.reason}")
             if name == "bill_validator":
@@ -979,9 +1004,12 @@ class Terminal:
             self._after_transition()
 
     def _after_transition(self) -> None:
-        """Act on the state the cabinet is now in (a cashout to start)."""
+        """Act on the state the cabinet is now in (a cashout to start; the self-test to run again
+        once the tilts of a failed one are cleared)."""
         if self.cabinet.state is S.CASHOUT and self.printing is None:
             self._start_cashout()
+        elif self.cabinet.state is S.SELF_TEST:
+            self._run_self_test()
 
     def _cabinet_event(self, kind: str, detail: dict[str, Any]) -> None:
         """Every cabinet event goes to critical memory before it takes effect."""
@@ -1022,7 +1050,7 @@ class Terminal:
         return {
             "state": self.cabinet.state.name,
             "interrupted": self.cabinet.interrupted_state.name if self.cabinet.interrupted_state else None,
-            "tilts": [{"tilt": t.key, "reason": t.reason} for t in self.cabinet.active_tilts],
+            "tilts": [self._tilt_status(t) for t in self.cabinet.active_tilts],
             "credits": self.ledger.credits,
             "credits_cents": self.ledger.credits_cents,
             "game": self.game_id,
@@ -1040,6 +1068,15 @@ class Terminal:
             "last_round": None if self.last_record is None else self.last_record.get("round_id"),
             "host": None if self.hostlink is None else self.hostlink.status(),
         }
+
+    def _tilt_status(self, tilt: Tilt) -> dict[str, Any]:
+        """One active tilt for ``status()``; a device's also says where it is looked for (``port``)."""
+        entry: dict[str, Any] = {"tilt": tilt.key, "reason": tilt.reason}
+        if tilt.source in (TiltSource.DEVICE_DISCONNECTED, TiltSource.DEVICE_FAULT):
+            port = self.devices.port(tilt.name.partition(".")[0])
+            if port:
+                entry["port"] = port
+        return entry
 
     def _round_status(self, kernel: Any) -> dict[str, Any]:
         """The round in play: its decisions awaited (``pending``, each with the cards its player may

@@ -136,7 +136,8 @@ def _terminal(cfg, args, game_id: str, rng_results, path: Path, out) -> None:
         def self_test(terminal: Terminal) -> dict[str, str]:
             report = run_self_test(software=lambda: check_software(cfg), ledger=ledger,
                                    rng_results=rng_results, device_problems=problems,
-                                   doors_opened_while_off=terminal.doors_opened_while_off)
+                                   doors_opened_while_off=terminal.doors_opened_while_off,
+                                   devices_not_connected=terminal.devices_not_connected())
             software = report.results["software_signature"]
             service.set_software_result({"ok": software is None, "reason": software or "verified"})
             for name, verdict in report.lines():

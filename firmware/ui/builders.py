@@ -38,8 +38,9 @@ FAULT_NAMES: dict[str, str] = {
 }
 
 
-def tilt_text(tilt: str) -> str:
-    """A tilt condition (``source:name`` as the cabinet names it) as the attendant reads it."""
+def tilt_text(tilt: str, port: str | None = None) -> str:
+    """A tilt condition (``source:name`` as the cabinet names it) as the attendant reads it; a
+    device not connected with the ``port`` it is looked for on, when known."""
     source, _, name = tilt.partition(":")
     if source == "door":
         return text("tilt.door_open", door=text(DOOR_NAMES[name]) if name in DOOR_NAMES else name.upper())
@@ -47,6 +48,8 @@ def tilt_text(tilt: str) -> str:
         device, _, fault = name.partition(".")
         device_name = text(DEVICE_NAMES[device]) if device in DEVICE_NAMES else device.upper()
         if source == "device_disconnected":
+            if port:
+                return text("tilt.disconnected_port", device=device_name, port=port)
             return text("tilt.disconnected", device=device_name)
         return text("tilt.device_fault", device=device_name,
                     fault=text(FAULT_NAMES[fault]) if fault in FAULT_NAMES else fault.upper())
@@ -65,7 +68,7 @@ def overlay_detail_for(status: Mapping[str, Any]) -> tuple[str, ...]:
         return (str(status.get("halted") or ""),)
     if status.get("state") != "TILT":
         return ()
-    return tuple(dict.fromkeys(tilt_text(t["tilt"]) for t in status.get("tilts") or []))
+    return tuple(dict.fromkeys(tilt_text(t["tilt"], t.get("port")) for t in status.get("tilts") or []))
 
 
 def overlay_for(status: Mapping[str, Any], gui: GameUi) -> str:

@@ -98,6 +98,58 @@ def test_self_test_failure_tilts_with_every_reason_and_a_cleared_failure_runs_th
     assert cab.state is S.IDLE
 
 
+def test_a_device_missing_at_power_up_tilts_and_the_cabinet_goes_to_idle_when_it_answers():
+    cab, log = cabinet(idle=False)
+    cab.begin_self_test()
+    cab.tilt(TiltSource.DEVICE_DISCONNECTED, "bill_validator", "bill_validator not connected (/dev/ttyUSB0)")
+    assert cab.state is S.TILT and cab.interrupted_state is S.SELF_TEST
+    log.clear()
+    cab.self_test_passed()                       # the self-test ends; the missing device holds the cabinet
+    assert cab.state is S.TILT and cab.interrupted_state is S.IDLE and not cab.can_accept_money
+    assert log.events == [("resume_changed", {"trigger": "self_test_passed", "state": "TILT",
+                                              "from": "SELF_TEST", "to": "IDLE"})]
+    assert [t.reason for t in cab.active_tilts] == ["bill_validator not connected (/dev/ttyUSB0)"]
+    cab.clear_tilt(TiltSource.DEVICE_DISCONNECTED, "bill_validator")      # plugged in: it answers
+    assert cab.state is S.IDLE and cab.interrupted_state is None
+    assert log.moves() == [("clear_tilt", "TILT", "IDLE")]
+
+
+def test_a_disable_while_a_device_tilt_holds_the_self_test_applies_when_it_passes():
+    cab, _ = cabinet(idle=False)
+    cab.begin_self_test()
+    cab.tilt(TiltSource.DEVICE_DISCONNECTED, "printer", "printer not connected (/dev/ttyUSB1)")
+    cab.disable()
+    assert cab.disable_pending
+    cab.self_test_passed()
+    assert cab.state is S.TILT and cab.interrupted_state is S.DISABLED and not cab.disable_pending
+    cab.clear_tilt(TiltSource.DEVICE_DISCONNECTED, "printer")
+    assert cab.state is S.DISABLED
+
+
+def test_a_self_test_failing_under_a_device_tilt_adds_its_conditions_and_runs_again_once_all_clear():
+    cab, log = cabinet(idle=False)
+    cab.begin_self_test()
+    cab.tilt(TiltSource.DEVICE_DISCONNECTED, "bill_validator", "bill_validator not connected (/dev/ttyUSB0)")
+    cab.self_test_failed({"critical_memory": "CRC mismatch in bank 2"})
+    assert cab.state is S.TILT and cab.interrupted_state is S.SELF_TEST
+    assert [t.key for t in cab.active_tilts] == ["device_disconnected:bill_validator", "self_test:critical_memory"]
+    cab.clear_tilt(TiltSource.DEVICE_DISCONNECTED, "bill_validator")
+    cab.clear_tilt(TiltSource.SELF_TEST, "critical_memory")
+    assert cab.state is S.SELF_TEST
+    cab.self_test_passed()
+    assert cab.state is S.IDLE
+
+
+@pytest.mark.parametrize("outcome", [lambda c: c.self_test_passed(), lambda c: c.self_test_failed({"devices": "x"})],
+                         ids=["passed", "failed"])
+def test_a_self_test_outcome_in_a_tilt_over_anything_but_the_self_test_is_refused(outcome):
+    cab, log = reach(S.TILT)                    # over IDLE
+    before = snapshot(cab)
+    with pytest.raises(CabinetError, match="no self-test is running"):
+        outcome(cab)
+    assert snapshot(cab) == before and not log.events
+
+
 @pytest.mark.parametrize("failures", [{}, {"flux_capacitor": "gone"}, {"devices": ""}, ["devices"]])
 def test_self_test_failure_needs_known_checks_with_reasons(failures):
     cab, log = cabinet(idle=False)

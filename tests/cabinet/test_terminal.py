@@ -355,3 +355,100 @@ def test_status_shows_the_seats_that_decided_while_others_still_wait(tmp_path):
     terminal.step()
     assert terminal.status()["round"] is None
     ledger.close()
+
+
+def _validator_terminal(tmp_path) -> tuple[Terminal, Ledger, str]:
+    """A terminal whose ID-003 validator is configured on a port path nothing is at yet."""
+    from drivers.id003.driver import Id003Validator
+
+    port = str(tmp_path / "ttyVALIDATOR")
+    validator = Id003Validator("bill_validator", port=port, timeout=0.3, poll_interval=0.02)
+    ledger = Ledger.open(tmp_path / "state")
+    cfg = Config.model_validate({"cabinet": {"reconnect_interval_s": 0.1}})
+    terminal = Terminal(cfg, ledger, RngService.seeded(1), Devices(bill_validator=validator),
+                        VoucherBook(ledger, terminal_id="T1"))
+    return terminal, ledger, port
+
+
+def _step_until(terminal: Terminal, predicate, what: str, steps: int = 600) -> None:
+    for _ in range(steps):
+        terminal.step(0.01)
+        if predicate(terminal.status()):
+            return
+    raise AssertionError(f"no {what}: {terminal.status()}")
+
+
+def test_a_validator_missing_at_power_up_is_a_device_tilt_naming_its_port_and_it_recovers_when_plugged_in(tmp_path):
+    import os
+
+    from sim_hardware.id003_validator import Id003Simulator
+    from sim_hardware.pty_link import run_on_pty
+
+    terminal, ledger, port = _validator_terminal(tmp_path)
+    try:
+        assert terminal.power_up() == {}                 # the self-test ends: no exception, no exit
+        status = terminal.status()
+        assert status["state"] == "TILT" and status["interrupted"] == "IDLE"
+        (tilt,) = status["tilts"]
+        assert tilt["tilt"] == "device_disconnected:bill_validator" and tilt["port"] == port
+        assert tilt["reason"].startswith(f"bill_validator not connected ({port}): ")
+        assert terminal.devices_not_connected() == {"bill_validator": f"not connected ({port})"}
+        raised = [e for e in ledger.events(20) if e["event"] == "cabinet.tilt_raised"]
+        assert raised and port in raised[0]["reason"]
+        settle(terminal, 5)
+        assert terminal.cabinet.state is S.TILT and not terminal.status()["accepting_notes"]
+        simulator = Id003Simulator()
+        with run_on_pty(simulator) as link:
+            os.symlink(link.path, port)                  # the device appears at the configured port
+            _step_until(terminal, lambda s: s["state"] == "IDLE" and s["accepting_notes"], "recovery")
+            assert terminal.devices_not_connected() == {} and terminal.status()["tilts"] == []
+            _step_until(terminal, lambda s: simulator.insert_note(20), "the note taken")
+            _step_until(terminal, lambda s: s["credits_cents"] == 2000, "the note credited")
+        cleared = [e for e in ledger.events(30) if e["event"] == "cabinet.tilt_cleared"]
+        assert cleared and cleared[0]["tilt"] == "device_disconnected:bill_validator"
+    finally:
+        terminal.devices.bill_validator.close()
+        ledger.close()
+
+
+def test_a_validator_lost_while_running_tilts_naming_its_port_and_recovers_on_the_same_port(tmp_path):
+    import os
+
+    from sim_hardware.id003_validator import Id003Simulator
+    from sim_hardware.pty_link import run_on_pty
+
+    terminal, ledger, port = _validator_terminal(tmp_path)
+    try:
+        with run_on_pty(Id003Simulator()) as first:
+            os.symlink(first.path, port)
+            terminal.power_up()
+            _step_until(terminal, lambda s: s["state"] == "IDLE" and s["accepting_notes"], "attract")
+        # the cable is pulled: the pty is gone and nothing answers at the port any more
+        _step_until(terminal, lambda s: s["state"] == "TILT", "the disconnection tilt")
+        (tilt,) = terminal.status()["tilts"]
+        assert tilt["tilt"] == "device_disconnected:bill_validator" and tilt["port"] == port
+        assert tilt["reason"].startswith(f"bill_validator not connected ({port}): ")
+        with run_on_pty(Id003Simulator()) as second:
+            os.replace(port, port + ".old")
+            os.symlink(second.path, port)                # plugged in again
+            _step_until(terminal, lambda s: s["state"] == "IDLE" and s["accepting_notes"], "recovery")
+    finally:
+        terminal.devices.bill_validator.close()
+        ledger.close()
+
+
+def test_a_failed_self_test_cleared_by_the_technician_runs_again_and_reaches_idle(tmp_path):
+    runs: list[int] = []
+
+    def self_test(terminal: Terminal) -> dict[str, str]:
+        runs.append(1)
+        return {"critical_memory": "CRC mismatch in bank 2"} if len(runs) == 1 else {}
+
+    ledger = Ledger.open(tmp_path)
+    terminal = Terminal(config(), ledger, RngService.seeded(1), Devices(), VoucherBook(ledger, terminal_id="T1"),
+                        self_test=self_test)
+    terminal.power_up()
+    assert terminal.cabinet.state is S.TILT and terminal.cabinet.interrupted_state is S.SELF_TEST
+    terminal.retest("self_test:critical_memory")      # the check passes now: the tilt clears...
+    assert len(runs) == 2 and terminal.cabinet.state is S.IDLE    # ...and the self-test runs again
+    ledger.close()

@@ -118,3 +118,76 @@ def test_run_refuses_a_bad_screen_size(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "firmware.cli", "run", "--sim", "--size", "huge",
                            "--state-dir", str(tmp_path)], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and "WIDTHxHEIGHT" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_run_with_a_validator_port_that_does_not_exist_stays_up_in_tilt_and_recovers_when_it_appears(tmp_path):
+    """The issue's case (a real driver on a missing port): no exit, a device tilt naming the device
+    and the port; a simulator plugged in at that path (a symlink to its pty) brings the cabinet to
+    IDLE, and a note inserted through it is credited."""
+    import contextlib
+    import io
+    import json
+    import os
+    import time
+
+    from firmware.cli import main
+    from tests.drivers.sim_process import ask_until, egm_sim, pty_path, quit_sim
+
+    port, state = tmp_path / "ttyVALIDATOR", tmp_path / "state"
+    cfg = tmp_path / "egm.toml"
+    cfg.write_text(f'[devices]\nbill_validator = "id003"\nprinter = "none"\ntouch = "none"\nio_board = "none"\n'
+                   f'[devices.settings.bill_validator]\nport = "{port}"\n[host]\nenabled = false\n'
+                   '[cabinet]\nreconnect_interval_s = 0.2\n')
+
+    def status() -> dict:
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+            assert main(["simctl", "--state-dir", str(state), "--json", "status"]) == 0
+        return json.loads(out.getvalue())
+
+    def until(predicate, what: str, timeout: float = 30.0) -> dict:
+        deadline = time.monotonic() + timeout
+        while not predicate(s := status()):
+            assert proc.poll() is None, proc.stderr.read()
+            assert time.monotonic() < deadline, f"waited {timeout} s for {what}: {s}"
+            time.sleep(0.1)
+        return s
+
+    proc = subprocess.Popen([sys.executable, "-m", "firmware.cli", "run", "--headless", "--config", str(cfg),
+                             "--state-dir", str(state)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        deadline = time.monotonic() + 60
+        while not (state / "control.sock").exists():
+            assert proc.poll() is None, f"the terminal exited: {proc.stderr.read()}"
+            assert time.monotonic() < deadline, "the terminal did not start"
+            time.sleep(0.05)
+        s = until(lambda s: s.get("state") == "TILT", "the device tilt")    # {} until the power-up is done
+        assert s["tilts"] == [{"tilt": "device_disconnected:bill_validator", "port": str(port),
+                               "reason": s["tilts"][0]["reason"]}]
+        assert s["tilts"][0]["reason"].startswith(f"bill_validator not connected ({port}): ")
+        time.sleep(1.0)
+        assert proc.poll() is None and status()["state"] == "TILT"          # it stays up, tilted
+        with egm_sim("bill-validator", "--protocol", "id003", "--pty") as sim:
+            os.symlink(pty_path(sim), port)                                  # the device appears
+            until(lambda s: s["state"] == "IDLE" and s["accepting_notes"], "IDLE with the validator")
+            assert ask_until(sim, "note 20", "ok") == "ok"
+            until(lambda s: s["credits_cents"] == 2000, "the note credited")
+            quit_sim(sim)
+        with contextlib.redirect_stdout(io.StringIO()):
+            assert main(["simctl", "--state-dir", str(state), "stop"]) == 0
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0, err
+    assert f"devices                  FAILED: bill_validator: not connected ({port})" in out
+    assert "cabinet: TILT; tilts: device_disconnected:bill_validator" in out and "Traceback" not in err
+    with contextlib.redirect_stdout(buf := io.StringIO()):
+        assert main(["events", "--state-dir", str(state), "--last", "100", "--json"]) == 0
+    events = json.loads(buf.getvalue())
+    raised = [e for e in events if e["event"] == "cabinet.tilt_raised"]
+    assert raised and str(port) in raised[-1]["reason"]
+    assert any(e["event"] == "cabinet.tilt_cleared" and e["tilt"] == "device_disconnected:bill_validator"
+               for e in events)

@@ -54,3 +54,12 @@ def test_no_detail_outside_a_tilt_and_a_halt_shows_its_reason():
     assert overlay_detail_for(status_doc("baccarat-war", 0, state="HANDPAY", tilts=[{"tilt": "door:main"}])) == ()
     halted = status_doc("baccarat-war", 0, state="HALTED", halted="critical memory write failed: disk I/O error")
     assert overlay_detail_for(halted) == ("critical memory write failed: disk I/O error",)
+
+
+def test_a_device_not_connected_is_shown_with_the_port_it_is_looked_for_on():
+    assert tilt_text("device_disconnected:bill_validator", "/dev/ttyUSB0") == "BILL VALIDATOR NOT CONNECTED (/dev/ttyUSB0)"
+    status = status_doc("baccarat-war", 0, state="TILT", tilts=[
+        {"tilt": "device_disconnected:bill_validator", "reason": "bill_validator not connected (/dev/ttyUSB0): ...",
+         "port": "/dev/ttyUSB0"},
+        {"tilt": "device_disconnected:printer", "reason": "printer not connected"}])
+    assert overlay_detail_for(status) == ("BILL VALIDATOR NOT CONNECTED (/dev/ttyUSB0)", "PRINTER NOT CONNECTED")
