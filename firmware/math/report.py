@@ -304,7 +304,8 @@ def _war_section(war: Mapping[str, Any], plots: _Plots) -> str:
     facts = [("probability of a war", _g(war.get("probability"), 8)),
              ("average war steps, given a war", _g(war.get("average_steps"), 8))]
     if "misdeal_probability" in war:
-        facts.append(("misdeal probability (max_war_steps)", _g(war.get("misdeal_probability"), 8)))
+        facts.append(("misdeal probability (max_war_steps, or the shoe out of cards)",
+                      _g(war.get("misdeal_probability"), 8)))
     length = [e for e in war.get("length") or [] if isinstance(e, Mapping)]
     parts = ['<section id="war-length">', "<h2>War length</h2>", _kv_table(facts)]
     if length:

@@ -89,3 +89,16 @@ def test_html_report_is_written(capsys, tmp_path):
     html = path.read_text("utf-8")
     assert doc["wagers"]["bet"]["method"] == "exact"
     assert html.count("<svg") >= 3 and "Double Super 9" in html and "https://" not in html
+
+
+def test_one_deck_war_games_have_a_sheet(capsys):
+    """decks=1 used to raise ZeroDivisionError: the 30 default war steps need more cards than one
+    deck leaves. The sheet now stops where the kernel's shoe runs out (24 steps, a misdeal)."""
+    for game in ("baccarat-war", "blackjack-war"):
+        doc = par(capsys, game, "--option", "decks=1")
+        outcomes = doc["wagers"]["war"]["outcomes"]
+        assert any("no cards left after step 24" in o["outcome"] for o in outcomes)
+        assert abs(sum(o["probability"] for o in outcomes) - 1) < 1e-12
+    doc = par(capsys, "baccarat-war", "--option", "decks=1", "--seats", "2", "--rounds", "2000",
+              "--seed", "one-deck")
+    assert doc["wagers"]["tie"]["method"] == "exact" and doc["wagers"]["war"]["method"] == "monte-carlo"
