@@ -289,7 +289,7 @@ def _wager_section(w: WagerPar, plots: _Plots) -> str:
         head.append("Exact probability")
     rows = []
     for o in lines:
-        cells = [_td(o.name), _td(_pay(o.net), "num")]
+        cells = [_td(o.label), _td(_pay(o.net), "num")]
         if has_stake:
             cells.append(_td(_pay(o.stake, sign=False), "num"))
         cells += [_td(_g(o.probability, 8), "num"), _td(_one_in(o.probability), "num")]
@@ -519,7 +519,7 @@ def _plot_outcomes(fig: Any, w: WagerPar) -> None:
     y = list(range(len(lines)))[::-1]
     colors = [_WIN if o.net > 0 else _LOSS if o.net < 0 else _PUSH for o in lines]
     ax.barh(y, probs, color=colors, height=0.65)
-    labels = [_t(_short(f"{o.name} ({_pay(o.net)})")) for o in lines]
+    labels = [_t(_short(f"{o.label} ({_pay(o.net)})", 64)) for o in lines]
     ax.set_yticks(y, labels)
     _margins(fig, labels)
     # Logarithmic when the results that can be seen at all (not below 1e-12 of the most likely,

@@ -172,7 +172,7 @@ def par_sheet(game: WarFamilyGame, options: WarFamilyOptions, *, unit: int = 10)
 
     def tail(lines: list[OutcomeLine]) -> list[OutcomeLine]:
         if misdeal:
-            lines.append(OutcomeLine(f"misdeal ({misdeal_reason}), stakes returned", misdeal, Fraction(0)))
+            lines.append(OutcomeLine(f"misdeal ({misdeal_reason})", misdeal, Fraction(0)))
         if unresolved:
             lines.append(OutcomeLine(f"war beyond step {followed} (not followed)", unresolved, Fraction(0)))
         return lines
@@ -191,7 +191,7 @@ def par_sheet(game: WarFamilyGame, options: WarFamilyOptions, *, unit: int = 10)
     war_pays = Fraction(1) if even else Fraction(0)
     wagers["war"] = WagerPar("war", tail([
         OutcomeLine("war won", war_win, war_pays),
-        OutcomeLine("no war (push)", deal.p_higher + deal.p_lower, Fraction(0)),
+        OutcomeLine("no war", deal.p_higher + deal.p_lower, Fraction(0)),
         OutcomeLine("war lost", war_lose, Fraction(-1)),
     ]), precision=precision, notes=[f"war_win_pays = {options.war_win_pays}", war_note])
     if options.war_wager == "required":

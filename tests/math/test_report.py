@@ -249,3 +249,17 @@ def test_monte_carlo_sheet_shows_interval():
     assert html.count("<svg") == 2                    # returns, outcomes
     _self_contained(html)
     _check(html)
+
+
+def test_outcome_rows_name_what_the_player_gets():
+    """A Monte Carlo jackpot 'win' paying 0.9 of the stake used to read 'win' (plot: 'win (-0.1)')."""
+    lines = [OutcomeLine("win", 0.2, Fraction(-1, 10), count=200),
+             OutcomeLine("lose", 0.8, -1, count=800)]
+    sheet = ParSheet("split21-stud", {}, {"jackpot": WagerPar("jackpot", lines, method="monte-carlo",
+                                                              sample_size=1000)})
+    html = report.render_html(sheet)
+    section = html[html.index('id="wager-jackpot"'):]
+    cells = re.findall(r"<tr><td>(.*?)</td><td class=\"num\">(.*?)</td>", section)
+    assert cells[:2] == [("pays less than the stake", "-0.1"), ("lose", "-1")]
+    assert "pays less than the stake (-0.1)" in section          # the plot's label
+    assert "win (-0.1)" not in html
