@@ -32,7 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--processes", type=positive_int, help="Monte Carlo worker processes (default: every core)")
     p.add_argument("--html", metavar="FILE", help="also write the PAR sheet as a self-contained HTML report")
     p.add_argument("--convergence-rounds", type=positive_int, default=200_000,
-                   help="with --html: rounds of the egm simulate convergence plot (default 200,000)")
+                   help="with --html: rounds of the convergence run, counted as the sheet counts them (default 200,000)")
     p.add_argument("--verify", type=positive_int, metavar="ROUNDS",
                    help="also play ROUNDS rounds through the kernel and check every exact figure lies "
                         "in the simulated 95%% interval (exit 1 if one does not)")
@@ -41,11 +41,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _par(args: argparse.Namespace) -> int:
+    import time
     from pathlib import Path
 
     from firmware.errors import UsageError
     from firmware.math.par import DEFAULT_ROUNDS, par_sheet
 
+    start = time.perf_counter()
     game, options, _limits = _load(args)
     if args.html and not Path(args.html).resolve().parent.is_dir():
         raise UsageError(f"--html {args.html}: no such directory {Path(args.html).resolve().parent}")
@@ -53,25 +55,36 @@ def _par(args: argparse.Namespace) -> int:
     with _progress(rounds, f"par {game.id}") as advance:
         sheet = par_sheet(game.id, options, method=args.method, seats=args.seats, unit=args.unit,
                           rounds=rounds, seed=args.seed, processes=args.processes, progress=advance)
+    elapsed = {"sheet": sheet.elapsed}
     if args.html:
         from firmware.math.report import convergence, write_html
 
-        curve = convergence(game.id, options, rounds=args.convergence_rounds,
-                            seed=args.seed or "convergence", seats=args.seats, unit=args.unit)
+        phase = time.perf_counter()
+        with _progress(args.convergence_rounds, f"convergence {game.id}") as advance:
+            curve = convergence(game.id, options, rounds=args.convergence_rounds,
+                                seed=f"{args.seed}/convergence" if args.seed else "convergence",
+                                seats=args.seats, unit=args.unit, progress=advance)
+        elapsed[f"convergence run ({args.convergence_rounds:,} rounds)"] = time.perf_counter() - phase
+        phase = time.perf_counter()
         try:
-            write_html(sheet, args.html, convergence=curve)
+            write_html(sheet, args.html, convergence=curve, elapsed=elapsed)
         except OSError as exc:
             raise UsageError(f"cannot write {args.html}: {exc.strerror}") from None
+        elapsed["HTML report"] = time.perf_counter() - phase
     doc = sheet.to_json()
     failed = False
     if args.verify:
         from firmware.math.verify import verify
 
+        phase = time.perf_counter()
         with _progress(args.verify, f"verify {game.id}") as advance:
             checks = verify(sheet, options, args.verify, seed=args.seed, processes=args.processes,
                             progress=advance)
+        elapsed[f"verification ({args.verify:,} rounds)"] = time.perf_counter() - phase
         doc["verification"] = [c.to_json() for c in checks]
         failed = not all(c.inside for c in checks)
+    elapsed["whole command"] = time.perf_counter() - start
+    doc["elapsed"] = {name: round(seconds, 3) for name, seconds in elapsed.items()}
     if args.json:
         emit_json(doc)
     else:
@@ -82,6 +95,7 @@ def _par(args: argparse.Namespace) -> int:
                              f"{'inside' if c['inside'] else 'OUTSIDE'} ({c['rounds']:,} rounds)\n")
         if args.html:
             sys.stdout.write(f"HTML report: {args.html}\n")
+        sys.stdout.write("elapsed: " + ", ".join(f"{k} {v:.2f} s" for k, v in elapsed.items()) + "\n")
     return 1 if failed else 0
 
 
@@ -109,4 +123,3 @@ def _print(doc: dict[str, Any]) -> None:
     strategy = doc.get("strategy")
     if strategy:
         out.write(f"strategy: {strategy}\n")
-    out.write(f"computed in {doc['elapsed_s']} s\n")

@@ -177,6 +177,8 @@ def _round(args: argparse.Namespace) -> int:
 
 
 def _print_round(record: dict[str, Any]) -> None:
+    from firmware.games.outcome_label import outcome_label
+
     out = sys.stdout
     out.write(f"{record['game']}  round {record['round_id'][:12]}\n")
     if record.get("dice"):
@@ -190,7 +192,9 @@ def _print_round(record: dict[str, Any]) -> None:
         out.write(f"seat {seat['seat']}  {' '.join(seat['cards'])}  score {seat['score']}{war}\n")
         stakes = seat.get("stakes", seat["wagers"])     # final stakes: PLAY, fees included
         for name, res in seat.get("results", {}).items():
-            out.write(f"    {name:<10s} {stakes.get(name, 0):>6d}  {res['outcome']:<5s} {res['net']:+d}\n")
+            stake = stakes.get(name, 0)
+            label = outcome_label(res["outcome"], res["net"], stake)
+            out.write(f"    {name:<10s} {stake:>6d}  {label:<24s} {res['net']:+d}\n")
     pool = record.get("war_pool")
     if pool and pool.get("pot"):
         out.write(f"war pool {pool['pot']}: contestants {pool['contestants']}, winner {pool['winner']}, "

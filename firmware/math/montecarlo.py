@@ -76,30 +76,49 @@ class MonteCarloResult:
     processes: int = 1
 
 
-def _chunk(args: tuple[str, dict[str, Any], int, int, int, str | None, int]) -> dict[str, WagerTally]:
-    """Play ``rounds`` rounds (one chunk) and tally them; runs in a worker process."""
-    game_id, options_json, rounds, seats, unit, seed, index = args
-    from firmware.cards.source import RngShoe
-    from firmware.games.registry import get_game, make_options
-    from firmware.kernel.limits import NO_LIMITS
-    from firmware.kernel.round import RoundKernel
-    from firmware.rng.service import RngService
+class AutomaticPlay:
+    """The documented automatic play of one game on one DRBG and one shoe, every round tallied as
+    the PAR sheet counts it: a raise (PLAY) with the wager it raises, per unit of initial stake,
+    a voided wager as staked and returned.
 
-    game = get_game(game_id)
-    options = make_options(game_id, options_json)
-    rng = RngService.seeded(f"{seed}:{index}") if seed is not None else RngService.production()
-    kernel = RoundKernel(game, options, limits=NO_LIMITS)
-    source = RngShoe(rng, game.shoe(options))
-    wagers = game.automatic_wagers(options, seats, unit)
-    raises = dict(getattr(game, "raises", {}))
-    names = [n for n in game.wager_names if n not in raises]
-    tallies = {n: WagerTally() for n in names}
-    roll = game.roll_dice if game.dice else None
-    play = kernel.play
-    for _ in range(rounds):
-        settlement = play(wagers, source, dice=roll(rng) if roll else None)
-        round_net = dict.fromkeys(names, 0)
-        round_stake = dict.fromkeys(names, 0)
+    The DRBG is seeded ``"{seed}:{index}"`` (chunk ``index`` of a run; the production RNG without a
+    seed). :func:`run` plays one per chunk; the HTML report's convergence plot plays chunk 0 in
+    batches and reads :attr:`tallies` between them.
+    """
+
+    def __init__(self, game_id: str, options: Any, *, seats: int, unit: int, seed: str | None,
+                 index: int = 0) -> None:
+        from firmware.cards.source import RngShoe
+        from firmware.games.registry import get_game
+        from firmware.kernel.limits import NO_LIMITS
+        from firmware.kernel.round import RoundKernel
+        from firmware.rng.service import RngService
+
+        game = get_game(game_id)
+        self._rng = RngService.seeded(f"{seed}:{index}") if seed is not None else RngService.production()
+        self._kernel = RoundKernel(game, options, limits=NO_LIMITS)
+        self._source = RngShoe(self._rng, game.shoe(options))
+        self._roll = game.roll_dice if game.dice else None
+        self.wagers = game.automatic_wagers(options, seats, unit)
+        self._raises = dict(getattr(game, "raises", {}))
+        self._names = [n for n in game.wager_names if n not in self._raises]
+        self.tallies = {n: WagerTally() for n in self._names}
+
+    def play(self, rounds: int, progress: Callable[[int], None] | None = None,
+             progress_every: int = 1_000) -> None:
+        """Play ``rounds`` more rounds, adding them to :attr:`tallies`."""
+        for i in range(rounds):
+            self._add(self._kernel.play(self.wagers, self._source,
+                                        dice=self._roll(self._rng) if self._roll else None))
+            if progress is not None and (i + 1) % progress_every == 0:
+                progress(progress_every)
+        if progress is not None and rounds % progress_every:
+            progress(rounds % progress_every)
+
+    def _add(self, settlement: Any) -> None:
+        tallies, raises, wagers = self.tallies, self._raises, self.wagers
+        round_net = dict.fromkeys(self._names, 0)
+        round_stake = dict.fromkeys(self._names, 0)
         for seat, res in settlement.results.items():
             initial = wagers.get(seat, {})
             final = settlement.stakes.get(seat, {})
@@ -118,8 +137,7 @@ def _chunk(args: tuple[str, dict[str, Any], int, int, int, str | None, int]) -> 
                 tallies[name].results[(_combined(outcomes, net), net, stake, staked or stake)] += 1
                 round_net[name] += net
                 round_stake[name] += stake
-        for name in names:
-            stake = round_stake[name]
+        for name, stake in round_stake.items():
             if stake:
                 t = tallies[name]
                 net = round_net[name]
@@ -129,7 +147,17 @@ def _chunk(args: tuple[str, dict[str, Any], int, int, int, str | None, int]) -> 
                 t.net_sq += net * net
                 t.staked_sq += stake * stake
                 t.net_staked += net * stake
-    return tallies
+
+
+def _chunk(args: tuple[str, dict[str, Any], int, int, int, str | None, int]) -> dict[str, WagerTally]:
+    """Play ``rounds`` rounds (one chunk) and tally them; runs in a worker process."""
+    game_id, options_json, rounds, seats, unit, seed, index = args
+    from firmware.games.registry import make_options
+
+    play = AutomaticPlay(game_id, make_options(game_id, options_json), seats=seats, unit=unit,
+                         seed=seed, index=index)
+    play.play(rounds)
+    return play.tallies
 
 
 def _combined(outcomes: list[Outcome], net: int) -> str:

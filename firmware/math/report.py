@@ -13,9 +13,10 @@ war-length distribution (``extras["war"]``) and, given :func:`convergence`, the 
 a seeded simulation with its 95% band against the sheet's figure. Other extras are shown as small
 key/value tables.
 
-:func:`convergence` plays rounds through the terminal's own kernel (:func:`simulate`) in batches
-on one seeded DRBG *and one shoe*, so the batches are exactly one long run and the last point is
-the result of a single ``simulate()`` of the same seed and rounds.
+:func:`convergence` plays rounds through the terminal's own kernel in batches on one seeded DRBG
+*and one shoe*, so the batches are exactly one long run: the first chunk of the Monte Carlo run
+(:func:`firmware.math.montecarlo.run`) of the same seed. Its rounds are counted as the sheet
+counts them (a raise with the wager it raises), so the convergence table compares like with like.
 """
 
 from __future__ import annotations
@@ -25,15 +26,40 @@ import io
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
+from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from firmware.math.sheet import ParSheet, WagerPar
+from firmware.math.sheet import Z95, ParSheet, WagerPar
 
 Point = tuple[int, float, float, float]
+
+
+@dataclass(frozen=True, slots=True)
+class Agreement:
+    """A convergence row: the last point of a wager's simulation against the sheet's figure."""
+
+    name: str
+    rounds: int
+    simulated: float
+    interval: tuple[float, float]     #: 95%, widened by the sheet's own error where it has one
+    sheet: float
+    deviation: float                  #: (sheet - simulated) in combined standard errors
+
+    @property
+    def inside(self) -> bool:
+        return self.interval[0] <= self.sheet <= self.interval[1]
+
+
+def _agreement(name: str, point: Point, wager: WagerPar) -> Agreement:
+    rounds, rtp, low, high = point
+    se = math.hypot((high - low) / (2 * Z95), wager.standard_error or 0.0)
+    target = float(wager.rtp)
+    deviation = (target - rtp) / se if se else (0.0 if target == rtp else math.copysign(math.inf, target - rtp))
+    return Agreement(name, rounds, rtp, (rtp - Z95 * se, rtp + Z95 * se), target, deviation)
 
 #: matplotlib settings of every plot: fixed SVG ids (deterministic output), text kept as text.
 _RC = {
@@ -61,44 +87,37 @@ def convergence(
     points: int = 40,
     seats: int = 1,
     unit: int = 10,
+    progress: Callable[[int], None] | None = None,
 ) -> dict[str, list[Point]]:
     """Per wager, ``(rounds so far, running rtp, ci95 low, ci95 high)`` at about ``points``
     log-spaced checkpoints of one seeded run of ``rounds`` rounds (the last one at ``rounds``).
 
-    ``options`` is the game's options object or an option table (``make_options`` builds it).
-    Wagers are named as :func:`simulate` names them; a wager never staked is left out.
+    The rounds are counted as the sheet counts them (:class:`firmware.math.montecarlo.AutomaticPlay`):
+    Three Card Poker's ANTE with its PLAY, per unit of initial stake, so every point compares with
+    the sheet's figure of the same wager. ``options`` is the game's options object or an option
+    table (``make_options`` builds it). A wager never staked is left out. ``progress`` is called
+    with the rounds played as they are played.
     """
-    from firmware.cards.source import RngShoe
-    from firmware.games.registry import get_game, make_options
-    from firmware.kernel.simulate import WagerStats, simulate
-    from firmware.rng.service import RngService
+    from firmware.games.registry import make_options
+    from firmware.math.montecarlo import AutomaticPlay
 
     if rounds < 1:
         raise ValueError("convergence needs at least one round")
-    game = get_game(game_id)
     if options is None or isinstance(options, Mapping):
         options = make_options(game_id, options or {})
-    rng = RngService.seeded(seed)
-    shoe = RngShoe(rng, game.shoe(options))        # one shoe: the batches are one run
-    totals: dict[str, WagerStats] = {}
+    play = AutomaticPlay(game_id, options, seats=seats, unit=unit, seed=seed)
     series: dict[str, list[Point]] = {}
     done = 0
     for mark in checkpoints(rounds, points):
-        batch = simulate(game, options, mark - done, rng=rng, seed=seed, seats=seats, unit=unit,
-                         source=shoe)
+        play.play(mark - done, progress)
         done = mark
-        for name, stats in batch.wagers.items():
-            total = totals.setdefault(name, WagerStats())
-            total.rounds += stats.rounds
-            total.wagered += stats.wagered
-            total.net += stats.net
-            total.net_sq += stats.net_sq
-            summary = total.summary()
-            rtp = summary["rtp"]
-            if rtp is None:
+        for name, tally in play.tallies.items():
+            if not tally.staked:
                 continue
-            low, high = summary["ci95"] or (rtp, rtp)
-            series.setdefault(name, []).append((done, rtp, low, high))
+            rtp = 1 + tally.net / tally.staked
+            se = tally.standard_error()
+            half = Z95 * se if se is not None else 0.0
+            series.setdefault(name, []).append((done, rtp, rtp - half, rtp + half))
     return series
 
 
@@ -115,13 +134,21 @@ def checkpoints(rounds: int, points: int) -> list[int]:
 
 # --- HTML -----------------------------------------------------------------------------------------
 def write_html(sheet: ParSheet, path: str | Path, *,
-               convergence: Mapping[str, Sequence[Point]] | None = None) -> None:
+               convergence: Mapping[str, Sequence[Point]] | None = None,
+               elapsed: Mapping[str, float] | None = None) -> None:
     """Write :func:`render_html` to ``path`` (UTF-8)."""
-    Path(path).write_text(render_html(sheet, convergence=convergence), encoding="utf-8")
+    Path(path).write_text(render_html(sheet, convergence=convergence, elapsed=elapsed), encoding="utf-8")
 
 
-def render_html(sheet: ParSheet, *, convergence: Mapping[str, Sequence[Point]] | None = None) -> str:
-    """The PAR sheet as one self-contained HTML document (see the module docstring)."""
+def render_html(sheet: ParSheet, *, convergence: Mapping[str, Sequence[Point]] | None = None,
+                elapsed: Mapping[str, float] | None = None) -> str:
+    """The PAR sheet as one self-contained HTML document (see the module docstring).
+
+    ``elapsed`` names the phases that made the report and their seconds (``{"sheet": 0.2,
+    "convergence run (200,000 rounds)": 95.0}``); by default the sheet's own time is shown.
+    """
+    if elapsed is None:
+        elapsed = {"sheet": sheet.elapsed} if sheet.elapsed else {}
     plots = _Plots()
     name = _game_name(sheet.game)
     title = f"PAR sheet: {name} ({sheet.game})" if name != sheet.game else f"PAR sheet: {sheet.game}"
@@ -139,7 +166,8 @@ def render_html(sheet: ParSheet, *, convergence: Mapping[str, Sequence[Point]] |
         f"<h1>PAR sheet: {_e(name)} <span class=\"id\">{_e(sheet.game)}</span></h1>",
         f'<p class="meta">Method: <b>{_e(sheet.method)}</b> &middot; seats: <b>{sheet.seats}</b>'
         f" &middot; unit: <b>{_e(_unit(sheet.unit))}</b>"
-        + (f" &middot; computed in {sheet.elapsed:.2f} s" if sheet.elapsed else "")
+        + (" &middot; computed in " + ", ".join(f"{_e(k)} {v:.2f} s" for k, v in elapsed.items())
+           if elapsed else "")
         + "</p>",
         _contents(sheet, convergence),
         "</header>",
@@ -261,7 +289,7 @@ def _wager_section(w: WagerPar, plots: _Plots) -> str:
         head.append("Exact probability")
     rows = []
     for o in lines:
-        cells = [_td(o.name), _td(_pay(o.net), "num")]
+        cells = [_td(o.label), _td(_pay(o.net), "num")]
         if has_stake:
             cells.append(_td(_pay(o.stake, sign=False), "num"))
         cells += [_td(_g(o.probability, 8), "num"), _td(_one_in(o.probability), "num")]
@@ -304,7 +332,8 @@ def _war_section(war: Mapping[str, Any], plots: _Plots) -> str:
     facts = [("probability of a war", _g(war.get("probability"), 8)),
              ("average war steps, given a war", _g(war.get("average_steps"), 8))]
     if "misdeal_probability" in war:
-        facts.append(("misdeal probability (max_war_steps)", _g(war.get("misdeal_probability"), 8)))
+        facts.append(("misdeal probability (max_war_steps, or the shoe out of cards)",
+                      _g(war.get("misdeal_probability"), 8)))
     length = [e for e in war.get("length") or [] if isinstance(e, Mapping)]
     parts = ['<section id="war-length">', "<h2>War length</h2>", _kv_table(facts)]
     if length:
@@ -320,6 +349,10 @@ def _war_section(war: Mapping[str, Any], plots: _Plots) -> str:
     return "\n".join(parts)
 
 
+#: Two-sided 99.9% normal quantile: a deviation beyond it is no longer plausibly chance.
+Z999 = 3.2905267314919255
+
+
 def _convergence_section(sheet: ParSheet, series: Mapping[str, Sequence[Point]],
                          plots: _Plots) -> str:
     shown = [n for n in series if n in sheet.wagers and series[n]]
@@ -328,15 +361,43 @@ def _convergence_section(sheet: ParSheet, series: Mapping[str, Sequence[Point]],
         parts += ["<p>No simulated wager is on this sheet.</p>", "</section>"]
         return "\n".join(parts)
     rows = []
-    for name in shown:
-        rounds, rtp, low, high = series[name][-1]
-        target = float(sheet.wagers[name].rtp)
-        inside = "yes" if low <= target <= high else "no"
-        rows.append(f"<tr><th scope=\"row\">{_e(name)}</th>{_td(f'{rounds:,}', 'num')}"
-                    f"{_td(_pct(rtp), 'num')}{_td(_interval((low, high)), 'num ci')}"
-                    f"{_td(_pct(target), 'num')}{_td(inside)}</tr>")
+    checks = [_agreement(name, series[name][-1], sheet.wagers[name]) for name in shown]
+    for c in checks:
+        rows.append(f"<tr><th scope=\"row\">{_e(c.name)}</th>{_td(f'{c.rounds:,}', 'num')}"
+                    f"{_td(_pct(c.simulated), 'num')}{_td(_interval(c.interval), 'num ci')}"
+                    f"{_td(_pct(c.sheet), 'num')}{_td(f'{c.deviation:+.2f}', 'num')}"
+                    f"{_td('yes' if c.inside else 'no')}</tr>")
     parts.append(_table(["Wager", "Rounds", "Simulated RTP", "95% interval", "Sheet RTP",
-                         "Sheet inside the interval"], rows))
+                         "Deviation (std. errors)", "Sheet inside the interval"], rows))
+    parts.append(
+        "<p>Each row compares the same wager counted the same way: the simulation counts a raise "
+        "with the wager it raises (Three Card Poker's ANTE with its PLAY) per unit of initial "
+        "stake, and a voided wager as staked and returned, as the sheet does. The interval is the "
+        "simulation's 95% interval; for a wager the sheet itself took from Monte Carlo it is "
+        "widened by the sheet's own standard error (two independent simulations). The deviation "
+        "is the sheet's figure less the simulated one, in standard errors.</p>")
+    missing = [n for n in sheet.wagers if n not in shown]
+    if missing:
+        parts.append(f"<p>Not simulated as one wager (the kernel settles its parts separately): "
+                     f"{_e(', '.join(missing))}.</p>")
+    failed = [c for c in checks if not c.inside]
+    if failed:
+        chance = 1 - 0.95 ** len(checks)
+        items = []
+        for c in failed:
+            why = (f"within {Z999:.2f} standard errors (a 99.9% interval), so no evidence "
+                   "against the sheet: a 95% interval misses the true figure in one run in "
+                   f"twenty by chance, and with {len(checks)} wager(s) compared at least one "
+                   f"misses in {chance:.0%} of runs. More rounds (--convergence-rounds, or "
+                   "egm par --verify) settle it."
+                   if abs(c.deviation) <= Z999 else
+                   f"beyond {Z999:.2f} standard errors: by chance in fewer than one run in a "
+                   "thousand. The sheet and the kernel disagree on this wager; do not use the "
+                   "sheet before the difference is explained.")
+            items.append(f"<li><b>{_e(c.name)}</b>: the sheet's {_pct(c.sheet)} lies "
+                         f"{abs(c.deviation):.2f} standard errors from the simulated "
+                         f"{_pct(c.simulated)}: {_e(why)}</li>")
+        parts.append(f'<div class="explain"><p>Outside the interval:</p><ul>{"".join(items)}</ul></div>')
     parts.append(plots.figure(_plot_convergence, sheet, {n: series[n] for n in shown}, caption=(
         "Running return of one seeded simulation through the terminal's kernel, with its 95% "
         "interval, against the number of rounds (logarithmic); the red line is the sheet's "
@@ -458,7 +519,7 @@ def _plot_outcomes(fig: Any, w: WagerPar) -> None:
     y = list(range(len(lines)))[::-1]
     colors = [_WIN if o.net > 0 else _LOSS if o.net < 0 else _PUSH for o in lines]
     ax.barh(y, probs, color=colors, height=0.65)
-    labels = [_t(_short(f"{o.name} ({_pay(o.net)})")) for o in lines]
+    labels = [_t(_short(f"{o.label} ({_pay(o.net)})", 64)) for o in lines]
     ax.set_yticks(y, labels)
     _margins(fig, labels)
     # Logarithmic when the results that can be seen at all (not below 1e-12 of the most likely,

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Literal
 
+from firmware.games.outcome_label import outcome_label
+
 Number = Fraction | float
 Method = Literal["exact", "recursion", "monte-carlo"]
 
@@ -35,9 +37,15 @@ class OutcomeLine:
     #: Units staked in total in this result, per unit initial stake (1, or 2 when PLAY was placed).
     stake: Number = 1
 
+    @property
+    def label(self) -> str:
+        """The result named by what the player gets (``firmware.games.outcome_label``)."""
+        return outcome_label(self.name, self.net, self.stake)
+
     def to_json(self) -> dict[str, Any]:
         doc: dict[str, Any] = {
             "outcome": self.name,
+            "label": self.label,
             "net": _num(self.net),
             "probability": float(self.probability),
         }

@@ -61,7 +61,7 @@ GAME = "three-card-poker"
 #: Three-card hands of one deck.
 HANDS3 = comb(52, 3)
 #: The dealer groups of a player hand, in the order of :attr:`AntePlayTable.counts`.
-GROUPS = ("dealer does not qualify", "win", "push", "lose")
+GROUPS = ("dealer does not qualify", "hand beats the dealer", "hand ties the dealer", "dealer beats the hand")
 NOT_QUALIFIED, WIN, PUSH, LOSE = range(4)
 #: Ordered deals of three player cards and three dealer cards per 6-card set.
 SPLITS6 = comb(6, 3)
@@ -240,8 +240,8 @@ def _category_name(cat: ThreeCardCategory | HandCategory) -> str:
 
 
 def _line_name(options: ThreeCardPokerOptions, strength: int, group: int) -> str:
-    """``win``, ``lose + straight bonus 1:1``, ...: the group, and the ante bonus where one is paid
-    (the bonus is by category)."""
+    """``hand beats the dealer``, ``dealer beats the hand + straight bonus 1:1``, ...: the group,
+    and the ante bonus where one is paid (the bonus is by category)."""
     bonus = ante_bonus_multiple(options, strength)
     if not bonus:
         return GROUPS[group]

@@ -130,8 +130,16 @@ class InitialDeal:
         self.p_tie = Fraction(tie, self.total)
         self._ties = dict(ties_by_removal)
 
+    @property
+    def shoe_steps(self) -> int:
+        """War steps the shoe has cards for after the initial four: two war cards a step (one seat
+        and the dealer). The kernel's RNG shoe ends a war still tied after them in a misdeal."""
+        return (self.cards - 4) // 2
+
     def tie_runs(self, steps: int) -> list[Fraction]:
         """``P(initial tie and the first k war steps all tie)`` for k = 0..steps."""
+        if steps > self.shoe_steps:
+            raise ValueError(f"{self.decks} deck(s) leave cards for {self.shoe_steps} war steps, not {steps}")
         m = self.cards - 4
         sums = [0] * (steps + 1)
         for removed, weight in self._ties.items():
@@ -145,11 +153,16 @@ def par_sheet(game: WarFamilyGame, options: WarFamilyOptions, *, unit: int = 10)
     """The exact one-seat PAR sheet (every wager the options offer)."""
     deal = InitialDeal(game, options)
     max_steps = options.max_war_steps
-    followed = min(max_steps, EXACT_STEPS)
+    # A war still tied after max_war_steps, or when the shoe has no card left for the next step
+    # (one deck: 24 steps), ends in a misdeal in the kernel; the sheet stops where it does.
+    limit = min(max_steps, deal.shoe_steps)
+    followed = min(limit, EXACT_STEPS)
     runs = deal.tie_runs(followed)
     ends = [runs[j - 1] - runs[j] for j in range(1, followed + 1)]        # war ends at step j
     beyond = runs[followed]              # still tied after the steps followed
-    misdeal = beyond if followed == max_steps else Fraction(0)
+    misdeal = beyond if followed == limit else Fraction(0)
+    misdeal_reason = ("max_war_steps" if limit == max_steps
+                      else f"the {options.decks}-deck shoe has no cards left after step {limit}")
     unresolved = beyond - misdeal
     precision = float(unresolved) if unresolved else None
     resolved = sum(ends, Fraction(0))
@@ -159,13 +172,16 @@ def par_sheet(game: WarFamilyGame, options: WarFamilyOptions, *, unit: int = 10)
 
     def tail(lines: list[OutcomeLine]) -> list[OutcomeLine]:
         if misdeal:
-            lines.append(OutcomeLine("misdeal (max_war_steps), stakes returned", misdeal, Fraction(0)))
+            lines.append(OutcomeLine(f"misdeal ({misdeal_reason})", misdeal, Fraction(0)))
         if unresolved:
             lines.append(OutcomeLine(f"war beyond step {followed} (not followed)", unresolved, Fraction(0)))
         return lines
 
     wagers: dict[str, WagerPar] = {}
     war_note = f"wars followed exactly to step {followed} of max_war_steps {max_steps}"
+    if limit < max_steps:
+        war_note += (f"; {options.decks} deck(s) hold cards for {limit} war steps only: a war still "
+                     "tied then is a misdeal, stakes returned (rules: a shoe that runs out)")
     wagers["bac"] = WagerPar("bac", tail([
         OutcomeLine("higher initial hand", deal.p_higher, Fraction(1)),
         OutcomeLine("war won", war_win, Fraction(1)),
@@ -175,7 +191,7 @@ def par_sheet(game: WarFamilyGame, options: WarFamilyOptions, *, unit: int = 10)
     war_pays = Fraction(1) if even else Fraction(0)
     wagers["war"] = WagerPar("war", tail([
         OutcomeLine("war won", war_win, war_pays),
-        OutcomeLine("no war (push)", deal.p_higher + deal.p_lower, Fraction(0)),
+        OutcomeLine("no war", deal.p_higher + deal.p_lower, Fraction(0)),
         OutcomeLine("war lost", war_lose, Fraction(-1)),
     ]), precision=precision, notes=[f"war_win_pays = {options.war_win_pays}", war_note])
     if options.war_wager == "required":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 from firmware.cli import main
 from tests.games.helpers import egm_fails
@@ -89,3 +90,37 @@ def test_html_report_is_written(capsys, tmp_path):
     html = path.read_text("utf-8")
     assert doc["wagers"]["bet"]["method"] == "exact"
     assert html.count("<svg") >= 3 and "Double Super 9" in html and "https://" not in html
+
+
+def test_one_deck_war_games_have_a_sheet(capsys):
+    """decks=1 used to raise ZeroDivisionError: the 30 default war steps need more cards than one
+    deck leaves. The sheet now stops where the kernel's shoe runs out (24 steps, a misdeal)."""
+    for game in ("baccarat-war", "blackjack-war"):
+        doc = par(capsys, game, "--option", "decks=1")
+        outcomes = doc["wagers"]["war"]["outcomes"]
+        assert any("no cards left after step 24" in o["outcome"] for o in outcomes)
+        assert abs(sum(o["probability"] for o in outcomes) - 1) < 1e-12
+    doc = par(capsys, "baccarat-war", "--option", "decks=1", "--seats", "2", "--rounds", "2000",
+              "--seed", "one-deck")
+    assert doc["wagers"]["tie"]["method"] == "exact" and doc["wagers"]["war"]["method"] == "monte-carlo"
+
+
+def test_elapsed_times_cover_every_phase_and_the_whole_command(capsys, tmp_path):
+    """The report used to say 'computed in 0.17 s' for the sheet alone while an unannounced
+    convergence run took most of the command: every phase is now timed, and the whole command."""
+    path = tmp_path / "tcp.html"
+    doc = par(capsys, "three-card-poker", "--html", str(path), "--convergence-rounds", "600",
+              "--verify", "600", "--seed", "elapsed", "--processes", "1")
+    elapsed = doc["elapsed"]
+    assert list(elapsed) == ["sheet", "convergence run (600 rounds)", "HTML report",
+                             "verification (600 rounds)", "whole command"]
+    assert elapsed["sheet"] == doc["elapsed_s"]
+    phases = sum(v for k, v in elapsed.items() if k != "whole command")
+    assert elapsed["whole command"] >= phases - 0.005          # rounding to milliseconds
+    html = path.read_text("utf-8")
+    assert re.search(r"computed in sheet \d+\.\d\d s, convergence run \(600 rounds\) \d+\.\d\d s", html)
+    assert main(["par", "three-card-poker", "--html", str(path), "--convergence-rounds", "300"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^elapsed: sheet \d+\.\d\d s, convergence run \(300 rounds\) \d+\.\d\d s, "
+                     r"HTML report \d+\.\d\d s, whole command \d+\.\d\d s$", out, re.M)
+    assert "computed in" not in out

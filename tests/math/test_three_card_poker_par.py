@@ -309,4 +309,4 @@ def test_kernel_rounds_match_the_tables_classification(table, default_table, fou
         category = category3(eval3(player)).name.lower().replace("_", " ")
         assert seat["results"]["pair_plus"]["net"] == 10 * pp.get(category, pp["lose"]), seat
         seen.add(name)
-    assert {"fold", "win", "lose", GROUPS[0]} <= seen
+    assert {"fold", GROUPS[1], GROUPS[3], GROUPS[0]} <= seen

@@ -122,6 +122,7 @@ def test_war_length_table():
     ("baccarat-war", {}),
     ("baccarat-war", {"war_scoring": "high_card", "war_win_pays": "even"}),
     ("blackjack-war", {"pool": {"dealer_ante": 10}}),
+    ("baccarat-war", {"decks": 1}),
 ])
 def test_egm_simulate_lands_inside_its_interval_around_the_exact_figures(game, options):
     """The verification a lab runs: the real kernel's return of every wager, 30,000 seeded rounds.
@@ -136,3 +137,45 @@ def test_egm_simulate_lands_inside_its_interval_around_the_exact_figures(game, o
         mid, half = (lo + hi) / 2, (hi - lo) / 2 * 3.29 / 1.96
         lo, hi = mid - half, mid + half
         assert lo <= float(exact.wagers[name].rtp) <= hi, (name, lo, hi, float(exact.wagers[name].rtp))
+
+
+@pytest.mark.parametrize("game", ["baccarat-war", "blackjack-war"])
+def test_one_deck_stops_the_wars_where_the_shoe_runs_out(game):
+    """One deck leaves 48 cards after the initial four: 24 war steps. The kernel ends a war still
+    tied then in a misdeal (stakes returned), so the sheet must stop there whatever max_war_steps
+    says (it used to divide by zero asking for the 25th step)."""
+    s = sheet(game, decks=1)
+    deal = war.InitialDeal(get_game(game), make_options(game, {"decks": 1}))
+    assert deal.shoe_steps == 24
+    for w in s.wagers.values():
+        assert sum(o.probability for o in w.outcomes) == 1, w.name
+    misdeal = next(o for o in s.wagers["bac"].outcomes if "misdeal" in o.name)
+    assert "no cards left after step 24" in misdeal.name
+    assert misdeal.probability == deal.tie_runs(24)[24] > 0
+    assert s.extras["war"]["length"][-1]["steps"] <= 24
+    for steps in (24, 1000):                    # the shoe, not max_war_steps, is the limit
+        other = sheet(game, decks=1, max_war_steps=steps)
+        assert {n: w.rtp for n, w in other.wagers.items()} == {n: w.rtp for n, w in s.wagers.items()}
+    with pytest.raises(ValueError, match="24 war steps"):
+        deal.tie_runs(25)
+
+
+def test_one_deck_kernel_misdeals_when_the_shoe_runs_out_mid_war():
+    """The kernel behaviour the one-deck sheet models: a war tied through all 24 steps of one deck
+    ends in a misdeal on the 25th, every war wager and the pool returned."""
+    from firmware.cards.card import parse_cards
+    from firmware.cards.source import StackedSource
+    from firmware.games.base import Outcome
+    from firmware.kernel.round import RoundKernel
+
+    # Seat 2c 3c against dealer 2d 3d (both 5), then 24 war steps of equal ranks (high card).
+    pairs = ["2h 2s", "3h 3s"] + [f"{r}c {r}d {r}h {r}s" for r in "456789TJQKA"]
+    cards = parse_cards("2c 2d 3c 3d " + " ".join(pairs))
+    assert len(cards) == 52
+    game = get_game("blackjack-war")
+    kernel = RoundKernel(game, make_options("blackjack-war", {"decks": 1}))
+    settlement = kernel.play({1: {"bac": 10, "war": 10, "war_pool": 10}},
+                             StackedSource(cards, exhaustion_is_misdeal=True))
+    results = settlement.results[1]
+    assert {n: (r.outcome, r.net) for n, r in results.items()} == {
+        n: (Outcome.VOID, 0) for n in ("bac", "war", "war_pool")}
