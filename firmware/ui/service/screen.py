@@ -361,8 +361,8 @@ class ServiceScreen(Screen):
         label_w = 190
         if hand.label:
             p.text(hand.label, Rect(r.x, r.y, label_w, theme.LABEL + 6), theme.LABEL, theme.FELT_LINE, align="left")
-        if hand.info:
-            p.lines([hand.info], Rect(r.x, r.y + theme.LABEL + 12, label_w, r.h - theme.LABEL - 12), theme.MIN_TEXT,
+        if hand.info or hand.war_scores:
+            p.lines([hand.info, *hand.war_scores], Rect(r.x, r.y + theme.LABEL + 12, label_w, r.h - theme.LABEL - 12), theme.MIN_TEXT,
                     theme.TEXT)
         area = Rect(r.x + label_w + 10, r.y, r.w - label_w - 10, r.h)
         count = sum(len(g.cards) for g in hand.groups)
