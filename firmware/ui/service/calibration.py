@@ -165,7 +165,7 @@ class CalibrationView:
 def draw_calibration(p: Painter, view: CalibrationView) -> None:
     """The calibration screen: no buttons (touches are raw until it ends); the target to touch."""
     p.fill((8, 10, 16))
-    p.region("calibration", Rect(0, 0, 1920, 1080))
+    p.region("calibration", p.canvas)
     box = Rect(360, 250, 1200, 200)
     p.region("calibration.instruction", box)
     p.text(view.instruction, Rect(box.x, box.y, box.w, 60), theme.TITLE, theme.ACCENT)
