@@ -12,7 +12,14 @@ from typing import Any
 from firmware.ui.actions import UiAction
 from firmware.ui.betting import BetSlip, stake
 from firmware.ui.games import has_screens
-from firmware.ui.games.base import GAME_DETAILS, GAME_NAMES, GameUi, coin_out, round_stake
+from firmware.ui.games.base import (
+    GAME_DETAILS,
+    GAME_NAMES,
+    GameUi,
+    coin_out,
+    paid_shown,
+    round_stake,
+)
 from firmware.ui.messages import key, text
 from firmware.ui.playback import Playback
 from firmware.ui.view import AttractView, ButtonView, GameChoice, SelectView, TableView
@@ -107,11 +114,6 @@ def table_view(gui: GameUi, status: Mapping[str, Any], slip: BetSlip, *,
     if pending:                          # a round waits for the player: its cards, not the last round
         shown_record, playing_back, beat = None, False, None
         wagers = slip.last or {}
-    win = 0
-    if record is not None and shown_record is not None and not playing_back:
-        win = coin_out(record)
-    if playing_back and record is not None:
-        credits -= coin_out(record)                      # the payout shows when the round has been shown
     if betting:
         bet = slip.total or (round_stake(record) if shown_record is not None else 0)
     elif pending:
@@ -128,6 +130,11 @@ def table_view(gui: GameUi, status: Mapping[str, Any], slip: BetSlip, *,
                     progress=playback.progress if playback is not None else 1.0, betting=betting,
                     pending=pending, **({"dice": tuple(dice)} if dice else {}),
                     **({"decided": tuple(decided)} if decided else {}))
+    # WIN is what the round paid to the credit meter: the sum of the result tags shown so far (the
+    # whole payout once the round has been shown); the credit meter holds back what is not shown yet.
+    win = paid_shown(felt)
+    if playing_back and record is not None:
+        credits -= coin_out(record) - win
     caption = beat.caption if (playing_back and beat is not None) else ""
     banner = beat.banner if (playing_back and beat is not None) else ""
     if not message and not caption and betting and shown_record is not None:

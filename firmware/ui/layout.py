@@ -1,8 +1,12 @@
-"""Design coordinates: every screen is laid out once on a 1920 x 1080 canvas and scaled.
+"""Design coordinates: every screen is laid out on a canvas 1920 design pixels wide and scaled.
 
-:class:`Rect` is a rectangle in design pixels (ints). :class:`Scaler` maps design pixels to a real
-surface of any supported size with one uniform scale, centred (a screen of another shape gets
-bars), and maps a touch or a click back. 1920 x 1080 is 1:1; 1280 x 720 is 2/3.
+:class:`Rect` is a rectangle in design pixels (ints). The canvas takes the screen's shape
+(:func:`canvas_for`): 1920 x 1080 for 16:9, 1920 x 1200 for 16:10, 1920 x 1440 for 4:3, 1920 x
+1536 for 5:4, so those screens are filled edge to edge (no bars); the screens anchor their top
+bar to the top, their bottom band to the bottom and give the room between to their content (the
+design of each screen is its 1080 rows; :attr:`Painter.extra` is what a taller canvas adds). A
+screen wider than 16:9 keeps 1920 x 1080 and gets bars at the sides. :class:`Scaler` maps design
+pixels to the real surface with one uniform scale, and a touch or a click back.
 """
 
 from __future__ import annotations
@@ -16,8 +20,8 @@ DESIGN_H = 1080
 #: The screen sizes a cabinet may have (``--size`` is checked against them).
 MIN_SIZE = (320, 180)
 MAX_SIZE = (7680, 4320)
-#: The sizes the layouts are tested at.
-SUPPORTED = ((1920, 1080), (1280, 720))
+#: The sizes the layouts are tested at: 16:9, 16:10 (two), 5:4, 4:3 (two).
+SUPPORTED = ((1920, 1080), (1280, 720), (1920, 1200), (1280, 800), (1280, 1024), (1024, 768), (800, 600))
 
 
 class SizeError(ValueError):
@@ -42,6 +46,12 @@ def check_size(width: int, height: int) -> tuple[int, int]:
         raise SizeError(f"a screen of {width}x{height} pixels is too narrow or too wide "
                         "(width/height from 1.0 to 2.4)")
     return width, height
+
+
+def canvas_for(width: int, height: int) -> tuple[int, int]:
+    """The design canvas of a ``width`` x ``height`` screen: 1920 wide and as tall as the screen's
+    shape makes it (never less than 1080: a wider screen keeps 1080 and gets side bars)."""
+    return DESIGN_W, max(DESIGN_H, round(DESIGN_W * height / width))
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,18 +131,25 @@ def row(area: Rect, count: int, width: int, gap: int) -> list[Rect]:
 @dataclass(frozen=True, slots=True)
 class Scaler:
     """Design pixels -> the pixels of a ``width`` x ``height`` surface, and back. The design canvas
-    is the screens' 1920 x 1080; a side panel (the simulator's) has its own tall one."""
+    is the screens' (:func:`canvas_for` the surface: ``design_h`` 0); a side panel (the
+    simulator's) gives its own tall one."""
 
     width: int
     height: int
     design_w: int = DESIGN_W
-    design_h: int = DESIGN_H
+    design_h: int = 0
 
     def __post_init__(self) -> None:
-        if (self.design_w, self.design_h) == (DESIGN_W, DESIGN_H):
+        if self.design_h == 0:
             check_size(self.width, self.height)
+            object.__setattr__(self, "design_h", canvas_for(self.width, self.height)[1])
         elif self.width < 1 or self.height < 1:
             raise SizeError(f"a panel of {self.width}x{self.height} pixels cannot be drawn")
+
+    @property
+    def canvas(self) -> Rect:
+        """The whole design canvas."""
+        return Rect(0, 0, self.design_w, self.design_h)
 
     @property
     def scale(self) -> float:

@@ -8,22 +8,29 @@ tests look for), the texts and where they went, and the hit regions, each with t
 same geometry the player sees, at any screen size.
 
 Text uses only the font that ships with pygame (``freesansbold.ttf``), loaded by path so its size
-is its pixel height. Nothing is ever smaller than :data:`~firmware.ui.theme.MIN_TEXT` design pixels:
-a longer text shrinks to that size and is then shortened with an ellipsis.
+is its pixel height. Nothing is ever smaller than :data:`~firmware.ui.theme.MIN_TEXT` design pixels
+nor :data:`~firmware.ui.theme.MIN_TEXT_PX` pixels of the real screen: a longer text shrinks to that
+size and is then shortened with an ellipsis.
+
+A taller canvas (a 16:10, 5:4 or 4:3 screen: :func:`~firmware.ui.layout.canvas_for`) has
+:attr:`Painter.extra` design rows more than the 1080 a screen is designed on; a screen moves its
+parts down with :meth:`Painter.shifted` (its bottom band by ``extra``, its content by half).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import pygame
 
 from firmware.ui import theme
 from firmware.ui.actions import UiAction
-from firmware.ui.layout import Rect, Scaler
+from firmware.ui.layout import DESIGN_H, Rect, Scaler
 from firmware.ui.theme import Colour
 
 FONT_PATH = os.path.join(os.path.dirname(pygame.__file__), "freesansbold.ttf")
@@ -49,6 +56,8 @@ class DrawnText:
     text: str
     rect: Rect                   #: where it was drawn (design pixels)
     size: int                    #: its design size after any shrinking
+    box: Rect | None = None      #: the box it was given
+    px: int = 0                  #: its height in pixels of the real screen (the font's size)
 
 
 @dataclass
@@ -86,15 +95,42 @@ class Painter:
         self.surface = surface
         self.scaler = scaler if scaler is not None else Scaler(*surface.get_size())
         self.frame = Frame()
+        self.origin = (0, 0)            #: added to every design coordinate (:meth:`shifted`)
+
+    @property
+    def canvas(self) -> Rect:
+        """The whole design canvas (1920 wide; 1080 tall or more)."""
+        return self.scaler.canvas
+
+    @property
+    def extra(self) -> int:
+        """Design rows the canvas has beyond the 1080 the screens are designed on."""
+        return max(0, self.scaler.design_h - DESIGN_H)
+
+    @contextlib.contextmanager
+    def shifted(self, dx: int, dy: int) -> Iterator[None]:
+        """Everything drawn (and every region and hit area) moved by (dx, dy) design pixels."""
+        saved = self.origin
+        self.origin = (saved[0] + dx, saved[1] + dy)
+        try:
+            yield
+        finally:
+            self.origin = saved
+
+    def _r(self, r: Rect) -> Rect:
+        return r.move(*self.origin) if self.origin != (0, 0) else r
+
+    def _p(self, x: float, y: float) -> tuple[float, float]:
+        return (x + self.origin[0], y + self.origin[1])
 
     # --- bookkeeping ------------------------------------------------------------------------------
     def region(self, name: str, rect: Rect) -> Rect:
-        self.frame.regions[name] = rect
+        self.frame.regions[name] = self._r(rect)
         return rect
 
     def hit(self, rect: Rect, action: UiAction, name: str) -> None:
-        self.frame.hits.append(Hit(rect, action, name))
-        self.frame.regions.setdefault(name, rect)
+        self.frame.hits.append(Hit(self._r(rect), action, name))
+        self.frame.regions.setdefault(name, self._r(rect))
 
     # --- shapes -----------------------------------------------------------------------------------
     def fill(self, colour: Colour) -> None:
@@ -102,31 +138,31 @@ class Painter:
 
     def rect(self, r: Rect, colour: Colour, *, radius: int = 0, width: int = 0) -> None:
         s = self.scaler
-        pygame.draw.rect(self.surface, colour, s.rect(r), s.length(width) if width else 0,
+        pygame.draw.rect(self.surface, colour, s.rect(self._r(r)), s.length(width) if width else 0,
                          border_radius=s.length(radius) if radius else -1)
 
     def shade(self, r: Rect, colour: Colour, alpha: int, *, radius: int = 0) -> None:
         """A translucent rectangle (dimming, banners)."""
-        x, y, w, h = self.scaler.rect(r)
+        x, y, w, h = self.scaler.rect(self._r(r))
         layer = pygame.Surface((w, h), pygame.SRCALPHA)
         pygame.draw.rect(layer, (*colour, alpha), (0, 0, w, h),
                          border_radius=self.scaler.length(radius) if radius else -1)
         self.surface.blit(layer, (x, y))
 
     def ellipse(self, r: Rect, colour: Colour, *, width: int = 0) -> None:
-        pygame.draw.ellipse(self.surface, colour, self.scaler.rect(r),
+        pygame.draw.ellipse(self.surface, colour, self.scaler.rect(self._r(r)),
                             self.scaler.length(width) if width else 0)
 
     def circle(self, center: tuple[float, float], radius: float, colour: Colour, *, width: int = 0) -> None:
-        pygame.draw.circle(self.surface, colour, self.scaler.point(*center), self.scaler.length(radius),
+        pygame.draw.circle(self.surface, colour, self.scaler.point(*self._p(*center)), self.scaler.length(radius),
                            self.scaler.length(width) if width else 0)
 
     def line(self, a: tuple[float, float], b: tuple[float, float], colour: Colour, width: int = 2) -> None:
-        pygame.draw.line(self.surface, colour, self.scaler.point(*a), self.scaler.point(*b),
+        pygame.draw.line(self.surface, colour, self.scaler.point(*self._p(*a)), self.scaler.point(*self._p(*b)),
                          self.scaler.length(width))
 
     def polygon(self, points: list[tuple[float, float]], colour: Colour, *, width: int = 0) -> None:
-        pygame.draw.polygon(self.surface, colour, [self.scaler.point(*p) for p in points],
+        pygame.draw.polygon(self.surface, colour, [self.scaler.point(*self._p(*p)) for p in points],
                             self.scaler.length(width) if width else 0)
 
     def mark(self, kind: str, center: tuple[float, float], size: float, colour: Colour) -> None:
@@ -159,9 +195,13 @@ class Painter:
         s = self.scaler
         scale = s.scale
         chosen, shown = size, text
+        r = self._r(r)
 
         def width_of(t: str, px: int) -> float:
-            return _font(max(1, round(px * scale))).size(t)[0] / scale
+            return _font(pixels(px)).size(t)[0] / scale
+
+        def pixels(px: int) -> int:
+            return max(theme.MIN_TEXT_PX, round(px * scale))
 
         while chosen > theme.MIN_TEXT and width_of(shown, chosen) > r.w:
             chosen = max(theme.MIN_TEXT, chosen - 2)
@@ -169,7 +209,7 @@ class Painter:
         while keep > 1 and width_of(shown, chosen) > r.w:
             keep -= 1
             shown = text[:keep].rstrip() + ELLIPSIS
-        font = _font(max(1, round(chosen * scale)))
+        font = _font(pixels(chosen))
         image = font.render(shown, True, colour)
         w, h = image.get_size()
         box = s.rect(r)
@@ -188,13 +228,13 @@ class Painter:
         self.surface.blit(image, (x, y))
         ox, oy = s.offset
         drawn = Rect(round((x - ox) / scale), round((y - oy) / scale), round(w / scale), round(h / scale))
-        self.frame.texts.append(DrawnText(shown, drawn, chosen))
-        return drawn
+        self.frame.texts.append(DrawnText(shown, drawn, chosen, r, pixels(chosen)))
+        return drawn.move(-self.origin[0], -self.origin[1])
 
     def text_width(self, text: str, size: int) -> float:
         """The width of ``text`` at ``size``, in design pixels."""
         scale = self.scaler.scale
-        return _font(max(1, round(size * scale))).size(text)[0] / scale
+        return _font(max(theme.MIN_TEXT_PX, round(size * scale))).size(text)[0] / scale
 
     def lines(self, lines: list[str], r: Rect, size: int, colour: Colour, *, gap: int = 6,
               align: str = "left") -> int:

@@ -20,6 +20,9 @@ Colour = tuple[int, int, int]
 
 # --- text sizes (design px: the rendered line height at 1920 x 1080) -------------------------------
 MIN_TEXT = 18
+#: ... and no text is smaller than this many pixels of the real screen, whatever its size (an
+#: 800 x 600 screen draws 18 design px as 7.5 px; it gets 10). docs/ui.md, "Screen sizes".
+MIN_TEXT_PX = 10
 SMALL = 20
 BODY = 24
 LABEL = 28

@@ -52,7 +52,9 @@ class CardView:
 class ResultView:
     outcome: Outcome
     label: str                   #: WIN, LOSE, PUSH...
-    amount: str                  #: the net change, +40 / -10 / 0
+    amount: str                  #: what the wager paid to the credit meter, in credits ("" when nothing)
+    paid: int = 0                #: those credits (the WIN meter adds up the tags shown); 0 for a tag
+                                 #: that only names an outcome (a hand's, an ante bonus's pay)
 
 
 @dataclass(frozen=True, slots=True)

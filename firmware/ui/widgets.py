@@ -205,7 +205,7 @@ OVERLAY_LINES = 6
 def draw_overlay(p: Painter, text: str, detail: tuple[str, ...] = ()) -> None:
     """A lockup notice (out of service, handpay) over the whole screen, and under it ``detail``:
     the conditions that hold the cabinet (a door open, a printer out of paper...), one a line."""
-    full = Rect(0, 0, 1920, 1080)
+    full = p.canvas
     p.shade(full, theme.SHADE, 170)
     lines = list(detail[:OVERLAY_LINES])
     if len(detail) > OVERLAY_LINES:

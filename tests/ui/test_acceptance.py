@@ -56,13 +56,14 @@ def test_a_player_session_by_touch_only(session):
     def war():
         assert "WAR!" in s.texts("banner") and "AT WAR" in s.texts("spot.1.hand")
         assert "spot.1.bac.result" not in app.frame.regions              # not decided yet
-        assert "WIN +40" in s.texts("spot.1.tie.result")                  # the tie bet: 5 at 8 to 1
+        assert "WIN 45" in s.texts("spot.1.tie.result")                   # the tie bet: 5 at 8 to 1, 40 + 5
 
     def war_won():
         assert "Spot 1 wins the war" in s.texts("message")
-        assert s.texts("spot.1.hand.score") == "9" and s.texts("dealer.score") == "2"
-        assert "WIN +10" in s.texts("spot.1.bac.result") and "PUSH" in s.texts("spot.1.war.result")
-        assert "1,965 credits" in s.texts("meter.credit")              # the payout is not shown yet
+        assert s.texts("spot.1.hand.score") == "WAR 9" and s.texts("dealer.score") == "WAR 2"
+        assert "WIN 20" in s.texts("spot.1.bac.result") and "PUSH 10" in s.texts("spot.1.war.result")
+        # WIN is the sum of the tags shown (20 + 10 + 45), on the credit meter too; the pool's is not yet.
+        assert "75 credits" in s.texts("meter.win") and "2,040 credits" in s.texts("meter.credit")
 
     def pool():
         assert "wins the war pot" in s.texts("message")
@@ -72,9 +73,10 @@ def test_a_player_session_by_touch_only(session):
             Seen("pool_won", "05-pool", pool))
     s.step()
     s.save("06-settled")
-    # 2,000 - 35 staked; BAC +10, WAR pushes, TIE +40, the pot (10 + the house's 10) less 5%: 19.
+    # 2,000 - 35 staked; paid: BAC 20, WAR 10 (pushes), TIE 45, the pot (10 + the house's 10) less 5%: 19.
     assert "2,059 credits" in s.texts("meter.credit") and "$20.59" in s.texts("meter.credit")
-    assert "WIN +9" in s.texts("spot.1.war_pool.result") and "You win $0.59" in s.texts("message")
+    assert "WIN 19" in s.texts("spot.1.war_pool.result") and "You win $0.94" in s.texts("message")
+    assert "94 credits" in s.texts("meter.win")
     assert terminal.ledger.credits == 2059
     # The war cards are on the table, and the result tags are drawn (gold for a win).
     win_tag = region_pixels(app.surface, app.scaler, app.frame.regions["spot.1.bac.result"].inset(30, 6))

@@ -30,15 +30,15 @@ def test_a_blackjack_war_session_by_touch_only(session):
     def tie_and_war():
         assert "WAR!" in s.texts("banner") and "AT WAR" in s.texts("spot.1.hand")
         assert "17" in s.texts("spot.1.hand.score") and "17" in s.texts("dealer.score")
-        assert "WIN +60" in s.texts("spot.1.tie.result")                # TIE 5 at 12 to 1
+        assert "WIN 65" in s.texts("spot.1.tie.result")                 # TIE 5 at 12 to 1, 60 + 5
 
     def war_won():
-        assert "A" in s.texts("spot.1.hand.score") and "9" in s.texts("dealer.score")
-        assert "WIN +10" in s.texts("spot.1.bac.result") and "PUSH" in s.texts("spot.1.war.result")
+        assert s.texts("spot.1.hand.score") == "WAR A" and s.texts("dealer.score") == "WAR 9"
+        assert "WIN 20" in s.texts("spot.1.bac.result") and "PUSH 10" in s.texts("spot.1.war.result")
 
     s.watch(Seen("war", "03-war", tie_and_war), Seen("war_step", "04-war-won", war_won))
     # 2,000 - 25 staked; back: BAC 10 + 10, WAR 10 (pushes: war_win_pays = push), TIE 5 + 60 (12 to
     # 1): 95. 2,070 credits, $20.70.
-    s.settle_and_cash_out(2070, "05-settled", "06-ticket", message="You win $0.70")
+    s.settle_and_cash_out(2070, "05-settled", "06-ticket", message="You win $0.95")
     assert sorted(p.name for p in s.frames.iterdir()) == [
         "01-credited.png", "02-bets.png", "03-war.png", "04-war-won.png", "05-settled.png", "06-ticket.png"]

@@ -96,9 +96,9 @@ def test_the_round_beat_by_beat_from_its_record():
     assert hands(dealer) == {"FRONT": ["2d", "6c"], "BACK": ["5s", "5h"]}
     assert beats[1].caption == "The banker's hand, set the house way: FRONT 8 points, 6 high and BACK Pair 5-5"
     spot = felt(2).seats[0]
-    assert tags(spot) == {"FRONT": "WIN", "BACK": "COPY"} and results(spot) == {"bet": ("win", "+9")}
+    assert tags(spot) == {"FRONT": "WIN", "BACK": "COPY"} and results(spot) == {"bet": ("win", "19")}
     assert beats[2].caption == "Spot 1: FRONT wins, BACK is a copy: your bet wins (less $0.01 commission)"
-    assert beats[-1].caption == "You win $0.09"
+    assert beats[-1].caption == "You win $0.19"
 
 
 def test_each_spot_in_action_order_from_the_dice_position():

@@ -66,12 +66,12 @@ def test_a_double_super_9_session_by_touch_only(session):
 
     def compared():
         assert "WIN" in s.texts("spot.1.hand.front.result") and "COPY" in s.texts("spot.1.hand.back.result")
-        assert "WIN +23" in s.texts("spot.1.bet.result") and "1,975 credits" in s.texts("meter.credit")
+        assert "WIN 48" in s.texts("spot.1.bet.result") and "2,023 credits" in s.texts("meter.credit")
 
     s.watch(Seen("dealer", "06-banker", banker), Seen("spot", "07-compared", compared))
     # 2,000 - 25 staked; FRONT Super 9 beats 8 points, BACK 5 5 copies 5 5: copy + win wins 1 to 1,
     # less 5% commission rounded up (1.25 -> 2): +23. 2,000 + 23 = 2,023.
-    s.settle_and_cash_out(2023, "08-settled", "09-ticket", message="You win $0.23")
+    s.settle_and_cash_out(2023, "08-settled", "09-ticket", message="You win $0.48")
     assert sorted(p.name for p in s.frames.iterdir()) == [
         "01-credited.png", "02-bet.png", "03-setting.png", "04-foul-refused.png", "05-house-way.png",
         "06-banker.png", "07-compared.png", "08-settled.png", "09-ticket.png"]

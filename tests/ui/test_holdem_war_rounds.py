@@ -68,19 +68,19 @@ def test_the_demonstration_round_beat_by_beat():
     assert beats[scores].caption == "The dealer has Straight, Nine high"
     side = kinds.index("side_bets")
     assert beats[side].caption == "TIE is settled on the best five cards"
-    assert results(felt_at(side)) == {"tie": ("win", "+90")}                # TIE 5 at 18 to 1
+    assert results(felt_at(side)) == {"tie": ("win", "95")}                 # TIE 5 at 18 to 1: 90 and its 5
     war = kinds.index("war")
     assert beats[war].banner == "WAR!" and felt_at(war).spots[0].hand.status == "AT WAR"
     step = kinds.index("war_step")
     felt = felt_at(step)                                     # the war cards K and 4: high card, K wins
     assert shown(felt.spots[0].hand) == (["9h", "2c"], ["Kh"]) and shown(felt.dealer) == (["9d", "3c"], ["4s"])
-    assert felt.spots[0].hand.score == "Straight, Nine high - war card K"
-    assert felt.dealer.score == "Straight, Nine high - war card 4"
-    assert results(felt)["bac"] == ("win", "+10") and results(felt)["war"] == ("push", "")
+    assert felt.spots[0].hand.score == "Straight, Nine high - WAR K"
+    assert felt.dealer.score == "Straight, Nine high - WAR 4"
+    assert results(felt)["bac"] == ("win", "20") and results(felt)["war"] == ("push", "10")
     assert beats[step].caption == "Spot 1 wins the war."
     felt = felt_at(len(beats) - 1)
-    assert results(felt)["war_pool"] == ("win", "+9")         # the pot 20 less 5%: 19, its 10 back
-    assert beats[-1].caption == "You win $1.09"
+    assert results(felt)["war_pool"] == ("win", "19")         # the pot 20 less 5%: 19 paid
+    assert beats[-1].caption == "You win $1.44"              # BAC 20, WAR 10, TIE 95, pool 19
 
 
 def test_hand_names_are_the_kernels():
@@ -104,7 +104,7 @@ def test_blackjack_wars_high_card_scores_are_ranks_not_numbers(scoring, spot, de
     beats = gui.timeline(record)
     step = [b.kind for b in beats].index("war_step")
     felt = gui.felt(wagers={}, record=record, beat=beats[step], progress=1.0, betting=False)
-    assert felt.spots[0].hand.score == spot and felt.dealer.score == dealer
+    assert felt.spots[0].hand.score == f"WAR {spot}" and felt.dealer.score == f"WAR {dealer}"
 
 
 def test_the_pay_table_without_a_par_figure_says_not_computed():

@@ -34,16 +34,16 @@ def test_a_holdem_war_session_by_touch_only(session):
 
     def war():
         assert "WAR!" in s.texts("banner") and "AT WAR" in s.texts("spot.1.hand")
-        assert "WIN +90" in s.texts("spot.1.tie.result")                # TIE 5 at 18 to 1
+        assert "WIN 95" in s.texts("spot.1.tie.result")                 # TIE 5 at 18 to 1, 90 + 5
 
     def war_won():
-        assert s.texts("spot.1.hand.score") == "Straight, Nine high - war card K"
-        assert "WIN +10" in s.texts("spot.1.bac.result") and "PUSH" in s.texts("spot.1.war.result")
+        assert s.texts("spot.1.hand.score") == "Straight, Nine high - WAR K"
+        assert "WIN 20" in s.texts("spot.1.bac.result") and "PUSH 10" in s.texts("spot.1.war.result")
 
     s.watch(Seen("scores", "03-board", board), Seen("war", "04-war", war), Seen("war_step", "05-war-won", war_won))
     # 2,000 - 25 staked; back: BAC 10 + 10, WAR 10 (pushes: war_win_pays = push), TIE 5 + 90 (18 to
     # 1): 125. 2,100 credits, $21.00.
-    s.settle_and_cash_out(2100, "06-settled", "07-ticket", message="You win $1.00")
+    s.settle_and_cash_out(2100, "06-settled", "07-ticket", message="You win $1.25")
     assert sorted(p.name for p in s.frames.iterdir()) == [
         "01-credited.png", "02-bets.png", "03-board.png", "04-war.png", "05-war-won.png", "06-settled.png",
         "07-ticket.png"]

@@ -67,17 +67,17 @@ def test_a_war_shown_as_it_resolves(shots, size):
     surface, frame = shots["war", size]
     scaler = Scaler(*size)
     # FIG. 8: spot 1's Q 3 + 10 6 scores 9, the dealer's 2 A + 10 9 scores 2; spot 1 wins the war.
-    assert texts(frame, "dealer.score") == "2"
-    assert texts(frame, "spot.1.hand.score") == "9"
+    assert texts(frame, "dealer.score") == "WAR 2"                 # the war scores are labelled
+    assert texts(frame, "spot.1.hand.score") == "WAR 9"
     assert "10" in texts(frame, "spot.1.hand") and "6" in texts(frame, "spot.1.hand")
-    assert "WIN +10" in texts(frame, "spot.1.bac.result")
-    assert "PUSH" in texts(frame, "spot.1.war.result")
-    assert "WIN +40" in texts(frame, "spot.1.tie.result")          # TIE 5 at 8 to 1
-    assert "LOSE -5" in texts(frame, "spot.1.four_card.result")
+    assert "WIN 20" in texts(frame, "spot.1.bac.result")           # each tag: what the wager paid
+    assert "PUSH 10" in texts(frame, "spot.1.war.result")
+    assert "WIN 45" in texts(frame, "spot.1.tie.result")           # TIE 5 at 8 to 1: 40 and its 5
+    assert texts(frame, "spot.1.four_card.result") == "LOSE"
     assert "spot.1.war_pool.result" not in frame.regions             # the pool contest comes next
     assert "Spot 1 wins the war" in texts(frame, "message")
-    # The payout is not on the meter yet: 2,000 - 40 staked.
-    assert "1,960 credits" in texts(frame, "meter.credit") and "$0.00" in texts(frame, "meter.win")
+    # WIN is the sum of the tags shown (20 + 10 + 45); the pool's 19 is not on the meters yet.
+    assert "75 credits" in texts(frame, "meter.win") and "2,035 credits" in texts(frame, "meter.credit")
     # Cards are white faces in the dealer area; a touch anywhere skips the rest of the round.
     card = region_pixels(surface, scaler, frame.regions["dealer"].inset(120, 60))
     assert (card.reshape(-1, 3) > 240).all(axis=1).mean() > 0.2
@@ -122,7 +122,7 @@ def test_attract_and_game_selection(shots, size):
 def test_blackjack_war_uses_the_same_table():
     _, frame = render("war", (1280, 720), "blackjack-war")
     assert "Blackjack War" in texts(frame, "title")
-    assert texts(frame, "spot.1.hand.score") == "9"               # high_card: the war card 9 against 4
+    assert texts(frame, "spot.1.hand.score") == "WAR 9"             # high_card: the war card 9 against 4
 
 
 def test_the_service_screens_are_drawn_by_the_same_command():
@@ -161,9 +161,10 @@ def test_three_card_poker_table_and_round(size):
     surface, frame = render("war", size, "three-card-poker")          # the showdown of the demonstration
     assert "High Card, Queen" in texts(frame, "dealer") and "QUALIFIES" in texts(frame, "dealer")
     assert "Straight, Jack high" in texts(frame, "spot.1.hand")
-    assert "WIN +20" in texts(frame, "spot.1.ante.result") and "WIN +10" in texts(frame, "spot.1.play.result")
-    assert "1 TO 1 +10" in texts(frame, "spot.1.ante_bonus.result")
-    assert "WIN +30" in texts(frame, "spot.1.pair_plus.result") and "WIN +50" in texts(frame, "spot.1.six_card.result")
+    assert "WIN 30" in texts(frame, "spot.1.ante.result") and "WIN 20" in texts(frame, "spot.1.play.result")
+    assert texts(frame, "spot.1.ante_bonus.result") == "1 TO 1"     # its 10 is in what ANTE paid
+    assert "WIN 35" in texts(frame, "spot.1.pair_plus.result") and "WIN 55" in texts(frame, "spot.1.six_card.result")
+    assert "140 credits" in texts(frame, "meter.win")                # 30 + 20 + 35 + 55
     assert "beats the dealer" in texts(frame, "message")
     assert min(t.size for t in frame.texts) >= theme.MIN_TEXT
     _, frame = render("paytable", size, "three-card-poker")
@@ -190,9 +191,9 @@ def test_holdem_war_table_and_war(size):
     surface, frame = render("war", size, "holdem-war")                # the war won by a K against a 4
     board = texts(frame, "community")
     assert all(rank in board for rank in ("5", "6", "7", "8", "K"))
-    assert texts(frame, "spot.1.hand.score") == "Straight, Nine high - war card K"
-    assert texts(frame, "dealer.score") == "Straight, Nine high - war card 4"
-    assert "WIN +90" in texts(frame, "spot.1.tie.result") and "WIN +10" in texts(frame, "spot.1.bac.result")
+    assert texts(frame, "spot.1.hand.score") == "Straight, Nine high - WAR K"
+    assert texts(frame, "dealer.score") == "Straight, Nine high - WAR 4"
+    assert "WIN 95" in texts(frame, "spot.1.tie.result") and "WIN 20" in texts(frame, "spot.1.bac.result")
     assert "Spot 1 wins the war" in texts(frame, "message")
     scaler = Scaler(*size)                                            # the community cards are white faces
     board_px = region_pixels(surface, scaler, frame.regions["community"].inset(60, 50))
@@ -226,8 +227,9 @@ def test_split21_stud_table_and_round(split21_shots, size):
     assert min(t.size for t in frame.texts) >= theme.MIN_TEXT
     surface, frame = split21_shots["war", size]
     assert texts(frame, "spot.1.hand.high.score") == "21 in two cards" and texts(frame, "dealer.hand.low.score") == "13"
-    assert "LOSE -10" in texts(frame, "spot.1.ante.result") and "WIN +20" in texts(frame, "spot.1.high.result")
-    assert "WIN +10" in texts(frame, "spot.1.hand.low.result") and "You win $0.20" in texts(frame, "message")
+    assert texts(frame, "spot.1.ante.result") == "LOSE" and "WIN 40" in texts(frame, "spot.1.high.result")
+    assert texts(frame, "spot.1.hand.low.result") == "WIN" and "WIN 20" in texts(frame, "spot.1.low.result")
+    assert "You win $0.60" in texts(frame, "message") and "$0.60" in texts(frame, "meter.win")
     assert "Die 3: dealing starts at position 4" in texts(frame, "dice.note")
     assert texts(frame, "dice.position.8") == "D" and "$20.20" in texts(frame, "meter.credit")
     for name in ("spot.1.hand.high", "spot.1.hand.low", "dealer.hand.high", "dealer.hand.low", "dice", "spot.1"):
@@ -267,7 +269,8 @@ def test_double_super_9_table_and_round(ds9_shots, size):
     assert texts(frame, "spot.1.hand.front.score") == "SUPER 9, 6 high" and texts(frame, "dealer.hand.back.score") == \
         "Pair 5-5"
     assert "WIN" in texts(frame, "spot.1.hand.front.result") and "COPY" in texts(frame, "spot.1.hand.back.result")
-    assert "WIN +9" in texts(frame, "spot.1.bet.result") and "You win $0.09" in texts(frame, "message")
+    assert "WIN 19" in texts(frame, "spot.1.bet.result") and "You win $0.19" in texts(frame, "message")
+    assert "$0.19" in texts(frame, "meter.win")
     assert "BANKER (THE HOUSE)" in texts(frame, "dealer") and texts(frame, "dice.position.8") == "B"
     for name in ("spot.1.hand.front", "spot.1.hand.back", "dealer.hand.front", "dealer.hand.back", "dice", "spot.1"):
         r = frame.regions[name]                                   # what is drawn in a box stays in it

@@ -122,12 +122,12 @@ def test_the_round_beat_by_beat_from_its_record():
     assert scores(dealer) == {"HIGH": "21", "LOW": "13"} and dealer.summary == "Poker: Pair - set the house way"
     assert beats[1].caption == "The dealer's hand, set the house way: HIGH 21 and LOW 13"
     ante = felt(2).seats[0]
-    assert results(ante) == {"ante": ("lose", "-10")}                       # the poker hand is paid first
+    assert results(ante) == {"ante": ("lose", "")}                       # the poker hand is paid first
     assert beats[2].caption == "ANTE: your High card against the dealer's Pair"
     both = felt(3).seats[0]
-    assert results(both) == {"ante": ("lose", "-10"), "high": ("win", "+20"), "low": ("win", "+10")}
+    assert results(both) == {"ante": ("lose", ""), "high": ("win", "40"), "low": ("win", "20")}
     assert {h.label: h.result.label for h in both.hands} == {"HIGH": "WIN", "LOW": "WIN"}
-    assert beats[-1].caption == "You win $0.20"
+    assert beats[-1].caption == "You win $0.60"
 
 
 def test_the_meters_wait_for_the_end_of_the_round():
@@ -160,7 +160,7 @@ def test_a_foul_hand_accepted_with_foul_setting_lose_loses_every_wager():
     beats = gui.timeline(record)
     assert beats[2].kind == "foul" and beats[2].caption == "A foul hand loses every wager"
     seat = gui.felt(wagers={}, record=record, beat=None, progress=1.0, betting=False).seats[0]
-    assert results(seat) == {"ante": ("lose", "-10"), "high": ("lose", "-20"), "low": ("lose", "-10")}
+    assert results(seat) == {"ante": ("lose", ""), "high": ("lose", ""), "low": ("lose", "")}
     assert seat.summary == "Poker: High card - FOUL: every wager loses"
 
 
@@ -173,7 +173,7 @@ def test_the_jackpot_won_and_its_pay_table_without_a_par_figure():
     beats = gui.timeline(record)
     assert beats[-2].kind == "jackpot" and beats[-2].caption == "The JACKPOT is won with Two pair"
     seat = gui.felt(wagers={}, record=record, beat=None, progress=1.0, betting=False).seats[0]
-    assert results(seat)["jackpot"] == ("win", "-1")               # its own 10 back less 5% (rounded up)
+    assert results(seat)["jackpot"] == ("win", "9")                # its own 10 back less 5% (rounded up)
     assert "spot.1.jackpot" in gui.screen().render(pygame.Surface((1280, 720)), table_view(
         gui, status_doc(GAME, 2000), BetSlip(gui.ctx.limits, gui.ctx.chips, link=gui.link))).regions
     # Monte Carlo only with a jackpot: no sheet here, the pays still show.

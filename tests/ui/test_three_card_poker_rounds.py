@@ -79,13 +79,13 @@ def test_the_demonstration_round_beat_by_beat():
     assert results(felt) == {}
 
     felt, beat = at(gui, record, beats, "side_bets")    # PAIR PLUS 6 to 1; 6-CARD: 8-Q straight 10 to 1
-    assert results(felt) == {"pair_plus": "WIN +30", "six_card": "WIN +50"}
+    assert results(felt) == {"pair_plus": "WIN 35", "six_card": "WIN 55"}
 
-    felt, beat = at(gui, record, beats, "compare")      # ANTE +10 and the bonus +10 (1 to 1), PLAY +10
-    assert results(felt) == {"ante": "WIN +20", "play": "WIN +10", "ante_bonus": "1 TO 1 +10",
-                             "pair_plus": "WIN +30", "six_card": "WIN +50"}
+    felt, beat = at(gui, record, beats, "compare")      # ANTE 10 + 10 + the bonus 10 (1 to 1), PLAY 10 + 10
+    assert results(felt) == {"ante": "WIN 30", "play": "WIN 20", "ante_bonus": "1 TO 1",
+                             "pair_plus": "WIN 35", "six_card": "WIN 55"}
     assert beat.caption == "Spot 1 beats the dealer: ANTE and PLAY win"
-    assert beats[-1].caption == "You win $1.10"
+    assert beats[-1].caption == "You win $1.40"
     # Every hand name shown is the kernel's (the record's English), from the game's own evaluator.
     assert felt.spots[0].hand.score == record["seats"][0]["hand"]
 
@@ -101,7 +101,7 @@ def test_without_a_decision_the_cards_are_dealt_one_by_one_in_the_dealing_order(
     assert cards(felt.spots[0].hand) == ["7h", "7d"] and felt.spots[0].hand.cards[1].arriving == 0.5
     assert cards(felt.dealer) == [None]                  # face down until the showdown
     felt, _ = at(gui, record, beats, "settle")
-    assert results(felt) == {"pair_plus": "WIN +5"} and felt.spots[0].hand.score == "Pair of Sevens"
+    assert results(felt) == {"pair_plus": "WIN 10"} and felt.spots[0].hand.score == "Pair of Sevens"
 
 
 def test_a_fold_loses_the_ante_and_pair_plus_is_still_paid():
@@ -110,17 +110,17 @@ def test_a_fold_loses_the_ante_and_pair_plus_is_still_paid():
     beats = gui.timeline(record)
     felt, beat = at(gui, record, beats, "decision")
     assert beat.caption == "Spot 1 folds: the ANTE is lost"
-    assert results(felt) == {"ante": "FOLD -10"} and felt.spots[0].hand.status == "FOLDED"
+    assert results(felt) == {"ante": "FOLD"} and felt.spots[0].hand.status == "FOLDED"
     assert all(c.dim for c in felt.spots[0].hand.cards) and area(felt, "play").amount == 0
     assert "compare" not in [b.kind for b in beats]
     felt, _ = at(gui, record, beats, "settle")
-    assert results(felt) == {"ante": "FOLD -10", "pair_plus": "WIN +5"} and felt.dealer.score == "Pair of Kings"
-    assert beats[-1].caption == "This round: $0.05 lost. Good luck on the next!"
+    assert results(felt) == {"ante": "FOLD", "pair_plus": "WIN 10"} and felt.dealer.score == "Pair of Kings"
+    assert beats[-1].caption == "You win $0.10"                # PAIR PLUS paid 10 of the 15 staked
 
 
 @pytest.mark.parametrize("not_qualified, ante, caption", [
-    ("ante_wins", "WIN +10", "Spot 1: the dealer does not qualify, ANTE wins and PLAY pushes"),
-    ("both_push", "PUSH", "Spot 1: the dealer does not qualify, ANTE and PLAY push"),
+    ("ante_wins", "WIN 20", "Spot 1: the dealer does not qualify, ANTE wins and PLAY pushes"),
+    ("both_push", "PUSH 10", "Spot 1: the dealer does not qualify, ANTE and PLAY push"),
 ])
 def test_a_dealer_that_does_not_qualify(not_qualified, ante, caption):
     gui = ui(config(not_qualified=not_qualified))
@@ -130,7 +130,7 @@ def test_a_dealer_that_does_not_qualify(not_qualified, ante, caption):
     assert felt.dealer.status == "DOES NOT QUALIFY" and felt.dealer.score == "High Card, Jack"
     assert beat.caption == "The dealer has High Card, Jack: the dealer does not qualify"
     felt, beat = at(gui, record, beats, "compare")
-    assert results(felt) == {"ante": ante, "play": "PUSH"} and beat.caption == caption
+    assert results(felt) == {"ante": ante, "play": "PUSH 10"} and beat.caption == caption
 
 
 def pending_status(hint=None, left=12.4):

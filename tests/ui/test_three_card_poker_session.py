@@ -46,14 +46,14 @@ def test_a_three_card_poker_session_by_touch_only(session):
         assert "spot.1.ante.result" not in app.frame.regions
 
     def compare():
-        assert "WIN +10" in s.texts("spot.1.ante.result") and "PUSH" in s.texts("spot.1.play.result")
-        assert "WIN +5" in s.texts("spot.1.pair_plus.result")
+        assert "WIN 20" in s.texts("spot.1.ante.result") and "PUSH 10" in s.texts("spot.1.play.result")
+        assert "WIN 10" in s.texts("spot.1.pair_plus.result") and "40 credits" in s.texts("meter.win")
         assert "ANTE wins and PLAY pushes" in s.texts("message")
 
     s.watch(Seen("reveal", "04-reveal", reveal), Seen("compare", "05-compare", compare))
     # 2,000 - 25 staked (ANTE 10, PAIR PLUS 5, PLAY 10); back: ANTE 10 + 10 (1 to 1, the dealer does
     # not qualify), PLAY 10 (pushes), PAIR PLUS 5 + 5 (a pair, 1 to 1): 40. 2,015 credits, $20.15.
-    s.settle_and_cash_out(2015, "06-settled", "07-ticket", message="You win $0.15")
+    s.settle_and_cash_out(2015, "06-settled", "07-ticket", message="You win $0.40")
     assert sorted(p.name for p in s.frames.iterdir()) == [
         "01-credited.png", "02-bets.png", "03-decision.png", "04-reveal.png", "05-compare.png", "06-settled.png",
         "07-ticket.png"]

@@ -52,26 +52,26 @@ def test_the_fig_8_round_beat_by_beat():
     war = kinds.index("war")
     felt = felt_at(war)
     assert beats[war].banner == "WAR!" and felt.dealer.highlight and felt.spots[0].hand.status == "AT WAR"
-    assert results(felt, 1) == {"tie": ("win", "+40"), "four_card": ("lose", "-5")}   # BAC waits for the war
+    assert results(felt, 1) == {"tie": ("win", "45"), "four_card": ("lose", "")}   # BAC waits for the war
     first = kinds.index("war_step")
     felt = felt_at(first)
-    assert shown_cards(felt, 1) == (["Qs", "3h"], ["Td"]) and felt.spots[0].hand.score == "3"
+    assert shown_cards(felt, 1) == (["Qs", "3h"], ["Td"]) and felt.spots[0].hand.score == "WAR 3"
     assert "bac" not in results(felt, 1)                    # 10 against 10: tied again
     second = kinds.index("war_step", first + 1)
     felt = felt_at(second)
-    assert felt.spots[0].hand.score == "9" and felt.dealer.score == "2"
-    assert results(felt, 1)["bac"] == ("win", "+10") and results(felt, 1)["war"] == ("push", "")
+    assert felt.spots[0].hand.score == "WAR 9" and felt.dealer.score == "WAR 2"
+    assert results(felt, 1)["bac"] == ("win", "20") and results(felt, 1)["war"] == ("push", "10")
     assert "war_pool" not in results(felt, 1)
     pool = kinds.index("pool")
     assert {m.spot: m.state for m in felt_at(pool).pot.marks}[1] == "live" and felt_at(pool).pot.dealer_state == "live"
     felt = felt_at(len(beats) - 1)
-    assert results(felt, 1)["war_pool"] == ("win", "+9")                 # 20 less 5% = 19, its 10 back
+    assert results(felt, 1)["war_pool"] == ("win", "19")                 # 20 less 5%: 19 paid
     assert {m.spot: m.state for m in felt.pot.marks}[1] == "winner" and felt.pot.dealer_state == "out"
     assert felt.spots[0].hand.status == "WINS THE POT"
-    assert beats[-1].caption == "You win $0.54"           # +10 BAC, WAR pushes, +40 TIE, -5 FOUR CARD, +9 pool
+    assert beats[-1].caption == "You win $0.94"           # paid: BAC 20, WAR 10, TIE 45, FOUR CARD 0, pool 19
 
 
-def test_an_arriving_card_slides_in_and_the_meters_wait_for_the_end():
+def test_an_arriving_card_slides_in_and_the_win_meter_counts_the_tags_shown():
     gui = ui()
     d = demo_round("baccarat-war")
     cards, wagers = d.cards, d.wagers
@@ -85,11 +85,15 @@ def test_an_arriving_card_slides_in_and_the_meters_wait_for_the_end():
     assert 0 < card.arriving < 1 and view.chrome.skippable and view.chrome.message == "Dealing"
     meters = {m.name: m.detail for m in view.chrome.meters}
     assert meters == {"meter.credit": "1,960 credits", "meter.bet": "40 credits", "meter.win": "0 credits"}
+    playback.seek("war")
+    view = table_view(gui, status, slip, record=record, playback=playback)
+    meters = {m.name: m.detail for m in view.chrome.meters}   # TIE (WIN 45) and FOUR CARD (LOSE) shown
+    assert meters["meter.win"] == "45 credits" and meters["meter.credit"] == "2,005 credits"
     playback.skip()
     view = table_view(gui, status, slip, record=record, playback=playback)
     meters = {m.name: m.detail for m in view.chrome.meters}
     assert meters["meter.credit"] == "2,054 credits" and meters["meter.win"] == "94 credits"
-    assert not view.chrome.skippable and view.chrome.message == "You win $0.54"
+    assert not view.chrome.skippable and view.chrome.message == "You win $0.94"
 
 
 def test_the_fig_10_pool_contest_between_spots_3_and_5():
@@ -110,7 +114,7 @@ def test_the_fig_10_pool_contest_between_spots_3_and_5():
     assert states[3] == "winner" and states[5] == "out" and felt.pot.dealer_state == "out"
     assert [m.open for m in felt.pot.marks] == [True] * 5 + [False] * 2      # spots 6, 7: not this terminal's
     assert shown_cards(felt, 3) == (["4c", "3s"], ["2d", "Td", "8c", "9h"])
-    assert results(felt, 3)["war_pool"] == ("win", "+9") and results(felt, 5)["war_pool"] == ("lose", "-10")
+    assert results(felt, 3)["war_pool"] == ("win", "19") and results(felt, 5)["war_pool"] == ("lose", "")
     assert [s.seat for s in felt.spots] == [1, 2, 3, 4, 5]
 
 
@@ -123,7 +127,7 @@ def test_a_war_that_does_not_end_returns_the_wagers():
     assert "war_misdeal" in [b.kind for b in beats]
     felt = gui.felt(wagers={}, record=record, beat=None, progress=1.0, betting=False)
     assert felt.pot is None
-    assert results(felt, 1) == {"bac": ("void", ""), "war": ("void", "")}
+    assert results(felt, 1) == {"bac": ("void", "10"), "war": ("void", "10")}
     assert beats[-1].caption == "This round: all wagers returned"
 
 

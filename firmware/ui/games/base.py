@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any, ClassVar
 
 from firmware.games.base import Outcome
@@ -26,6 +26,7 @@ from firmware.ui.actions import UiAction
 from firmware.ui.betting import Wagers
 from firmware.ui.context import GameContext
 from firmware.ui.messages import key, text
+from firmware.ui.money import group
 from firmware.ui.playback import Beat
 from firmware.ui.screens.base import TableScreen
 from firmware.ui.view import ButtonView, ChipView, ChromeView, DocView, MeterView, ResultView
@@ -37,23 +38,45 @@ OUTCOME_LABELS: dict[Outcome, str] = {
 }
 
 
-def result_view(result: Mapping[str, Any], money: Any) -> ResultView:
+def result_view(result: Mapping[str, Any], stake: int) -> ResultView:
+    """A wager's tag: its outcome and what it paid to the credit meter (the stake returned and the
+    winnings: ``stake + net``), the WIN convention of every screen (docs/ui.md, "WIN")."""
     outcome = Outcome(result["outcome"])
-    net = int(result["net"])
-    return ResultView(outcome, text(OUTCOME_LABELS[outcome]), money.signed(net) if net else "")
+    paid = max(0, int(stake) + int(result["net"]))
+    return ResultView(outcome, text(OUTCOME_LABELS[outcome]), group(paid) if paid else "", paid)
 
 
-def _stakes(seat: Mapping[str, Any]) -> Mapping[str, Any]:
+def outcome_tag(result: Mapping[str, Any]) -> ResultView:
+    """A tag naming an outcome only (a hand's result, whose wager's own tag carries the payment)."""
+    outcome = Outcome(result["outcome"])
+    return ResultView(outcome, text(OUTCOME_LABELS[outcome]), "")
+
+
+def stakes_of(seat: Mapping[str, Any]) -> Mapping[str, Any]:
     """What a seat staked per wager: the settled ``stakes`` (they include wagers made during the
     round, Three Card Poker's PLAY, and fees) where the record has them, else its ``wagers``."""
     return seat.get("stakes") or seat.get("wagers", {})
+
+
+def paid_shown(view: Any) -> int:
+    """Credits paid by the result tags in a (felt) view: what the WIN meter shows, so that the
+    meter is always the sum of the tags on the screen."""
+    if isinstance(view, ResultView):
+        return view.paid
+    if isinstance(view, (tuple, list)):
+        return sum(paid_shown(v) for v in view)
+    if isinstance(view, Mapping):
+        return sum(paid_shown(v) for v in view.values())
+    if is_dataclass(view) and not isinstance(view, type):
+        return sum(paid_shown(getattr(view, f.name)) for f in fields(view))
+    return 0
 
 
 def coin_out(record: Mapping[str, Any]) -> int:
     """Credits a completed round paid back to the credit meter (stakes returned and wins)."""
     total = 0
     for seat in record.get("seats", []):
-        stakes = _stakes(seat)
+        stakes = stakes_of(seat)
         for name, result in seat.get("results", {}).items():
             total += int(stakes.get(name, 0)) + int(result["net"])
     return total
@@ -61,7 +84,7 @@ def coin_out(record: Mapping[str, Any]) -> int:
 
 def round_stake(record: Mapping[str, Any]) -> int:
     """Credits the round took from the credit meter (every stake, including those made during it)."""
-    return sum(int(v) for seat in record.get("seats", []) for v in _stakes(seat).values())
+    return sum(int(v) for seat in record.get("seats", []) for v in stakes_of(seat).values())
 
 
 @dataclass(frozen=True)
@@ -108,13 +131,15 @@ class GameUi(ABC):
         """The completed round ``record`` shown step by step (the last beat shows everything)."""
 
     def settled_caption(self, record: Mapping[str, Any]) -> str:
-        """The settlement beat's caption: the round's net for the player, in currency."""
-        net = int(record.get("net", 0))
-        if net > 0:
-            return text("caption.settled_win", amount=self.ctx.money.currency_of(net))
-        if net < 0:
-            return text("caption.settled_lose", amount=self.ctx.money.currency_of(-net))
-        return text("caption.settled_even")
+        """The settlement beat's caption: what the round paid to the credit meter (the WIN meter's
+        amount), what it took when it paid nothing, or that every wager was returned."""
+        paid = coin_out(record)
+        outcomes = {str(r["outcome"]) for seat in record.get("seats", []) for r in seat.get("results", {}).values()}
+        if paid == 0:
+            return text("caption.settled_lose", amount=self.ctx.money.currency_of(round_stake(record)))
+        if outcomes <= {Outcome.PUSH.value, Outcome.VOID.value}:
+            return text("caption.settled_even")
+        return text("caption.settled_win", amount=self.ctx.money.currency_of(paid))
 
     def beats(self, record: Mapping[str, Any]) -> list[Beat]:
         """:meth:`timeline`, kept for the record last asked about (the screens ask every frame)."""

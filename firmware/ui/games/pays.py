@@ -53,11 +53,11 @@ def category_section(heading: str, categories: Iterable[str], labels: Mapping[st
 
 def table_section(ctx: Any, decks: int, cards: str | None = None) -> DocSection:
     """The help's "At this table" section: bet limits, decks (or the game's own ``cards`` line),
-    malfunction voids."""
+    what WIN means (the amount paid, the convention of every tag and meter), malfunction voids."""
     money, limits = ctx.money, ctx.limits
     lines = (text("help.limits", min=money.currency_of(limits.min_bet), max=money.currency_of(limits.max_bet),
                   total=money.currency_of(limits.max_total_bet)),
-             cards or text("help.decks", decks=decks), text("help.malfunction"))
+             cards or text("help.decks", decks=decks), text("help.win"), text("help.malfunction"))
     return DocSection(text("help.heading_table"), paragraphs=lines)
 
 

@@ -26,7 +26,7 @@ from firmware.cards.card import Card, parse_cards
 from firmware.games.setting import HOUSE_WAY, SET_PREFIX
 from firmware.ui.actions import UiAction
 from firmware.ui.betting import Wagers
-from firmware.ui.games.base import GameUi, result_view
+from firmware.ui.games.base import GameUi, result_view, stakes_of
 from firmware.ui.games.set_table import (
     RESULT_S,
     DiceView,
@@ -328,17 +328,18 @@ class HandSettingUi(GameUi):
         results = {w: entry["results"][w] for w in settled if w in entry.get("results", {})}
         shown = bets if betting and bets else entry.get("wagers", {})
         return SetSeatView(seat, text("setgame.spot", n=seat), self._hands_from(entry, f"spot.{seat}", result),
-                           summary=summary, areas=self._areas(seat, shown, results, betting))
+                           summary=summary, areas=self._areas(seat, shown, results, betting, stakes_of(entry)))
 
     def _areas(self, seat: int, bets: Mapping[str, int], results: Mapping[str, Any] | None,
-               betting: bool) -> tuple[BetAreaView, ...]:
+               betting: bool, stakes: Mapping[str, Any] | None = None) -> tuple[BetAreaView, ...]:
         money = self.ctx.money
         out = []
         for s, wager in self.bet_areas():
             if s != seat:
                 continue
             amount = int(bets.get(wager, 0))
-            result = result_view(results[wager], money) if results and wager in results else None
+            result = (result_view(results[wager], int((stakes or {}).get(wager, 0)))
+                      if results and wager in results else None)
             linked = self.linked(wager)
             out.append(BetAreaView(seat, wager, self.area_label(wager), amount, money.credits(amount) if amount else "",
                                    result, enabled=betting and not linked, linked=linked))

@@ -21,7 +21,7 @@ from firmware.games.split21_stud import BANKED, HOUSE_POSITION, dealing_order
 from firmware.games.split21_stud_house_way import house_way
 from firmware.ui.betting import Wagers, follow, has_chips, short_spot
 from firmware.ui.games import pays
-from firmware.ui.games.base import DemoRound, doc_buttons, result_view
+from firmware.ui.games.base import DemoRound, doc_buttons, outcome_tag
 from firmware.ui.games.set_table import DiceView, SetTableScreen
 from firmware.ui.games.setting import HandSettingUi
 from firmware.ui.games.setting import stack as stack_cards
@@ -177,7 +177,7 @@ class Split21StudUi(HandSettingUi):
 
     def hand_result(self, seat: Mapping[str, Any], hand: str) -> ResultView | None:
         result = seat.get("results", {}).get(hand)
-        return result_view(result, self.ctx.money) if result else None
+        return outcome_tag(result) if result else None
 
     # --- pays and rules ------------------------------------------------------------------------
     def paytable(self, sheet: Any) -> DocView:

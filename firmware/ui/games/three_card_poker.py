@@ -14,11 +14,12 @@ names come from the game's own evaluator (``games/poker.py``); outcomes are the 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from firmware.cards.card import Card, parse_cards
 from firmware.cards.poker3 import best3_of, eval3
+from firmware.games.base import Outcome
 from firmware.games.three_card_poker import AnteBonusPays, PairPlusPays, SixCardPays
 from firmware.ui import theme
 from firmware.ui.actions import UiAction
@@ -293,9 +294,11 @@ class ThreeCardPokerUi(GameUi):
                 if wager == "play" and reveal is not None and seat in reveal.decided:
                     amount = int(stakes.get("play", 0))
                 shown = reveal is not None and (seat, wager) in reveal.results and wager in results
-                result: ResultView | None = result_view(results[wager], ctx.money) if shown else None
-                if result is not None and wager == "ante_bonus":          # "4 TO 1 +40"
-                    result = replace(result, label=text("tcp.result.bonus", n=doc["ante_bonus"]["pays"]))
+                result: ResultView | None = None
+                if shown and wager == "ante_bonus":       # "4 TO 1": its pay, part of what ANTE paid
+                    result = ResultView(Outcome.WIN, text("tcp.result.bonus", n=doc["ante_bonus"]["pays"]), "")
+                elif shown:
+                    result = result_view(results[wager], int(stakes.get(wager, 0)))
                 areas.append(BetAreaView(
                     seat, wager, text(LABELS[wager]), amount, ctx.money.credits(amount) if amount else "", result,
                     enabled=betting and wager in PLACED, linked=False,

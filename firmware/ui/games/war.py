@@ -23,7 +23,7 @@ from firmware.ui.actions import UiAction
 from firmware.ui.betting import Wagers, follow, has_chips, short_spot
 from firmware.ui.cards import rank_label
 from firmware.ui.games import pays
-from firmware.ui.games.base import DemoRound, GameUi, doc_buttons, result_view
+from firmware.ui.games.base import DemoRound, GameUi, doc_buttons, result_view, stakes_of
 from firmware.ui.layout import Rect, row
 from firmware.ui.messages import key, text
 from firmware.ui.painter import Painter
@@ -133,6 +133,27 @@ def _hands(record: Mapping[str, Any]) -> dict[Any, WarHand]:
     dealer = record["dealer"]
     hands[DEALER] = WarHand(99, parse_cards(dealer["cards"]), 0, parse_cards(dealer.get("war_cards", [])))
     return hands
+
+
+def war_text(mode: WarScoring, hand: WarHand, step: int) -> str:
+    """A hand's war score after ``step`` war cards (``war_engine.war_score``); by high card it is
+    the war card's rank as the card shows it (J, Q, K, A), not its number."""
+    if mode is WarScoring.HIGH_CARD:
+        return rank_label(hand.war_cards[step - 1])
+    return str(war_score(mode, hand, step))
+
+
+def war_scores(record: Mapping[str, Any], doc: Mapping[str, Any]) -> tuple[str, ...]:
+    """A hand of a war-family record (a seat's or the dealer's) with its war score after each war
+    card, labelled as the table shows them ("WAR 9"); () for a hand that went to no war or a record
+    of another game."""
+    scoring = (record.get("options") or {}).get("war_scoring")
+    if not doc.get("war_cards") or scoring is None:
+        return ()
+    hand = WarHand(0, parse_cards(doc.get("cards", [])), 0, parse_cards(doc["war_cards"]))
+    mode = WarScoring(scoring)
+    return tuple(text("hand.war_score", score=war_text(mode, hand, step))
+                 for step in range(1, len(hand.war_cards) + 1))
 
 
 class WarFamilyUi(GameUi):
@@ -316,11 +337,8 @@ class WarFamilyUi(GameUi):
         return text("hand.score", score=self.hand_text(doc))
 
     def war_text(self, mode: WarScoring, hand: WarHand, step: int) -> str:
-        """A hand's war score after ``step`` war cards (``war_engine.war_score``); by high card it is
-        the war card's rank as the card shows it (J, Q, K, A), not its number."""
-        if mode is WarScoring.HIGH_CARD:
-            return rank_label(hand.war_cards[step - 1])
-        return str(war_score(mode, hand, step))
+        """A hand's war score after ``step`` war cards (:func:`war_text`)."""
+        return war_text(mode, hand, step)
 
     # --- the felt's view -------------------------------------------------------------------------
     def felt(self, *, wagers: Wagers, record: Mapping[str, Any] | None, beat: Beat | None,
@@ -382,7 +400,7 @@ class WarFamilyUi(GameUi):
                 areas.append(BetAreaView(
                     seat, wager, text(WAGER_LABELS[wager]), amount,
                     ctx.money.credits(amount) if amount else "",
-                    result_view(results[wager], ctx.money) if shown else None,
+                    result_view(results[wager], int(stakes_of(by_seat[seat]).get(wager, 0))) if shown else None,
                     enabled=betting and not linked, linked=linked,
                     short=text(SHORT_LABELS[wager]) if wager in SHORT_LABELS else ""))
             cards, war = cards_of(seat)

@@ -25,7 +25,11 @@ class AttractScreen(Screen):
 
     def draw(self, p: Painter, view: AttractView) -> None:
         p.fill(theme.ATTRACT)
-        p.hit(Rect(0, 0, 1920, 1080), UiAction("wake"), "wake")
+        p.hit(p.canvas, UiAction("wake"), "wake")
+        with p.shifted(0, p.extra // 2):                  # a taller screen: in the middle
+            self.draw_show(p, view)
+
+    def draw_show(self, p: Painter, view: AttractView) -> None:
         p.region("title", self.TITLE)
         p.text(view.title, self.TITLE, 110, theme.ACCENT)
         p.region("cards", self.CARDS)

@@ -32,7 +32,8 @@ class Screen(ABC):
 
     @abstractmethod
     def draw(self, p: Painter, view: Any) -> None:
-        """Draw ``view`` (design coordinates, 1920 x 1080)."""
+        """Draw ``view`` (design coordinates: 1920 x 1080, and ``p.extra`` rows more on a taller
+        screen, which the screen shares out with :meth:`Painter.shifted`)."""
 
     def render(self, surface: pygame.Surface, view: Any) -> Frame:
         p = Painter(surface)
@@ -62,13 +63,14 @@ class TableScreen(Screen):
     def draw(self, p: Painter, view: TableView) -> None:
         chrome = view.chrome
         p.fill(theme.FELT)
-        p.rect(self.FELT, theme.FELT)
         if chrome.skippable:                              # under everything else: a touch anywhere
-            p.hit(Rect(0, 0, 1920, 1080), UiAction("skip"), "skip")
-        self.draw_felt(p, view.felt, chrome)
+            p.hit(p.canvas, UiAction("skip"), "skip")
+        with p.shifted(0, p.extra // 2):                  # a taller screen: the felt in the middle
+            self.draw_felt(p, view.felt, chrome)
         self.draw_chrome(p, chrome)
         if chrome.banner:
-            draw_banner(p, chrome.banner, self.BANNER)
+            with p.shifted(0, p.extra // 2):
+                draw_banner(p, chrome.banner, self.BANNER)
         if chrome.overlay:
             p.frame.hits.clear()                          # a lockup: nothing on the table answers
             draw_overlay(p, chrome.overlay, chrome.overlay_detail)
@@ -86,6 +88,11 @@ class TableScreen(Screen):
             for r, button in zip(self.TOP_BUTTONS.split_h(*([1] * len(chrome.top)), gap=12), chrome.top,
                                  strict=True):
                 draw_button(p, r, button, size=theme.BODY)
+        with p.shifted(0, p.extra):                       # the band at the bottom of any screen
+            self.draw_band(p, chrome)
+
+    def draw_band(self, p: Painter, chrome: ChromeView) -> None:
+        """The message line and the bottom band: cash out, the meters, the chips, the buttons."""
         p.region("message", self.MESSAGE)
         if chrome.message:
             p.shade(self.MESSAGE, theme.SHADE, 110, radius=12)

@@ -29,14 +29,20 @@ class DocScreen(Screen):
         p.fill(theme.FELT_DARK)
         p.region("title", self.TITLE)
         p.text(view.title, self.TITLE, theme.TITLE, theme.ACCENT)
-        p.region("body", self.BODY)
+        body = Rect(self.BODY.x, self.BODY.y, self.BODY.w, self.BODY.h + p.extra)   # a taller screen: more room
+        p.region("body", body)
         sections = view.pages[view.page] if view.pages else ()
-        columns = self.BODY.split_h(1, 1, gap=60) if len(sections) > 1 else [self.BODY]
+        columns = body.split_h(1, 1, gap=60) if len(sections) > 1 else [body]
         halves = _balance(sections, len(columns))
         for column, part in zip(columns, halves, strict=True):
             y = column.y
             for section in part:
                 y = self.draw_section(p, Rect(column.x, y, column.w, column.bottom - y), section) + 24
+        with p.shifted(0, p.extra):
+            self.draw_bottom(p, view)
+
+    def draw_bottom(self, p: Painter, view: DocView) -> None:
+        """The footer (how the figures were obtained) and the buttons, at the bottom."""
         p.region("footer", self.FOOTER)
         if view.footer:
             p.lines([view.footer], self.FOOTER, theme.SMALL, theme.TEXT_DIM, gap=4)

@@ -35,6 +35,10 @@ class SelectScreen(Screen):
             p.text(game.name, title, theme.TITLE, theme.TEXT, align="left")
             p.text(game.detail, detail, theme.BODY, theme.TEXT_DIM, align="left")
             p.hit(r, UiAction("select_game", game.game_id), name)
+        with p.shifted(0, p.extra):                       # the buttons at the bottom of any screen
+            self.draw_buttons(p, view)
+
+    def draw_buttons(self, p: Painter, view: SelectView) -> None:
         for r, button in zip(self.BUTTONS.split_h(*([1] * len(view.buttons)), gap=12) if view.buttons else [],
                              view.buttons, strict=True):
             draw_button(p, r, button)

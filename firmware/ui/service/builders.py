@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from firmware.cabinet.service import ROLES
-from firmware.games.base import Outcome
-from firmware.ui.games.base import GAME_NAMES, OUTCOME_LABELS
+from firmware.ui.games.base import GAME_NAMES, coin_out, result_view
 from firmware.ui.games.war import WAGER_LABELS as WAR_WAGER_LABELS
+from firmware.ui.games.war import war_scores
 from firmware.ui.money import Money, group
 from firmware.ui.service.actions import ServiceAction as A
 from firmware.ui.service.options import OptionSpec, flatten, option_specs
@@ -374,13 +374,12 @@ def meters_view(state: MenuState) -> ServiceView:
     return _view(state, "columns", title, tables=(left, right), buttons=buttons)
 
 
-def _result_view(result: Mapping[str, Any], money: Money) -> ResultView | None:
+def _result_view(result: Mapping[str, Any], stake: int) -> ResultView | None:
+    """The wager's tag as the player saw it (what it paid to the credit meter); None if malformed."""
     try:
-        outcome = Outcome(result["outcome"])
-        net = int(result["net"])
+        return result_view(result, stake)
     except (KeyError, ValueError, TypeError):
         return None
-    return ResultView(outcome, msg(OUTCOME_LABELS[outcome]), money.signed(net) if net else "")
 
 
 def _groups(hand: Mapping[str, Any]) -> tuple[CardGroup, ...]:
@@ -433,15 +432,18 @@ def round_view(record: Mapping[str, Any], money: Money) -> RoundView:
                          after=money.credits(int(record["credits_after"]))))
     if "net" in record:
         lines.append(msg("service.recall.net", net=money.signed(int(record["net"]))))
+    if record.get("seats"):
+        lines.append(msg("service.recall.win", win=money.credits(coin_out(record))))
     hands: list[RecallHand] = []
     dealer = record.get("dealer")
     if isinstance(dealer, Mapping) and (dealer.get("cards") or dealer.get("high") or dealer.get("front")):
-        hands.append(RecallHand("round.dealer", msg("service.recall.dealer"), _groups(dealer), _hand_info(dealer)))
+        hands.append(RecallHand("round.dealer", msg("service.recall.dealer"), _groups(dealer), _hand_info(dealer),
+                                war_scores(record, dealer)))
     wager_lines: list[WagerLine] = []
     for seat in record.get("seats", []):
         n = seat.get("seat")
         hands.append(RecallHand(f"round.seat.{n}", msg("service.recall.seat", seat=n), _groups(seat),
-                                _hand_info(seat)))
+                                _hand_info(seat), war_scores(record, seat)))
         results = seat.get("results", {})
         stakes = seat.get("stakes") or seat.get("wagers") or {}
         for name in list(stakes) + [r for r in results if r not in stakes]:
@@ -449,7 +451,7 @@ def round_view(record: Mapping[str, Any], money: Money) -> RoundView:
             wager_lines.append(WagerLine(
                 f"round.wager.{n}.{name}", msg("service.recall.seat_wager", seat=n, wager=wager_label(name)),
                 money.credits(int(stakes.get(name, 0))),
-                _result_view(result, money) if isinstance(result, Mapping) else None))
+                _result_view(result, int(stakes.get(name, 0))) if isinstance(result, Mapping) else None))
     pool = record.get("war_pool") or record.get("jackpot")
     if isinstance(pool, Mapping) and pool.get("pot"):
         winners = pool.get("winners") if "winners" in pool else [pool.get("winner")]

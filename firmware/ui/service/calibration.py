@@ -130,18 +130,21 @@ class CalibrationRun:
         return self.phase
 
     def view(self, *, saving: bool = False) -> CalibrationView:
+        """The screen of the run: one step (and one progress dot) per target, the check target the
+        last, so that "target k of n" counts what the dots show."""
+        steps = len(self.targets) + 1
         if self.phase == "targets":
             step = len(self.raw) + 1
-            instruction = msg("service.calibration.touch_target", n=step, of=len(self.targets))
+            instruction = msg("service.calibration.touch_target", n=step, of=steps)
         elif self.phase == "check":
-            step = len(self.targets) + 1
-            instruction = msg("service.calibration.touch_check")
+            step = steps
+            instruction = msg("service.calibration.touch_check", n=step, of=steps)
         else:
-            step = len(self.targets) + 1
+            step = steps
             instruction = msg("service.calibration.saving") if saving else msg("service.calibration.over")
         detail = msg(self.note, tolerance=f"{self.tolerance:.0f}",
                      error=f"{self.check_error or 0:.0f}") if self.note else ""
-        return CalibrationView(self.width, self.height, self.target, step, len(self.targets) + 1, instruction,
+        return CalibrationView(self.width, self.height, self.target, step, steps, instruction,
                                detail, msg("service.calibration.attempt", n=self.attempt, of=self.attempts),
                                self.phase == "check")
 
@@ -162,7 +165,7 @@ class CalibrationView:
 def draw_calibration(p: Painter, view: CalibrationView) -> None:
     """The calibration screen: no buttons (touches are raw until it ends); the target to touch."""
     p.fill((8, 10, 16))
-    p.region("calibration", Rect(0, 0, 1920, 1080))
+    p.region("calibration", p.canvas)
     box = Rect(360, 250, 1200, 200)
     p.region("calibration.instruction", box)
     p.text(view.instruction, Rect(box.x, box.y, box.w, 60), theme.TITLE, theme.ACCENT)
@@ -175,6 +178,7 @@ def draw_calibration(p: Painter, view: CalibrationView) -> None:
     for i in range(view.steps):
         cx = progress.x + 20 + i * (progress.w - 40) / max(1, view.steps - 1)
         centre = (cx, progress.y + progress.h / 2)
+        p.region(f"calibration.progress.{i + 1}", Rect(round(cx - 14), progress.y + progress.h // 2 - 14, 28, 28))
         if i + 1 < view.step:
             p.circle(centre, 12, theme.HIGHLIGHT)
         elif i + 1 == view.step:

@@ -100,19 +100,29 @@ class ServiceScreen(Screen):
             draw_calibration(p, view.calibration)
             return
         self.draw_top(p, view)
+        with p.shifted(0, p.extra // 2):                  # a taller screen: the body in the middle
+            pages, band = self.draw_body(p, view)
+        with p.shifted(0, p.extra):                       # the bottom band at the bottom of any screen
+            if band:
+                self.draw_band_buttons(p, view.buttons)
+            if pages > 1:
+                self.draw_pager(p, view.tables[0].page if view.tables else 0, pages)
+            self.draw_message(p, view)
+
+    def draw_body(self, p: Painter, view: ServiceView) -> tuple[int, bool]:
+        """The body of a layout; its pages, and whether its buttons go in the bottom band."""
         p.region("body", self.BODY)
-        pages = 1
+        pages, band = 1, False
         layout = view.layout
         if layout == "grid":
             self.draw_grid(p, view)
         elif layout == "keypad":
             self.draw_keypad(p, view)
         elif layout == "list":
-            pages = self.draw_tables(p, view.tables, [self.BODY])
-            self.draw_band_buttons(p, view.buttons)
+            pages, band = self.draw_tables(p, view.tables, [self.BODY]), True
         elif layout == "columns":
             pages = self.draw_tables(p, view.tables, self.BODY.split_h(*([1] * max(1, len(view.tables))), gap=40))
-            self.draw_band_buttons(p, view.buttons)
+            band = True
         elif layout == "split":
             left, right = self.BODY.split_h(3, 2, gap=36)
             if view.tables:
@@ -126,14 +136,12 @@ class ServiceScreen(Screen):
             self.draw_round(p, right, view.round)
         else:
             raise ValueError(f"unknown service layout {layout!r}")
-        if pages > 1:
-            self.draw_pager(p, view.tables[0].page if view.tables else 0, pages)
-        self.draw_message(p, view)
+        return pages, band
 
     # --- chrome -----------------------------------------------------------------------------------
     def draw_top(self, p: Painter, view: ServiceView) -> None:
         p.rect(self.TOP_BAR, theme.BAND)
-        p.line((0, self.TOP_BAR.bottom), (1920, self.TOP_BAR.bottom), theme.PANEL_LINE, 2)
+        p.line((0, self.TOP_BAR.bottom), (self.TOP_BAR.right, self.TOP_BAR.bottom), theme.PANEL_LINE, 2)
         p.region("title", self.TITLE)
         p.text(view.title, self.TITLE, theme.TITLE, theme.ACCENT, align="left")
         p.region("subtitle", self.SUBTITLE)
@@ -361,8 +369,8 @@ class ServiceScreen(Screen):
         label_w = 190
         if hand.label:
             p.text(hand.label, Rect(r.x, r.y, label_w, theme.LABEL + 6), theme.LABEL, theme.FELT_LINE, align="left")
-        if hand.info:
-            p.lines([hand.info], Rect(r.x, r.y + theme.LABEL + 12, label_w, r.h - theme.LABEL - 12), theme.MIN_TEXT,
+        if hand.info or hand.war_scores:
+            p.lines([hand.info, *hand.war_scores], Rect(r.x, r.y + theme.LABEL + 12, label_w, r.h - theme.LABEL - 12), theme.MIN_TEXT,
                     theme.TEXT)
         area = Rect(r.x + label_w + 10, r.y, r.w - label_w - 10, r.h)
         count = sum(len(g.cards) for g in hand.groups)

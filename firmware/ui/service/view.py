@@ -62,6 +62,7 @@ class RecallHand:
     label: str
     groups: tuple[CardGroup, ...]
     info: str = ""                          #: score, hand name
+    war_scores: tuple[str, ...] = ()        #: a war-family hand's war score after each war card: WAR 9
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,6 +19,7 @@ import pytest
 
 from firmware.cabinet.service import ServiceError
 from firmware.cabinet.terminal import Devices
+from firmware.ui.painter import Painter
 from firmware.ui.service.app import ServiceApp
 from firmware.ui.service.calibration import (
     SETTING,
@@ -26,6 +27,7 @@ from firmware.ui.service.calibration import (
     apply_stored_calibration,
     check_target,
     check_tolerance,
+    draw_calibration,
     install_calibration,
     stored_calibration,
 )
@@ -192,3 +194,21 @@ def test_only_a_role_that_may_test_the_touchscreen_calibrates_and_a_commit_needs
     assert r.ledger.setting(SETTING) is None
     with pytest.raises(ServiceError, match="unknown step"):
         command("wipe")
+
+
+@pytest.mark.parametrize("size", [(1920, 1080), (1280, 720)])
+def test_the_target_count_said_is_the_dots_drawn_at_every_step(size):
+    """Each step says "target k of n" and draws n progress dots: the three targets of the hal's
+    calibration and the check target, the current one the k-th."""
+    run = CalibrationRun(*size)
+    n = len(targets(*size)) + 1
+    surface = pygame.Surface(size)
+    for k in range(1, n + 1):
+        p = Painter(surface)
+        draw_calibration(p, run.view())
+        dots = sorted(name for name in p.frame.regions if name.startswith("calibration.progress."))
+        said = next(t.text for t in p.frame.texts if "target" in t.text)
+        assert f"target {k} of {n}" in said, said
+        assert dots == [f"calibration.progress.{i}" for i in range(1, n + 1)], dots
+        run.touch(*run.target)                               # a touch exactly on it (raw = screen here)
+    assert run.phase == "done"

@@ -71,14 +71,19 @@ def test_the_recall_draws_the_fig_8_round_with_its_cards_and_outcomes(shots, siz
         assert rank in spot, (rank, spot)
     for rank in ("2", "A", "10", "9"):
         assert rank in dealer, (rank, dealer)
+    # The war scores after each war card, labelled as on the table: spot 3 then 9, the dealer 3 then 2.
+    assert spot[spot.index("WAR 3"):][:2] == ["WAR 3", "WAR 9"], spot
+    assert dealer[dealer.index("WAR 3"):][:2] == ["WAR 3", "WAR 2"], dealer
     for who in ("round.seat.1", "round.dealer"):
         pixels = region_pixels(surface, scaler, frame.regions[who]).reshape(-1, 3).astype(int)
         face = np.all(np.abs(pixels - np.array(theme.CARD_FACE)) < 8, axis=1).mean()
         assert face > 0.15, (who, face)
-    assert "WIN +10" in texts(frame, "round.wager.1.bac.result")
-    assert "PUSH" in texts(frame, "round.wager.1.war.result")
-    assert "WIN +40" in texts(frame, "round.wager.1.tie.result")
-    assert "LOSE -5" in texts(frame, "round.wager.1.four_card.result")
+    # The tags as the player saw them: what each wager paid to the credit meter, and their sum as WIN.
+    assert "WIN 20" in texts(frame, "round.wager.1.bac.result")
+    assert "PUSH 10" in texts(frame, "round.wager.1.war.result")
+    assert "WIN 45" in texts(frame, "round.wager.1.tie.result")
+    assert texts(frame, "round.wager.1.four_card.result") == "LOSE"
+    assert "WIN (paid to the credit meter) 94 credits" in texts(frame, "round")
     # An outcome is its colour *and* its word *and* its shape: the tag is the win colour.
     tag = frame.regions["round.wager.1.bac.result"]
     assert colour_at(surface, scaler, tag.right - 8, tag.y + 3) == theme.OUTCOME_STYLES[Outcome.WIN].colour
@@ -90,7 +95,7 @@ def test_the_recall_draws_the_fig_8_round_with_its_cards_and_outcomes(shots, siz
 def test_the_calibration_screen_shows_the_target_at_its_pixel_and_nothing_to_press(shots, size):
     surface, frame = shots["calibration", size]
     assert not frame.hits                                      # touches are raw: nothing to press
-    assert "target 2 of 3" in texts(frame, "calibration.instruction")
+    assert "target 2 of 4" in texts(frame, "calibration.instruction")   # 3 targets and the check
     scaler = Scaler(*size)
     target = frame.regions["calibration.target"]
     assert max(abs(a - b) for a, b in zip(scaler.point(*target.center), targets(*size)[1], strict=True)) <= 2

@@ -88,8 +88,8 @@ def test_an_auditor_reads_the_meters_and_recalls_the_last_round_with_its_cards(r
     for wager, result in seat["results"].items():
         tag = texts(app, f"round.wager.1.{wager}.result")
         assert {"win": "WIN", "lose": "LOSE", "push": "PUSH"}[result["outcome"]] in tag
-        if result["net"]:
-            assert f"{result['net']:+,}" in tag
+        paid = seat.get("stakes", seat["wagers"])[wager] + result["net"]
+        assert tag.split()[1:] == ([f"{paid:,}"] if paid else [])     # what the wager paid, as the player saw
     # Touching the older round in the list draws that one.
     touch(r, "row.round.1")
     older = r.ledger.recall(2)[1]
