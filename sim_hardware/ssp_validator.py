@@ -1,8 +1,9 @@
 """An ITL SSP/eSSP bill validator, simulated: the device role of :class:`SspCodec` (and of
 :class:`EsspSession` when ``encryption`` is on) and a small state machine.
 
-It answers only when addressed, one reply per command, and a command that repeats the previous
-sequence flag gets the previous reply again without being acted on twice. Events are reported in
+It answers only when addressed, one reply per command, and a command that repeats the last
+accepted command's sequence flag gets the previous reply again without being acted on twice;
+after SYNC (with either flag) the next command with the flag clear is new (the codec's rule). Events are reported in
 POLL replies only; ``dwell`` is how many POLLs a passing state lasts::
 
     IDLE --insert--> READING [READ 0] --dwell--> ESCROW [READ n, once]     (n: the note's channel)
@@ -298,7 +299,7 @@ class SspSimulator(OneShotReplyFaults):
         if packet.address != self.address:
             self._codec.forget_last()
             return []
-        if packet.repeated and packet.data != bytes((Command.SYNC,)):
+        if packet.repeated:
             if self._codec.last_reply is None:
                 return []
             self.resent += 1

@@ -13,9 +13,16 @@ first. Every 0x7F after the STX, CRC included, is sent twice (byte stuffing). Se
 
 Sequence rule: the host toggles the flag for every new command and repeats a command with the
 same flag when its reply was lost; the device answers with the command's flag and, seeing a
-command whose flag equals the previous one's, resends its last reply instead of acting twice.
-:class:`SspCodec` keeps that state for either role: the host's ``command`` toggles, ``repeat``
-resends; the device's received packets say ``repeated`` and ``reply`` echoes the flag.
+command whose flag equals the last accepted command's, resends its last reply instead of acting
+twice. SYNC (0x11) restarts the sequence: ITL's SSP manual, "A SYNC command resets the seq bit of
+the packet so that the slave device expects the next seq bit to be 0. The host then sets its next
+seq bit to 0." So, whatever flag the SYNC carried, the device takes the next command with the flag
+clear as new (and one with the flag set as a repeat of the SYNC); a SYNC is never a repeat (it is
+acted on again, it changes nothing but the sequence). The host sends SYNC with the flag set (as
+ITL's own C library does) and its next command with the flag clear.
+:class:`SspCodec` keeps that state for either role: the host's ``command`` toggles (or sets the
+flag for SYNC), ``repeat`` resends; the device's received packets say ``repeated`` and ``reply``
+echoes the flag of the command it answers.
 
 Resynchronisation: a lone 0x7F inside a frame can only be a new STX, so the frame before it is
 reported as :class:`~drivers.codec.Garbage` and decoding restarts there; a bad CRC drops the STX
@@ -137,6 +144,10 @@ _KNOWN_EVENTS = frozenset(PollEvent)
 
 #: The first DATA byte of an eSSP-encrypted packet.
 ENCRYPTED = 0x7E
+#: A SYNC command's DATA (sent plain: an encrypted SYNC is an ordinary command to this codec).
+SYNC_DATA = bytes((Command.SYNC,))
+#: Device: the flag that marks a repeat right after SYNC (the next new command has it clear).
+_REPEAT_AFTER_SYNC = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,16 +191,20 @@ class SspCodec(StreamDecoder):
         self.address = address
         #: Host: the flag of the last command sent (the first command is sent with the flag set).
         self._seq = False
-        #: Device: the flag of the last command received, and the last reply sent.
+        #: Device: the flag a repeat of the last accepted command carries (None: nothing accepted
+        #: yet, no command is a repeat), the flag of the command being answered, the two before
+        #: the last packet (for :meth:`forget_last`), and the last reply sent.
         self._last_seen: bool | None = None
-        self._seen_before: bool | None = None
+        self._reply_seq = False
+        self._seen_before: tuple[bool | None, bool] = (None, False)
         self.last_reply: bytes | None = None
 
     # --- sending ------------------------------------------------------------------------------
     def command(self, data: bytes) -> bytes:
-        """Host: a new command (the sequence flag toggles)."""
+        """Host: a new command (the sequence flag toggles; SYNC goes with it set, so that the
+        command after it goes with it clear)."""
         self._require(Role.HOST)
-        self._seq = not self._seq
+        self._seq = True if data == SYNC_DATA else not self._seq
         return encode(self.address, self._seq, data)
 
     def repeat(self, data: bytes) -> bytes:
@@ -202,7 +217,7 @@ class SspCodec(StreamDecoder):
         self._require(Role.DEVICE)
         if self._last_seen is None:
             raise LocalProtocolError("the device replies only to a command")
-        self.last_reply = encode(self.address, self._last_seen, data)
+        self.last_reply = encode(self.address, self._reply_seq, data)
         return self.last_reply
 
     def forget_last(self) -> None:
@@ -210,7 +225,7 @@ class SspCodec(StreamDecoder):
         not count as the host's last command, so the host's next command is not taken for a
         repeat of it."""
         self._require(Role.DEVICE)
-        self._last_seen = self._seen_before
+        self._last_seen, self._reply_seq = self._seen_before
 
     def discard(self) -> int:
         """Drop whatever is buffered (a late or repeated reply); how many bytes."""
@@ -219,10 +234,11 @@ class SspCodec(StreamDecoder):
         return dropped
 
     def restart(self) -> None:
-        """Both roles: forget the sequence state (the device after SYNC or power-up; the host
-        before SYNC, whose flag is then set)."""
+        """Both roles: forget the sequence state, as at power-up (the host's next command goes
+        with the flag set; the device takes any next command as new)."""
         self._seq = False
-        self._last_seen = self._seen_before = None
+        self._last_seen, self._reply_seq = None, False
+        self._seen_before = (None, False)
         self.last_reply = None
 
     @property
@@ -263,6 +279,9 @@ class SspCodec(StreamDecoder):
         data = bytes(body[2:-2])
         repeated = False
         if self.role is Role.DEVICE:
-            repeated = self._last_seen is not None and seq == self._last_seen
-            self._seen_before, self._last_seen = self._last_seen, seq
+            sync = data == SYNC_DATA
+            repeated = not sync and self._last_seen is not None and seq == self._last_seen
+            self._seen_before = (self._last_seen, self._reply_seq)
+            self._last_seen = _REPEAT_AFTER_SYNC if sync else seq
+            self._reply_seq = seq
         return i, Packet(address, seq, data, repeated)

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from drivers.ssp.codec import Command, PollEvent
+from drivers.ssp.codec import Command, Packet, PollEvent
 from drivers.ssp.driver import SspValidator
 from drivers.ssp.setup import USD_SETUP
 from hal import registry
@@ -119,6 +119,46 @@ def test_open_syncs_negotiates_reads_the_setup_and_stays_disabled(validator, sim
     assert not sim.enabled
     with pytest.raises(ValueError, match=r"no note of \[300\] cents"):
         validator.enable([300])
+
+
+class RecordingSimulator(SspSimulator):
+    """The simulator, keeping every packet it receives as the device codec saw it."""
+
+    def __init__(self, **kw) -> None:
+        super().__init__(**kw)
+        self.packets: list[Packet] = []
+
+    def _on_packet(self, packet: Packet) -> list[bytes]:
+        self.packets.append(packet)
+        return super()._on_packet(packet)
+
+
+def test_the_driver_syncs_with_the_flag_set_then_goes_clear_and_repeats_a_lost_reply(encryption):
+    """ITL: after SYNC "the host then sets its next seq bit to 0". Two sessions (the second SYNC
+    comes in the middle of the simulator's sequence); the reply to the first command after the
+    first SYNC is lost, and the driver sends that command again with the same flag."""
+    sim = RecordingSimulator(encryption=encryption, fixed_key=TEST_FIXED_KEY)
+    first = Command.SET_GENERATOR if encryption else Command.HOST_PROTOCOL_VERSION
+    sim.drop_next_reply(to=first)
+    with run_on_pty(sim) as link:
+        dev = _driver(link.path, encryption)
+        try:
+            dev.open()
+            dev.reopen()
+        finally:
+            dev.close()
+    packets = sim.packets
+    syncs = [i for i, p in enumerate(packets) if p.data == bytes((Command.SYNC,))]
+    assert len(syncs) == 2
+    for i in syncs:
+        assert packets[i].seq is True
+        assert packets[i + 1].seq is False and not packets[i + 1].repeated
+    lost, again = packets[syncs[0] + 1], packets[syncs[0] + 2]
+    assert again == Packet(0, False, lost.data, repeated=True)
+    assert sim.resent == 1 and sim.received[first] == 2                 # once per session
+    for before, packet in zip(packets[syncs[0]:], packets[syncs[0] + 1:], strict=False):
+        if packet.data != bytes((Command.SYNC,)):
+            assert packet.seq == (before.seq if packet.repeated else not before.seq)
 
 
 def test_a_plain_driver_is_told_the_validator_wants_essp(no_leaks):
