@@ -74,7 +74,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     v.set_defaults(func=_verify)
 
     d = csub.add_parser("dev", help="the development CA and certificates under STATE_DIR/pki (idempotent)")
-    d.add_argument("--state-dir", required=True)
+    d.add_argument("--state-dir", metavar="DIR",
+                   help="the terminal's state directory (default: egm run's for the terminal ID)")
     d.add_argument("--terminal", required=True, metavar="ID", help="the terminal id")
     d.add_argument("--json", action="store_true")
     d.set_defaults(func=_dev)
@@ -214,10 +215,10 @@ def _verify(args: argparse.Namespace) -> int:
 
 
 def _dev(args: argparse.Namespace) -> int:
-    from firmware.commands._common import emit_json
+    from firmware.commands._common import default_state_dir, emit_json
     from firmware.hostlink.pki import ensure_development_pki
 
-    paths = ensure_development_pki(args.state_dir, args.terminal)
+    paths = ensure_development_pki(args.state_dir or default_state_dir(args.terminal), args.terminal)
     if args.json:
         emit_json({k: str(v) for k, v in paths.items()})
     else:

@@ -9,7 +9,12 @@ from __future__ import annotations
 import argparse
 import sys
 
-from firmware.commands._common import emit_json, non_negative_int
+from firmware.commands._common import (
+    chosen_state_dir,
+    emit_json,
+    non_negative_int,
+    state_dir_argument,
+)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -35,23 +40,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     v.add_argument("--repair", action="store_true", help="repair a bad copy (the terminal must be stopped)")
     v.set_defaults(func=_verify)
     c = lsub.add_parser("clear", help="RAM clear: erase critical memory, keeping the record of the clear")
-    c.add_argument("--state-dir", required=True)
+    state_dir_argument(c)
     c.add_argument("--role", required=True, help="who clears (technician)")
-    c.add_argument("--reason", required=True)
+    c.add_argument("--reason", required=True, help="why, in words: kept in the record of the clear")
     c.add_argument("--yes", action="store_true", help="confirm: every meter and all history are erased")
     c.add_argument("--denomination", type=int, default=1, help="cents per credit of the new memory")
     c.set_defaults(func=_clear)
 
 
 def _state(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--state-dir", required=True, help="the terminal's state directory")
-    p.add_argument("--json", action="store_true")
+    state_dir_argument(p)
+    p.add_argument("--json", action="store_true", help="print one JSON document (CONTRACTS.md) instead of a table")
 
 
 def _open(args: argparse.Namespace, *, read_only: bool = True):
     from firmware.ledger.ledger import Ledger
 
-    return Ledger.open(args.state_dir, read_only=read_only)
+    return Ledger.open(chosen_state_dir(args), read_only=read_only)
 
 
 def _meters(args: argparse.Namespace) -> int:
@@ -118,7 +123,7 @@ def _clear(args: argparse.Namespace) -> int:
 
     if not args.yes:
         raise UsageError("a RAM clear erases every meter and all history: add --yes to confirm")
-    with Ledger.ram_clear(args.state_dir, role=args.role, reason=args.reason,
+    with Ledger.ram_clear(chosen_state_dir(args), role=args.role, reason=args.reason,
                           denomination=args.denomination) as ledger:
         sys.stdout.write(f"critical memory cleared; event {ledger.rows} records the clear\n")
     return 0

@@ -30,7 +30,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--headless", action="store_true", help="no screens, even with a display")
     p.add_argument("--size", default="1920x1080", metavar="WxH", help="the screens' size (default 1920x1080)")
     p.add_argument("--fullscreen", action="store_true", help="the screens full screen (a cabinet)")
-    p.add_argument("--state-dir", help="critical-memory directory (default: the platform data dir)")
+    p.add_argument("--state-dir", metavar="DIR",
+                   help="critical-memory directory (default: the platform's data directory, egm/TERMINAL-ID)")
     p.add_argument("--config", help="configuration file (TOML; default: built-in defaults)")
     p.add_argument("--autoplay", type=int, metavar="ROUNDS", help="play ROUNDS rounds automatically")
     p.add_argument("--game", help="game id to start with")
@@ -38,8 +39,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    import platformdirs
-
+    from firmware.commands._common import default_state_dir
     from firmware.config import load_config
     from firmware.errors import UsageError
     from firmware.games.registry import available
@@ -69,7 +69,7 @@ def _run(args: argparse.Namespace) -> int:
     _math_check(cfg, out, args.state_dir)
     out.write(f"games: {', '.join(playable)} playable\n")
     out.flush()
-    path = Path(args.state_dir) if args.state_dir else Path(platformdirs.user_data_dir("egm")) / cfg.terminal.id
+    path = Path(args.state_dir) if args.state_dir else default_state_dir(cfg.terminal.id)
     _terminal(cfg, args, game_id, rng_results, path, out)
     return 0
 

@@ -23,6 +23,7 @@ import json
 import sys
 from typing import Any
 
+from firmware.commands._common import chosen_state_dir, state_dir_argument
 from firmware.errors import UsageError
 
 #: simctl words -> the terminal's command and how its arguments are read.
@@ -33,7 +34,7 @@ TERMINAL_OPS = ("status", "play", "decide", "cashout", "game", "bet", "retry-tic
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("simctl", help="drive the simulated devices and controls of a running terminal",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--state-dir", required=True, help="the running terminal's --state-dir")
+    state_dir_argument(p, "the running terminal's --state-dir (its control.sock)")
     p.add_argument("--json", action="store_true", help="print the answer as JSON")
     p.add_argument("--timeout", type=float, default=10.0, help="seconds `wait` waits (default 10)")
     p.add_argument("--rounds", type=int, help="`wait`: until at least N rounds were played")
@@ -88,7 +89,7 @@ def _simctl(args: argparse.Namespace) -> int:
     from firmware.cabinet.control import request
 
     op, req = parse_request(list(args.words), timeout=args.timeout, rounds=args.rounds)
-    result = request(args.state_dir, op, req, timeout=max(90.0, args.timeout + 5))
+    result = request(chosen_state_dir(args), op, req, timeout=max(90.0, args.timeout + 5))
     if args.json:
         json.dump(result, sys.stdout)
         sys.stdout.write("\n")
