@@ -15,6 +15,7 @@ from firmware.commands._common import (
     non_negative_int,
     state_dir_argument,
 )
+from firmware.commands._tables import show
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -65,10 +66,7 @@ def _meters(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(doc)
     else:
-        for name, value in doc["meters"].items():
-            if not isinstance(value, dict):
-                sys.stdout.write(f"{name:<28s} {value:>14,d}\n")
-        sys.stdout.write(f"{'credits (cents)':<28s} {doc['credits']:>14,d}\n")
+        show(doc)
     return 0
 
 
@@ -78,12 +76,11 @@ def _recall(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(rounds)
     else:
-        for r in rounds:
-            if r["status"] == "in_progress":
-                sys.stdout.write(f"{r['round_id'][:12]}  {r['game']:<16s} in progress\n")
-            else:
-                sys.stdout.write(f"{r['round_id'][:12]}  {r['game']:<16s} {r['time']}  net {r['net']:+d}  "
-                                 f"credits {r['credits_before']} -> {r['credits_after']}\n")
+        rows = [{"round": r["round_id"][:12], "game": r["game"], "time": r.get("time", "-"),
+                 "status": r["status"].replace("_", " "), "net": r.get("net"),
+                 "credits before": r.get("credits_before"), "credits after": r.get("credits_after")}
+                for r in rounds]
+        show(rows, f"last {len(rows)} round(s), newest first (egm recall --json: the whole records)")
     return 0
 
 
@@ -93,9 +90,9 @@ def _events(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(events)
     else:
-        for e in events:
-            extra = {k: v for k, v in e.items() if k not in ("seq", "time", "event")}
-            sys.stdout.write(f"{e['seq']:>8d}  {e['time']}  {e['event']}  {extra if extra else ''}\n")
+        show([{"seq": e["seq"], "time": e["time"], "event": e["event"],
+               **{k: v for k, v in e.items() if k not in ("seq", "time", "event")}} for e in events],
+             f"last {len(events)} event(s), newest first")
     return 0
 
 
