@@ -54,6 +54,14 @@ def read_limited(path: str, what: str, limit: int) -> bytes:
         raise UsageError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
 
 
+def plain_text(rst: str) -> str:
+    """A docstring written in reStructuredText as ``--help`` shows it: no ````literal```` quotes,
+    a ``::`` that opens a literal block as a plain colon."""
+    import re
+
+    return re.sub(r"::$", ":", rst.replace("``", ""), flags=re.MULTILINE)
+
+
 def game_id(text: str) -> str:
     """An argparse type: a game id of the registry (with ``choices``, ``--help`` lists them)."""
     import argparse

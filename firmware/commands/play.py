@@ -38,14 +38,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="play many rounds with the automatic strategy and report each wager's return",
     )
     _game_arguments(s)
-    s.add_argument("--rounds", type=positive_int, required=True)
+    s.add_argument("--rounds", type=positive_int, required=True, help="how many rounds to play")
     s.add_argument("--seed", help="seed a deterministic DRBG (default: the production RNG)")
     s.add_argument("--seats", type=positive_int, default=1, help="seats played (default 1)")
     s.add_argument("--unit", type=positive_int, default=DEFAULT_UNIT,
                    help=f"credits on each automatic wager (default {DEFAULT_UNIT})")
     s.add_argument("--wager", action="append", default=[], metavar="SEAT:NAME=AMOUNT",
                    help="play these wagers every round instead of the automatic ones (repeatable)")
-    s.add_argument("--json", action="store_true")
+    s.add_argument("--json", action="store_true", help="print one JSON document (for machines) instead of text for people")
     s.set_defaults(func=_simulate)
 
 

@@ -34,7 +34,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="critical-memory directory (default: the platform's data directory, egm/TERMINAL-ID)")
     p.add_argument("--config", help="configuration file (TOML; default: built-in defaults)")
     p.add_argument("--autoplay", type=int, metavar="ROUNDS", help="play ROUNDS rounds automatically")
-    p.add_argument("--game", help="game id to start with")
+    from firmware.commands._common import game_id, game_ids
+
+    p.add_argument("--game", type=game_id, choices=game_ids(), metavar="GAME",
+                   help=f"the game to start with (default: the configuration's games.default): {', '.join(game_ids())}")
     p.set_defaults(func=_run)
 
 

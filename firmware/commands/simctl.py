@@ -21,7 +21,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from firmware.commands._common import chosen_state_dir, emit_json, state_dir_argument
+from firmware.commands._common import chosen_state_dir, emit_json, plain_text, state_dir_argument
 from firmware.commands._tables import show
 from firmware.errors import UsageError
 
@@ -32,7 +32,7 @@ TERMINAL_OPS = ("status", "play", "decide", "cashout", "game", "bet", "retry-tic
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("simctl", help="drive the simulated devices and controls of a running terminal",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+                       description=plain_text(__doc__), formatter_class=argparse.RawDescriptionHelpFormatter)
     state_dir_argument(p, "the running terminal's --state-dir (its control.sock)")
     p.add_argument("--json", action="store_true", help="print the answer as one JSON document (default: tables)")
     p.add_argument("--timeout", type=float, default=10.0, help="seconds `wait` waits (default 10)")
