@@ -8,21 +8,22 @@ table of its own. A value inside a cell is written ``key=value, ...``; never a P
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-#: Columns used when stdout is not a terminal (a pipe, a file, a test).
-PIPE_WIDTH = 120
+#: Columns used when stdout is not a terminal (a pipe, a file, a test): wide, so that a row is one
+#: line for grep (a table is only as wide as its cells).
+PIPE_WIDTH = 200
 
 
 def console() -> Any:
-    """A rich console on stdout: the terminal's width, or :data:`PIPE_WIDTH` when piped."""
+    """A rich console on stdout: the terminal's width, or :data:`PIPE_WIDTH` when piped (whatever
+    ``COLUMNS`` says: a reader of a file or a pipe has no screen to fit)."""
     import sys
 
     from rich.console import Console
 
-    width = None if sys.stdout.isatty() else shutil.get_terminal_size((PIPE_WIDTH, 24)).columns
+    width = None if sys.stdout.isatty() else PIPE_WIDTH
     return Console(file=sys.stdout, width=width, highlight=False, emoji=False, markup=False)
 
 

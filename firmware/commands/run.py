@@ -173,6 +173,8 @@ def _terminal(cfg, args, game_id: str, rng_results, path: Path, out) -> None:
         if apply_stored_calibration(terminal) is not None:
             out.write("touchscreen: the stored calibration applied\n")
         screens = _screens(terminal, args, rig if twins else None, out)
+        _print_started(out, cfg, specs, rig, problems, hosted if cfg.host.enabled else None, path,
+                       socket_path(path), screens, args)
         out.flush()
 
         def show(record) -> None:
@@ -208,6 +210,44 @@ def _terminal(cfg, args, game_id: str, rng_results, path: Path, out) -> None:
                       f"critical memory in {path}\n")
             if difference:
                 raise EgmError(f"the accounting identity is off by {difference} cents")
+
+
+def _print_started(out, cfg, specs, rig, problems, hosted, path: Path, control: Path, screens, args) -> None:
+    """What this start-up started, as one table: each device (its protocol, and its port: a
+    simulated twin's pty), the host link (the broker, the embedded host's store), critical memory,
+    the control socket and the screens."""
+    from firmware.commands._tables import console, records_table
+    from firmware.config.schema import DEVICE_FIELDS
+
+    rows = []
+    for slot in DEVICE_FIELDS:
+        spec = specs.get(slot)
+        if spec is None:
+            rows.append({"part": slot, "what": "not fitted (none)", "where": "-"})
+            continue
+        twin = rig.twins.get(slot)
+        where = twin.link.path if twin is not None and twin.link is not None else \
+            cfg.devices.settings.get(slot, {}).get("port", "-")
+        what = f"{'simulated ' if spec.simulated else ''}{spec.backend}"
+        rows.append({"part": slot, "what": what + (f" (left out: {problems[slot]})" if slot in problems else ""),
+                     "where": str(where)})
+    if hosted is None:
+        rows.append({"part": "host link", "what": "off (host.enabled = false)", "where": "-"})
+    else:
+        rows.append({"part": "host link", "what": "MQTT over TLS to the embedded broker" if hosted.host_dir
+                     else "MQTT over TLS to the casino broker", "where": hosted.broker_url})
+        if hosted.host_dir:
+            rows.append({"part": "embedded host", "what": "reference host (egm host)", "where": str(hosted.host_dir)})
+    rows.append({"part": "critical memory", "what": "state dir (egm meters, recall, events)", "where": str(path)})
+    rows.append({"part": "control socket", "what": "egm simctl", "where": str(control)})
+    if screens is None:
+        rows.append({"part": "screens", "what": "off (headless)", "where": "-"})
+    else:
+        w, h = args.size
+        rows.append({"part": "screens", "what": f"{w}x{h}{' full screen' if args.fullscreen else ''}",
+                     "where": display_driver() or "-"})
+    out.flush()
+    console().print(records_table(rows, "started", columns=("part", "what", "where")))
 
 
 def display_driver() -> str | None:
