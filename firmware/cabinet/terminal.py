@@ -49,7 +49,7 @@ from firmware.cabinet.states import CabinetState, HandpayReason, TiltSource
 from firmware.cards.errors import ShoeExhausted
 from firmware.cards.source import PhysicalShoeSource, RngShoe
 from firmware.errors import EgmError
-from firmware.games.registry import get_game, make_options
+from firmware.games.registry import configured_options, get_game
 from firmware.kernel.limits import BetLimits, validate_wagers
 from firmware.kernel.round import RoundKernel
 from firmware.kernel.states import RoundState
@@ -763,7 +763,7 @@ class Terminal:
         kernel = self._kernels.get(game_id)
         if kernel is None:
             game = get_game(game_id)
-            options = make_options(game_id, self.cfg.games.options.get(game_id, {}))
+            options = configured_options(self.cfg, game_id)
             kernel = RoundKernel(game, options, limits=self.limits, journal=self.ledger,
                                  decision_timeout_s=self.cfg.games.decision_timeout_s, clock=self._clock)
             self._kernels[game_id] = kernel

@@ -1,9 +1,10 @@
-"""Helpers shared by the subcommands: JSON output and option parsing."""
+"""Helpers shared by the subcommands: JSON output, option parsing, the default state directory."""
 
 from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 
@@ -51,3 +52,56 @@ def read_limited(path: str, what: str, limit: int) -> bytes:
         return Path(path).read_bytes()
     except OSError as exc:
         raise UsageError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
+
+
+def plain_text(rst: str) -> str:
+    """A docstring written in reStructuredText as ``--help`` shows it: no ````literal```` quotes,
+    a ``::`` that opens a literal block as a plain colon."""
+    import re
+
+    return re.sub(r"::$", ":", rst.replace("``", ""), flags=re.MULTILINE)
+
+
+def game_id(text: str) -> str:
+    """An argparse type: a game id of the registry (with ``choices``, ``--help`` lists them)."""
+    import argparse
+
+    from firmware.games.registry import GAMES
+
+    if text not in GAMES:
+        raise argparse.ArgumentTypeError(f"unknown game {text!r}; games are {', '.join(GAMES)}")
+    return text
+
+
+def game_ids() -> tuple[str, ...]:
+    """Every game id, in the registry's order (the ``choices`` of a GAME argument)."""
+    from firmware.games.registry import GAMES
+
+    return tuple(GAMES)
+
+
+def default_state_dir(terminal_id: str | None = None) -> Path:
+    """Where ``egm run`` keeps critical memory when no ``--state-dir`` is given, and so where
+    ``meters``, ``recall``, ``events``, ``ledger`` and ``simctl`` look for it: the platform's data
+    directory for egm (``$XDG_DATA_HOME/egm`` on Linux), then the terminal id (``terminal_id``,
+    else the default configuration's)."""
+    import platformdirs
+
+    if terminal_id is None:
+        from firmware.config.schema import TerminalSection
+
+        terminal_id = TerminalSection().id
+    return Path(platformdirs.user_data_dir("egm")) / terminal_id
+
+
+def state_dir_argument(p: Any, help: str = "the terminal's state directory (critical memory)") -> None:
+    """``--state-dir DIR``, by default :func:`default_state_dir` (as ``egm run``)."""
+    import platformdirs
+
+    p.add_argument("--state-dir", default=None, metavar="DIR",
+                   help=f"{help}; default egm run's: {platformdirs.user_data_dir('egm')}/TERMINAL-ID")
+
+
+def chosen_state_dir(args: Any) -> Path:
+    """The ``--state-dir`` given, else :func:`default_state_dir`."""
+    return Path(args.state_dir) if args.state_dir else default_state_dir()

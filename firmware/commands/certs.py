@@ -25,33 +25,33 @@ def register(sub: argparse._SubParsersAction) -> None:
     _dir(i)
     i.add_argument("--name", default="Development Casino CA", help="the CA's common name")
     i.add_argument("--days", type=_days, default=3650, help="validity in days (default 3650)")
-    i.add_argument("--json", action="store_true")
+    i.add_argument("--json", action="store_true", help="print one JSON document (for machines) instead of text for people")
     i.set_defaults(func=_init)
 
     s = csub.add_parser("issue", help="issue a certificate and a new private key")
     _dir(s)
-    s.add_argument("--kind", required=True, choices=KINDS)
+    s.add_argument("--kind", required=True, choices=KINDS, help="what the certificate is for: " + ", ".join(KINDS))
     s.add_argument("--name", required=True, help="terminal id, host name, code signer name or host-kem name")
     s.add_argument("--dns", action="append", default=[], metavar="NAME",
                    help="a DNS name of the host (repeatable; host only)")
     s.add_argument("--ip", action="append", default=[], metavar="ADDR",
                    help="an IP address of the host (repeatable; host only)")
     s.add_argument("--days", type=_days, default=825, help="validity in days (default 825)")
-    s.add_argument("--json", action="store_true")
+    s.add_argument("--json", action="store_true", help="print one JSON document (for machines) instead of text for people")
     s.set_defaults(func=_issue)
 
     ls = csub.add_parser("list", help="every certificate the CA issued")
     _dir(ls)
-    ls.add_argument("--json", action="store_true")
+    ls.add_argument("--json", action="store_true", help="print one JSON document (for machines) instead of text for people")
     ls.set_defaults(func=_list)
 
     r = csub.add_parser("revoke", help="revoke by serial (hex) or name, and rewrite crl.pem")
     _dir(r)
-    r.add_argument("target", metavar="SERIAL|NAME")
+    r.add_argument("target", metavar="SERIAL|NAME", help="the certificate to revoke: its serial number or its name")
     r.add_argument("--reason", default="unspecified",
                    help="RFC 5280 reason: unspecified, key-compromise, superseded, "
                         "cessation-of-operation, affiliation-changed, ... (default unspecified)")
-    r.add_argument("--json", action="store_true")
+    r.add_argument("--json", action="store_true", help="print one JSON document (for machines) instead of text for people")
     r.set_defaults(func=_revoke)
 
     c = csub.add_parser("crl", help="sign a fresh CRL (next update in 7 days) into DIR/crl.pem")
@@ -61,22 +61,23 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     n = csub.add_parser("renew", help="a new key and certificate for NAME (same subject)")
     _dir(n)
-    n.add_argument("name", metavar="NAME")
+    n.add_argument("name", metavar="NAME", help="the issued certificate to renew (issued/NAME.cert.pem)")
     n.add_argument("--days", type=_days, default=825, help="validity in days (default 825)")
-    n.add_argument("--json", action="store_true")
+    n.add_argument("--json", action="store_true", help="print one JSON document (for machines) instead of text for people")
     n.set_defaults(func=_renew)
 
     v = csub.add_parser("verify", help="verify a certificate against the CA and its CRL")
     _dir(v)
-    v.add_argument("cert", metavar="CERT.pem")
+    v.add_argument("cert", metavar="CERT.pem", help="the certificate file to verify")
     v.add_argument("--expect", choices=KINDS, help="the role the certificate must be able to play")
-    v.add_argument("--json", action="store_true")
+    v.add_argument("--json", action="store_true", help="print one JSON document (for machines) instead of text for people")
     v.set_defaults(func=_verify)
 
     d = csub.add_parser("dev", help="the development CA and certificates under STATE_DIR/pki (idempotent)")
-    d.add_argument("--state-dir", required=True)
+    d.add_argument("--state-dir", metavar="DIR",
+                   help="the terminal's state directory (default: egm run's for the terminal ID)")
     d.add_argument("--terminal", required=True, metavar="ID", help="the terminal id")
-    d.add_argument("--json", action="store_true")
+    d.add_argument("--json", action="store_true", help="print one JSON document (for machines) instead of text for people")
     d.set_defaults(func=_dev)
 
 
@@ -214,10 +215,10 @@ def _verify(args: argparse.Namespace) -> int:
 
 
 def _dev(args: argparse.Namespace) -> int:
-    from firmware.commands._common import emit_json
+    from firmware.commands._common import default_state_dir, emit_json
     from firmware.hostlink.pki import ensure_development_pki
 
-    paths = ensure_development_pki(args.state_dir, args.terminal)
+    paths = ensure_development_pki(args.state_dir or default_state_dir(args.terminal), args.terminal)
     if args.json:
         emit_json({k: str(v) for k, v in paths.items()})
     else:

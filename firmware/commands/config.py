@@ -12,7 +12,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     csub.required = True
 
     check = csub.add_parser("check", help="validate a configuration file")
-    check.add_argument("file")
+    check.add_argument("file", metavar="FILE", help="the configuration file (TOML) to check")
     check.add_argument("--profile", help="jurisdiction profile (built-in name or TOML file; "
                        "default: the configuration's math.profile)")
     check.add_argument("--no-math", action="store_true",

@@ -10,7 +10,7 @@ from pathlib import Path
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("diagram", help="write a state machine (cabinet, or a game id) as dot or Mermaid")
     p.add_argument("name", metavar="NAME", help="'cabinet' or a game id")
-    p.add_argument("--format", choices=["dot", "mermaid"], default="dot")
+    p.add_argument("--format", choices=["dot", "mermaid"], default="dot", help="Graphviz dot (default) or Mermaid")
     p.add_argument("--out", help="file to write (default: stdout)")
     p.set_defaults(func=_diagram)
 

@@ -43,10 +43,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     o = hsub.add_parser("offer-package", help="verify a signed game package and offer it to a terminal")
     _common(o)
-    o.add_argument("terminal")
+    o.add_argument("terminal", metavar="TERMINAL", help="the terminal id the package is offered to")
     o.add_argument("package", help="the .egmpkg file (egm package build)")
     o.add_argument("--pki", help="PKI directory (default <state-dir>/pki)")
-    o.add_argument("--json", action="store_true")
+    o.add_argument("--json", action="store_true", help="print one JSON document (for machines) instead of text for people")
     o.set_defaults(func=_offer_package)
 
     for name, text in (("meters", "the meters each terminal last reported"),
@@ -56,31 +56,31 @@ def register(sub: argparse._SubParsersAction) -> None:
         _common(q)
         q.add_argument("terminal", nargs="?", help="only this terminal")
         if name != "meters":
-            q.add_argument("--last", type=positive_int, default=100)
-        q.add_argument("--json", action="store_true")
+            q.add_argument("--last", type=positive_int, default=100, help="how many, newest first (default 100)")
+        q.add_argument("--json", action="store_true", help="print one JSON document (for machines) instead of text for people")
         q.set_defaults(func=_query)
 
     f = hsub.add_parser("floor", help="every terminal: last report, credits, open tilts, disabled")
     _common(f)
-    f.add_argument("--json", action="store_true")
+    f.add_argument("--json", action="store_true", help="print one JSON document (for machines) instead of text for people")
     f.set_defaults(func=_query)
 
     q = hsub.add_parser("sequence", help="a terminal's stored report numbers: count, first, last, gaps")
     _common(q)
-    q.add_argument("terminal")
-    q.add_argument("--json", action="store_true")
+    q.add_argument("terminal", metavar="TERMINAL", help="the terminal id")
+    q.add_argument("--json", action="store_true", help="print one JSON document (for machines) instead of text for people")
     q.set_defaults(func=_query)
 
     r = hsub.add_parser("rejections", help="messages the host refused, and why")
     _common(r)
-    r.add_argument("--last", type=positive_int, default=100)
-    r.add_argument("--json", action="store_true")
+    r.add_argument("--last", type=positive_int, default=100, help="how many, newest first (default 100)")
+    r.add_argument("--json", action="store_true", help="print one JSON document (for machines) instead of text for people")
     r.set_defaults(func=_query)
 
     v = hsub.add_parser("vouchers", help="vouchers the host knows, and their state")
     _common(v)
-    v.add_argument("terminal", nargs="?")
-    v.add_argument("--json", action="store_true")
+    v.add_argument("terminal", nargs="?", metavar="TERMINAL", help="only this terminal's (default: every terminal's)")
+    v.add_argument("--json", action="store_true", help="print one JSON document (for machines) instead of text for people")
     v.set_defaults(func=_query)
 
     for name, text in (("disable", "stop play on a terminal"), ("enable", "allow play again"),
@@ -88,12 +88,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                        ("set-time", "set a terminal's clock (default: the host's time now)")):
         c = hsub.add_parser(name, help=text)
         _common(c)
-        c.add_argument("terminal")
+        c.add_argument("terminal", metavar="TERMINAL", help="the terminal id")
         if name == "disable":
-            c.add_argument("--reason", default="disabled by the host")
+            c.add_argument("--reason", default="disabled by the host", help="why, shown and logged (default: disabled by the host)")
         if name == "set-time":
             c.add_argument("--iso", help="ISO 8601 time with offset")
-        c.add_argument("--json", action="store_true")
+        c.add_argument("--json", action="store_true", help="print one JSON document (for machines) instead of text for people")
         c.set_defaults(func=_command, command=name)
 
 

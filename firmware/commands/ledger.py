@@ -9,7 +9,13 @@ from __future__ import annotations
 import argparse
 import sys
 
-from firmware.commands._common import emit_json, non_negative_int
+from firmware.commands._common import (
+    chosen_state_dir,
+    emit_json,
+    non_negative_int,
+    state_dir_argument,
+)
+from firmware.commands._tables import show
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -35,23 +41,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     v.add_argument("--repair", action="store_true", help="repair a bad copy (the terminal must be stopped)")
     v.set_defaults(func=_verify)
     c = lsub.add_parser("clear", help="RAM clear: erase critical memory, keeping the record of the clear")
-    c.add_argument("--state-dir", required=True)
+    state_dir_argument(c)
     c.add_argument("--role", required=True, help="who clears (technician)")
-    c.add_argument("--reason", required=True)
+    c.add_argument("--reason", required=True, help="why, in words: kept in the record of the clear")
     c.add_argument("--yes", action="store_true", help="confirm: every meter and all history are erased")
     c.add_argument("--denomination", type=int, default=1, help="cents per credit of the new memory")
     c.set_defaults(func=_clear)
 
 
 def _state(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--state-dir", required=True, help="the terminal's state directory")
-    p.add_argument("--json", action="store_true")
+    state_dir_argument(p)
+    p.add_argument("--json", action="store_true", help="print one JSON document (CONTRACTS.md) instead of a table")
 
 
 def _open(args: argparse.Namespace, *, read_only: bool = True):
     from firmware.ledger.ledger import Ledger
 
-    return Ledger.open(args.state_dir, read_only=read_only)
+    return Ledger.open(chosen_state_dir(args), read_only=read_only)
 
 
 def _meters(args: argparse.Namespace) -> int:
@@ -60,10 +66,7 @@ def _meters(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(doc)
     else:
-        for name, value in doc["meters"].items():
-            if not isinstance(value, dict):
-                sys.stdout.write(f"{name:<28s} {value:>14,d}\n")
-        sys.stdout.write(f"{'credits (cents)':<28s} {doc['credits']:>14,d}\n")
+        show(doc)
     return 0
 
 
@@ -73,12 +76,11 @@ def _recall(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(rounds)
     else:
-        for r in rounds:
-            if r["status"] == "in_progress":
-                sys.stdout.write(f"{r['round_id'][:12]}  {r['game']:<16s} in progress\n")
-            else:
-                sys.stdout.write(f"{r['round_id'][:12]}  {r['game']:<16s} {r['time']}  net {r['net']:+d}  "
-                                 f"credits {r['credits_before']} -> {r['credits_after']}\n")
+        rows = [{"round": r["round_id"][:12], "game": r["game"], "time": r.get("time", "-"),
+                 "status": r["status"].replace("_", " "), "net": r.get("net"),
+                 "credits before": r.get("credits_before"), "credits after": r.get("credits_after")}
+                for r in rounds]
+        show(rows, f"last {len(rows)} round(s), newest first (egm recall --json: the whole records)")
     return 0
 
 
@@ -88,9 +90,9 @@ def _events(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(events)
     else:
-        for e in events:
-            extra = {k: v for k, v in e.items() if k not in ("seq", "time", "event")}
-            sys.stdout.write(f"{e['seq']:>8d}  {e['time']}  {e['event']}  {extra if extra else ''}\n")
+        show([{"seq": e["seq"], "time": e["time"], "event": e["event"],
+               **{k: v for k, v in e.items() if k not in ("seq", "time", "event")}} for e in events],
+             f"last {len(events)} event(s), newest first")
     return 0
 
 
@@ -118,7 +120,7 @@ def _clear(args: argparse.Namespace) -> int:
 
     if not args.yes:
         raise UsageError("a RAM clear erases every meter and all history: add --yes to confirm")
-    with Ledger.ram_clear(args.state_dir, role=args.role, reason=args.reason,
+    with Ledger.ram_clear(chosen_state_dir(args), role=args.role, reason=args.reason,
                           denomination=args.denomination) as ledger:
         sys.stdout.write(f"critical memory cleared; event {ledger.rows} records the clear\n")
     return 0

@@ -23,7 +23,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     b = psub.add_parser("build", help="sign a package of game options with the code signer's key")
     b.add_argument("--name", required=True, help="the package name (a-z 0-9 . _ -)")
     b.add_argument("--version", required=True, help="its version (e.g. 1.2.0)")
-    b.add_argument("--description", default="")
+    b.add_argument("--description", default="", help="a line saying what the package changes")
     b.add_argument("--options", required=True, metavar="OPTIONS.toml",
                    help="the game options: a table per game id, e.g. [baccarat-war] decks = 6")
     b.add_argument("--file", action="append", default=[], metavar="PATH=SOURCE",
@@ -32,13 +32,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--cert", required=True, help="the code signer's certificate (PEM)")
     b.add_argument("--password-env", metavar="VAR", help="environment variable holding the key's passphrase")
     b.add_argument("--out", required=True, help="the .egmpkg file to write")
-    b.add_argument("--json", action="store_true")
+    b.add_argument("--json", action="store_true", help="print one JSON document (for machines) instead of text for people")
     b.set_defaults(func=_build)
 
     v = psub.add_parser("verify", help="verify a package against a casino PKI (exit 0 only if accepted)")
-    v.add_argument("package")
+    v.add_argument("package", metavar="PACKAGE", help="the package file to verify")
     v.add_argument("--pki", required=True, help="the PKI directory (its CA and CRL)")
-    v.add_argument("--json", action="store_true")
+    v.add_argument("--json", action="store_true", help="print one JSON document (for machines) instead of text for people")
     v.set_defaults(func=_verify)
 
 

@@ -17,7 +17,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         description=(
             "Exact wherever the game can be enumerated (Three Card Poker, Double Super 9, one-seat "
             "Baccarat War and Blackjack War); Monte Carlo through the real kernel for the rest, with "
-            "its sample size and 95%% interval."
+            "its sample size and 95% interval."
         ),
     )
     _game_arguments(p)

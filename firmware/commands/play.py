@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from firmware.commands._common import emit_json, positive_int
+from firmware.commands._common import emit_json, game_id, game_ids, positive_int
 from firmware.errors import UsageError
 
 DEFAULT_UNIT = 10
@@ -38,40 +38,50 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="play many rounds with the automatic strategy and report each wager's return",
     )
     _game_arguments(s)
-    s.add_argument("--rounds", type=positive_int, required=True)
+    s.add_argument("--rounds", type=positive_int, required=True, help="how many rounds to play")
     s.add_argument("--seed", help="seed a deterministic DRBG (default: the production RNG)")
     s.add_argument("--seats", type=positive_int, default=1, help="seats played (default 1)")
     s.add_argument("--unit", type=positive_int, default=DEFAULT_UNIT,
                    help=f"credits on each automatic wager (default {DEFAULT_UNIT})")
     s.add_argument("--wager", action="append", default=[], metavar="SEAT:NAME=AMOUNT",
                    help="play these wagers every round instead of the automatic ones (repeatable)")
-    s.add_argument("--json", action="store_true")
+    s.add_argument("--json", action="store_true", help="print one JSON document (for machines) instead of text for people")
     s.set_defaults(func=_simulate)
 
 
 def _game_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("game", metavar="GAME", help="game id, e.g. baccarat-war")
+    p.add_argument("game", metavar="GAME", type=game_id, choices=game_ids(), help=f"game id: {', '.join(game_ids())}")
+    _option_arguments(p)
+
+
+def _option_arguments(p: argparse.ArgumentParser) -> None:
+    """``--config`` and ``--option``: which game options a command plays (:func:`_configured`)."""
     p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
-                   help="a rules option, e.g. war_scoring=high_card or pool.commission=5 (repeatable)")
-    p.add_argument("--config", help="configuration file (TOML) for game options and table limits")
+                   help="a rules option over the configuration's, e.g. war_scoring=high_card or "
+                        "pool.commission=5 (repeatable)")
+    p.add_argument("--config", metavar="FILE",
+                   help="terminal configuration (TOML, as egm run --config) whose game options and table "
+                        "limits to use (default: the terminal's default configuration)")
+
+
+def _configured(game_id: str, args: argparse.Namespace) -> tuple[Any, Any]:
+    """The configuration (``--config``, else the terminal's default one) and ``game_id``'s options
+    under it, ``--option`` last: the options the terminal itself would play."""
+    from firmware.config import load_config
+    from firmware.games.options import parse_assignments
+    from firmware.games.registry import configured_options
+
+    cfg = load_config(args.config)
+    return cfg, configured_options(cfg, game_id, parse_assignments(args.option))
 
 
 def _load(args: argparse.Namespace) -> tuple[Any, Any, Any]:
-    """The game, its options and the table limits.
-
-    Options are the rules' defaults, then the ``--config`` file's ``[games.options.GAME]`` when one
-    is given, then ``--option``. Without ``--config`` the terminal's built-in game options (which
-    switch the pools off for a one-seat cabinet) do not apply: these commands play the rules.
-    """
-    from firmware.config import Config, load_config
-    from firmware.games.options import parse_assignments
-    from firmware.games.registry import get_game, make_options
+    """The game, its options (:func:`_configured`) and the configuration's table limits."""
+    from firmware.games.registry import get_game
     from firmware.kernel.limits import BetLimits
 
     game = get_game(args.game)
-    cfg = load_config(args.config) if args.config else Config()
-    table = cfg.games.options.get(game.id, {}) if args.config else {}
-    options = make_options(game.id, table, parse_assignments(args.option))
+    cfg, options = _configured(game.id, args)
     return game, options, BetLimits.from_config(cfg.limits)
 
 

@@ -47,15 +47,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     kat.set_defaults(func=_kat)
 
     dump = rng_sub.add_parser("dump", help="write raw DRBG output bytes to stdout")
-    dump.add_argument("--bytes", type=non_negative_int, required=True, metavar="N")
+    dump.add_argument("--bytes", type=non_negative_int, required=True, metavar="N", help="how many bytes to write")
     dump.add_argument("--seed", metavar="S", help=_SEED_HELP)
     dump.set_defaults(func=_dump)
 
     outcomes = rng_sub.add_parser(
         "outcomes", help="write scaled outcomes in [0, N) through the production scaling"
     )
-    outcomes.add_argument("--range", type=positive_int, required=True, metavar="N")
-    outcomes.add_argument("--count", type=non_negative_int, required=True, metavar="M")
+    outcomes.add_argument("--range", type=positive_int, required=True, metavar="N", help="each outcome is one of 0..N-1")
+    outcomes.add_argument("--count", type=non_negative_int, required=True, metavar="M", help="how many outcomes")
     outcomes.add_argument("--seed", metavar="S", help=_SEED_HELP)
     outcomes.set_defaults(func=_outcomes)
 

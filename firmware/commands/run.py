@@ -30,16 +30,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--headless", action="store_true", help="no screens, even with a display")
     p.add_argument("--size", default="1920x1080", metavar="WxH", help="the screens' size (default 1920x1080)")
     p.add_argument("--fullscreen", action="store_true", help="the screens full screen (a cabinet)")
-    p.add_argument("--state-dir", help="critical-memory directory (default: the platform data dir)")
+    p.add_argument("--state-dir", metavar="DIR",
+                   help="critical-memory directory (default: the platform's data directory, egm/TERMINAL-ID)")
     p.add_argument("--config", help="configuration file (TOML; default: built-in defaults)")
     p.add_argument("--autoplay", type=int, metavar="ROUNDS", help="play ROUNDS rounds automatically")
-    p.add_argument("--game", help="game id to start with")
+    from firmware.commands._common import game_id, game_ids
+
+    p.add_argument("--game", type=game_id, choices=game_ids(), metavar="GAME",
+                   help=f"the game to start with (default: the configuration's games.default): {', '.join(game_ids())}")
     p.set_defaults(func=_run)
 
 
 def _run(args: argparse.Namespace) -> int:
-    import platformdirs
-
+    from firmware.commands._common import default_state_dir
     from firmware.config import load_config
     from firmware.errors import UsageError
     from firmware.games.registry import available
@@ -69,7 +72,7 @@ def _run(args: argparse.Namespace) -> int:
     _math_check(cfg, out, args.state_dir)
     out.write(f"games: {', '.join(playable)} playable\n")
     out.flush()
-    path = Path(args.state_dir) if args.state_dir else Path(platformdirs.user_data_dir("egm")) / cfg.terminal.id
+    path = Path(args.state_dir) if args.state_dir else default_state_dir(cfg.terminal.id)
     _terminal(cfg, args, game_id, rng_results, path, out)
     return 0
 
@@ -171,6 +174,8 @@ def _terminal(cfg, args, game_id: str, rng_results, path: Path, out) -> None:
         if apply_stored_calibration(terminal) is not None:
             out.write("touchscreen: the stored calibration applied\n")
         screens = _screens(terminal, args, rig if twins else None, out)
+        _print_started(out, cfg, specs, rig, problems, hosted if cfg.host.enabled else None, path,
+                       socket_path(path), screens, args)
         out.flush()
 
         def show(record) -> None:
@@ -206,6 +211,44 @@ def _terminal(cfg, args, game_id: str, rng_results, path: Path, out) -> None:
                       f"critical memory in {path}\n")
             if difference:
                 raise EgmError(f"the accounting identity is off by {difference} cents")
+
+
+def _print_started(out, cfg, specs, rig, problems, hosted, path: Path, control: Path, screens, args) -> None:
+    """What this start-up started, as one table: each device (its protocol, and its port: a
+    simulated twin's pty), the host link (the broker, the embedded host's store), critical memory,
+    the control socket and the screens."""
+    from firmware.commands._tables import console, records_table
+    from firmware.config.schema import DEVICE_FIELDS
+
+    rows = []
+    for slot in DEVICE_FIELDS:
+        spec = specs.get(slot)
+        if spec is None:
+            rows.append({"part": slot, "what": "not fitted (none)", "where": "-"})
+            continue
+        twin = rig.twins.get(slot)
+        where = twin.link.path if twin is not None and twin.link is not None else \
+            cfg.devices.settings.get(slot, {}).get("port", "-")
+        what = f"{'simulated ' if spec.simulated else ''}{spec.backend}"
+        rows.append({"part": slot, "what": what + (f" (left out: {problems[slot]})" if slot in problems else ""),
+                     "where": str(where)})
+    if hosted is None:
+        rows.append({"part": "host link", "what": "off (host.enabled = false)", "where": "-"})
+    else:
+        rows.append({"part": "host link", "what": "MQTT over TLS to the embedded broker" if hosted.host_dir
+                     else "MQTT over TLS to the casino broker", "where": hosted.broker_url})
+        if hosted.host_dir:
+            rows.append({"part": "embedded host", "what": "reference host (egm host)", "where": str(hosted.host_dir)})
+    rows.append({"part": "critical memory", "what": "state dir (egm meters, recall, events)", "where": str(path)})
+    rows.append({"part": "control socket", "what": "egm simctl", "where": str(control)})
+    if screens is None:
+        rows.append({"part": "screens", "what": "off (headless)", "where": "-"})
+    else:
+        w, h = args.size
+        rows.append({"part": "screens", "what": f"{w}x{h}{' full screen' if args.fullscreen else ''}",
+                     "where": display_driver() or "-"})
+    out.flush()
+    console().print(records_table(rows, "started", columns=("part", "what", "where")))
 
 
 def display_driver() -> str | None:

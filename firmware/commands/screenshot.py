@@ -1,7 +1,9 @@
-"""``egm screenshot SCREEN --out FILE.png [--game GAME] [--size WxH] [--json]``: a screen, headless.
+"""``egm screenshot SCREEN --out FILE.png [--game GAME] [--config FILE] [--option KEY=VALUE] [--size WxH]
+[--json]``: a screen, headless.
 
-Renders a named screen from a demonstration state (``firmware.ui.demo``) through the same drawing
-code the cabinet runs, on an off-screen surface (no display needed), and writes it as PNG. With
+Renders a named screen from a demonstration state (``firmware.ui.demo``), its game played with the
+options the terminal plays (the default configuration, or ``--config``'s, then ``--option``), through
+the same drawing code the cabinet runs, on an off-screen surface (no display needed), and writes it as PNG. With
 ``--json`` it prints what it wrote and where each named element of the screen is, in the image's
 pixels. Bad input (an unknown screen or game, a size the layouts cannot draw, an output that cannot
 be written) is one line on stderr and a non-zero exit; nothing is written.
@@ -18,10 +20,17 @@ SCREENS = ("table", "war", "paytable", "help", "service", "recall", "calibration
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("screenshot", help="render a screen (table, war, paytable, help, attract...) to a PNG")
+    from firmware.commands._common import game_id, game_ids
+    from firmware.commands.play import _option_arguments
+
+    p = sub.add_parser("screenshot", help="render a screen (table, war, paytable, help, attract...) to a PNG",
+                       description="The game is played with the terminal's default configuration's options "
+                                   "(as egm run, egm par and egm simulate), or --config's, then --option's.")
     p.add_argument("screen", metavar="SCREEN", help=", ".join(SCREENS))
     p.add_argument("--out", required=True, metavar="FILE.png", help="the PNG to write")
-    p.add_argument("--game", default="baccarat-war", help="game id (default baccarat-war)")
+    p.add_argument("--game", default="baccarat-war", type=game_id, choices=game_ids(), metavar="GAME",
+                   help=f"game id (default baccarat-war): {', '.join(game_ids())}")
+    _option_arguments(p)
     p.add_argument("--size", default="1920x1080", help="WIDTHxHEIGHT in pixels (default 1920x1080)")
     p.add_argument("--page", type=int, default=1, help="page of the help or pay table (default 1)")
     p.add_argument("--json", action="store_true", help="print the file and the screen's named regions")
@@ -50,6 +59,7 @@ def _screenshot(args: argparse.Namespace) -> int:
         raise UsageError(f"--size: {exc}") from None
     if args.page < 1:
         raise UsageError(f"--page counts from 1, not {args.page}")
+    config = _config(args)
     out = Path(args.out)
     _check_output(out)
 
@@ -59,7 +69,7 @@ def _screenshot(args: argparse.Namespace) -> int:
 
     started = time.perf_counter()
     try:
-        surface, frame = render(args.screen, size, args.game, page=args.page - 1)
+        surface, frame = render(args.screen, size, args.game, page=args.page - 1, config=config)
     except PageError as exc:
         raise UsageError(f"--page: {exc}") from None
     tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp.png")
@@ -78,6 +88,20 @@ def _screenshot(args: argparse.Namespace) -> int:
                    "actions": sorted({h.name for h in frame.hits}),
                    "seconds": round(time.perf_counter() - started, 3)})
     return 0
+
+
+def _config(args: argparse.Namespace):
+    """The configuration the screen is drawn for: ``--config`` (else the terminal's default), with
+    the game's options as ``egm par`` and ``egm simulate`` take them (``--option`` last)."""
+    from firmware.commands.play import _configured
+    from firmware.errors import UsageError
+
+    cfg, options = _configured(args.game, args)
+    if args.game not in cfg.games.enabled:
+        raise UsageError(f"game {args.game!r} is not enabled in {args.config}; enabled: "
+                         f"{', '.join(cfg.games.enabled)}")
+    tables = {**cfg.games.options, args.game: options.to_json()}
+    return cfg.model_copy(update={"games": cfg.games.model_copy(update={"options": tables})})
 
 
 def _check_output(out: Path) -> None:

@@ -19,10 +19,10 @@ Service functions are ``egm simctl service ...`` (see ``egm simctl service help`
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from typing import Any
 
+from firmware.commands._common import chosen_state_dir, emit_json, plain_text, state_dir_argument
+from firmware.commands._tables import show
 from firmware.errors import UsageError
 
 #: simctl words -> the terminal's command and how its arguments are read.
@@ -32,9 +32,9 @@ TERMINAL_OPS = ("status", "play", "decide", "cashout", "game", "bet", "retry-tic
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("simctl", help="drive the simulated devices and controls of a running terminal",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--state-dir", required=True, help="the running terminal's --state-dir")
-    p.add_argument("--json", action="store_true", help="print the answer as JSON")
+                       description=plain_text(__doc__), formatter_class=argparse.RawDescriptionHelpFormatter)
+    state_dir_argument(p, "the running terminal's --state-dir (its control.sock)")
+    p.add_argument("--json", action="store_true", help="print the answer as one JSON document (default: tables)")
     p.add_argument("--timeout", type=float, default=10.0, help="seconds `wait` waits (default 10)")
     p.add_argument("--rounds", type=int, help="`wait`: until at least N rounds were played")
     p.add_argument("words", nargs="+", help="what to do (see above)")
@@ -88,13 +88,9 @@ def _simctl(args: argparse.Namespace) -> int:
     from firmware.cabinet.control import request
 
     op, req = parse_request(list(args.words), timeout=args.timeout, rounds=args.rounds)
-    result = request(args.state_dir, op, req, timeout=max(90.0, args.timeout + 5))
+    result = request(chosen_state_dir(args), op, req, timeout=max(90.0, args.timeout + 5))
     if args.json:
-        json.dump(result, sys.stdout)
-        sys.stdout.write("\n")
-    elif isinstance(result, dict):
-        for key, value in result.items():
-            sys.stdout.write(f"{key}: {json.dumps(value) if isinstance(value, dict | list) else value}\n")
+        emit_json(result)
     elif result is not None:
-        sys.stdout.write(f"{result}\n")
+        show(result)
     return 0

@@ -39,14 +39,15 @@ def register(sub: argparse._SubParsersAction) -> None:
                                       "ROOT/.egm-dev/manifest.signed.json)")
     v.add_argument("--trust", action="append", metavar="PUBLIC.pem",
                    help="a trusted code signer's public key (repeatable; default: the development key)")
-    v.add_argument("--json", action="store_true")
+    v.add_argument("--json", action="store_true", help="print one JSON document (for machines) instead of text for people")
     v.set_defaults(func=_verify)
 
     h = ssub.add_parser("hash", help="the lab's digests on request: per file and overall")
-    h.add_argument("--algorithm", required=True, choices=["sha1", "sha256", "hmac-sha1", "hmac-sha256"])
+    h.add_argument("--algorithm", required=True, choices=["sha1", "sha256", "hmac-sha1", "hmac-sha256"],
+                   help="the digest (the hmac ones keyed with --seed)")
     h.add_argument("--seed", metavar="HEX", help="the lab's seed in hex (HMAC only, required there)")
     _root(h)
-    h.add_argument("--json", action="store_true")
+    h.add_argument("--json", action="store_true", help="print one JSON document (for machines) instead of text for people")
     h.set_defaults(func=_hash)
 
     d = ssub.add_parser("dev-sign", help="make or refresh the development signature (never for production)")

@@ -61,6 +61,16 @@ def make_options(game_id: str, *tables: Mapping[str, Any], prefix: str = "") -> 
         raise OptionError(f"{game_id} option {exc}" if not prefix else str(exc)) from None
 
 
+def configured_options(cfg: Any, game_id: str, *overrides: Mapping[str, Any]) -> GameOptions:
+    """``game_id``'s options under the configuration ``cfg`` (a :class:`firmware.config.Config`):
+    its ``[games.options.GAME]`` table over the rules' defaults, then ``overrides`` (``--option``).
+
+    The one place the terminal, its screens and the ``egm`` commands (``par``, ``simulate``,
+    ``round``, ``screenshot``) take a game's options from, so that they all play the same game.
+    """
+    return make_options(game_id, cfg.games.options.get(game_id, {}), *overrides)
+
+
 def validate_options(game_id: str, table: Mapping[str, Any]) -> GameOptions | None:
     """Used by the configuration loader; raises the config layer's error type.
 

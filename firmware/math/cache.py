@@ -105,7 +105,7 @@ def main(argv: list[str]) -> int:
     """Compute and store the shipped sheets of the default configuration's games (exact, or
     Monte Carlo with ROUNDS rounds): ``python -m firmware.math.cache [ROUNDS] [GAME ...]``."""
     from firmware.config import load_config
-    from firmware.games.registry import make_options
+    from firmware.games.registry import configured_options
     from firmware.math.par import ParError, par_sheet
 
     cfg = load_config(None)
@@ -114,7 +114,7 @@ def main(argv: list[str]) -> int:
     out = Path(str(resources.files("firmware.math").joinpath(SHIPPED)))
     unit = max(cfg.limits.min_bet, min(10, cfg.limits.max_bet))
     for game_id in games:
-        options = make_options(game_id, cfg.games.options.get(game_id, {}))
+        options = configured_options(cfg, game_id)
         try:
             sheet = par_sheet(game_id, options, method="exact", seats=cfg.games.seats, unit=unit)
         except ParError:

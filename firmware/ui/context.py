@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from firmware.games.base import Game
-from firmware.games.registry import get_game, make_options
+from firmware.games.registry import configured_options, get_game
 from firmware.kernel.limits import BetLimits
 from firmware.ui.money import Money
 
@@ -44,7 +44,7 @@ class GameContext:
         limits = BetLimits.from_config(cfg.limits)
         return cls(
             game_id=game_id, game=get_game(game_id),
-            options=make_options(game_id, cfg.games.options.get(game_id, {})),
+            options=configured_options(cfg, game_id),
             limits=limits, money=Money(cfg.terminal.denomination, cfg.terminal.currency),
             seats=cfg.games.seats, enabled=tuple(cfg.games.enabled), chips=chip_values(limits),
         )

@@ -62,10 +62,19 @@ def play_round(ctx: GameContext, cards: str, wagers: dict[int, dict[str, int]], 
     return kernel.record()
 
 
+def offered(gui: GameUi, wagers: dict[int, dict[str, int]]) -> dict[int, dict[str, int]]:
+    """``wagers`` less those the table does not offer under its options (the pool of a
+    configuration that switches it off, a bonus left off): what a player could have bet."""
+    areas = set(gui.bet_areas())
+    return {seat: {w: amount for w, amount in bets.items() if (seat, w) in areas}
+            for seat, bets in wagers.items()}
+
+
 def play_demo(ctx: GameContext, round_id: str = "demo") -> dict[str, Any]:
-    """The game's demonstration round, played: its record."""
+    """The game's demonstration round, played (the wagers its options offer): its record."""
     d = demo_round(ctx.game_id)
-    return play_round(ctx, d.cards, d.wagers, dice=d.dice, decisions=d.decisions, round_id=round_id)
+    return play_round(ctx, d.cards, offered(game_ui(ctx), d.wagers), dice=d.dice, decisions=d.decisions,
+                      round_id=round_id)
 
 
 @dataclass
@@ -86,24 +95,26 @@ def status_doc(game_id: str, credits: int, **more: Any) -> dict[str, Any]:
             "accepting_notes": True, "starting": False, "last_ticket": None, "last_round": None, **more}
 
 
-def demo(screen: str, game_id: str = "baccarat-war") -> Demo:
+def demo(screen: str, game_id: str = "baccarat-war", config: Config | None = None) -> Demo:
     """The demonstration behind ``egm screenshot SCREEN``: ``table`` (bets on the table), ``war``
     (the demonstration round shown up to the last beat of its ``seek`` kind: a war's end), or any
-    other screen's starting state."""
+    other screen's starting state. ``config``: the terminal configuration whose options the game is
+    played with (``egm screenshot`` passes the terminal's); the demonstration's bets it does not
+    offer are left off. Without it, :func:`demo_config` (every wager of the demonstration)."""
     if game_id not in GAME_UIS:
         raise KeyError(game_id)
-    ctx = GameContext.from_config(demo_config(game_id), game_id)
+    ctx = GameContext.from_config(config or demo_config(game_id), game_id)
     gui = game_ui(ctx)
     d = gui.demo
     slip = BetSlip(ctx.limits, ctx.chips, link=gui.link)
     if screen == "table":
-        slip.wagers = gui.link({s: dict(b) for s, b in d.table_bets.items()})
+        slip.wagers = gui.link(offered(gui, d.table_bets))
         return Demo(gui, status_doc(game_id, START_CREDITS), slip)
     if screen == "war":
         record = play_demo(ctx)
         credits = START_CREDITS - round_stake(record) + coin_out(record)
         playback = Playback(gui.beats(record))
         playback.seek(d.seek, last=True)
-        slip.last = {s: dict(b) for s, b in d.wagers.items()}
+        slip.last = offered(gui, d.wagers)
         return Demo(gui, status_doc(game_id, credits, last_round=record["round_id"]), slip, record, playback)
     return Demo(gui, status_doc(game_id, START_CREDITS), slip)

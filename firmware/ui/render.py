@@ -10,6 +10,7 @@ from dataclasses import replace
 
 import pygame
 
+from firmware.config import Config
 from firmware.errors import EgmError
 from firmware.ui.builders import attract_view, select_view, table_view
 from firmware.ui.demo import demo, demo_config
@@ -33,8 +34,10 @@ class PageError(EgmError):
 
 
 def render(screen: str, size: tuple[int, int] = (1920, 1080), game: str = "baccarat-war", *,
-           page: int = 0) -> tuple[pygame.Surface, Frame]:
-    """Draw ``screen`` of ``game`` at ``size``; the surface and what was drawn where."""
+           page: int = 0, config: Config | None = None) -> tuple[pygame.Surface, Frame]:
+    """Draw ``screen`` of ``game`` at ``size``; the surface and what was drawn where. ``config``:
+    the terminal configuration the game's options come from (default: the demonstration's,
+    :func:`~firmware.ui.demo.demo_config`)."""
     if screen not in BUILT:
         raise EgmError(f"unknown screen {screen!r}; screens are {', '.join(BUILT)}")
     if screen in SERVICE:
@@ -42,13 +45,13 @@ def render(screen: str, size: tuple[int, int] = (1920, 1080), game: str = "bacca
 
         return render_service(screen, size, game, page=page)
     surface = pygame.Surface(check_size(*size))
-    d = demo(screen, game)
+    d = demo(screen, game, config)
     gui = d.gui
     if screen in ("table", "war"):
         view = table_view(gui, d.status, d.slip, record=d.record, playback=d.playback)
         return surface, gui.screen().render(surface, view)
     if screen in ("paytable", "help"):
-        sheet = sheet_for_config(demo_config(game), game, gui.ctx.options)
+        sheet = sheet_for_config(config or demo_config(game), game, gui.ctx.options)
         doc = gui.paytable(sheet) if screen == "paytable" else gui.help(sheet)
         if not 0 <= page < len(doc.pages):
             raise PageError(f"the {screen} of {game} has {len(doc.pages)} page(s); there is no page {page + 1}")

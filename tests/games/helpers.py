@@ -17,7 +17,10 @@ def egm_round(capsys, game: str, *args: str) -> dict:
 def egm_fails(capsys, *argv: str) -> str:
     """Run ``egm ARGV`` in-process; it must fail with one clear stderr line and nothing on stdout.
     Returns that line."""
-    code = main(list(argv))
+    try:
+        code = main(list(argv))
+    except SystemExit as exc:               # argparse refused the command line (an unknown GAME)
+        code = exc.code
     out, err = capsys.readouterr()
     assert code != 0 and out == ""
     lines = err.strip().splitlines()

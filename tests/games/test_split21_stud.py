@@ -47,8 +47,16 @@ def bets(*seats: int, ante: int = 10, low: int = 10, high: int = 20, jackpot: in
     return out
 
 
+def rules(args: tuple[str, ...]) -> list[str]:
+    """``args`` with the rules' JACKPOT offered (the terminal's one-seat configuration, which
+    ``egm round`` plays, switches it off) unless they say otherwise."""
+    if any(a.startswith("jackpot.enabled") for a in args):
+        return list(args)
+    return ["--option", "jackpot.enabled=true", *args]
+
+
 def play(capsys, hands: dict[int, str], *args: str, die: int = 8) -> dict:
-    return egm_round(capsys, GAME, *round_args(die, hands), *args)
+    return egm_round(capsys, GAME, *round_args(die, hands), *rules(args))
 
 
 def results(record: dict, number: int) -> dict[str, tuple[str, int]]:
@@ -57,7 +65,7 @@ def results(record: dict, number: int) -> dict[str, tuple[str, int]]:
 
 def egm_error(capsys, *args: str) -> str:
     """``egm round split21-stud`` that must fail: one stderr line, nothing on stdout."""
-    return egm_fails(capsys, "round", GAME, "--json", *args)
+    return egm_fails(capsys, "round", GAME, "--json", *rules(args))
 
 
 # --- dealing and the round record ---------------------------------------------------------------

@@ -21,7 +21,7 @@ def par_error(capsys, *args: str) -> str:
 
 
 def test_contract_shape_and_exact_baccarat_war(capsys):
-    doc = par(capsys, "baccarat-war")
+    doc = par(capsys, "baccarat-war", "--option", "pool.enabled=true")
     assert doc["game"] == "baccarat-war" and doc["method"] == "exact"
     assert doc["options"]["decks"] == 8
     for name in ("bac", "war", "tie", "four_card", "war_pool"):
@@ -63,7 +63,7 @@ def test_monte_carlo_states_sample_size_and_interval(capsys):
 
 def test_several_seats_mix_exact_side_bets_with_simulated_wars(capsys):
     doc = par(capsys, "blackjack-war", "--seats", "3", "--rounds", "2000", "--seed", "s",
-              "--processes", "1")
+              "--processes", "1", "--option", "pool.enabled=true")
     assert doc["seats"] == 3 and doc["method"] == "monte-carlo"
     assert doc["wagers"]["tie"]["method"] == "exact"
     assert doc["wagers"]["war_pool"]["method"] == "monte-carlo"

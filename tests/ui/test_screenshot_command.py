@@ -15,7 +15,10 @@ from firmware.cli import main
 def run(*args: str) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(["screenshot", *args])
+        try:
+            code = main(["screenshot", *args])
+        except SystemExit as exc:           # argparse refused the command line (an unknown --game)
+            code = exc.code
     return code, out.getvalue(), err.getvalue()
 
 
