@@ -36,6 +36,7 @@ PAR_ROUNDS ?= 10000000
 par-verify: $(STAMP)
 	$(BIN)/egm par baccarat-war --verify $(PAR_ROUNDS) --seed par-verify
 	$(BIN)/egm par baccarat-war --option war_win_pays=even --verify $(PAR_ROUNDS) --seed par-verify
+	$(BIN)/egm par baccarat-war --option pool.enabled=true --verify $(PAR_ROUNDS) --seed par-verify
 	$(BIN)/egm par blackjack-war --verify $(PAR_ROUNDS) --seed par-verify
 	$(BIN)/egm par three-card-poker --verify $(PAR_ROUNDS) --seed par-verify
 	$(BIN)/egm par double-super-9 --verify $(PAR_ROUNDS) --seed par-verify
