@@ -108,10 +108,15 @@ def _exact(game_id: str, game: Any, options: Any, *, seats: int, unit: int) -> _
         sheet = double_super_9.par_sheet(options, unit=unit)
         sheet.seats = seats
         return _Exact(sheet)
-    if game_id in WAR_GAMES:
-        from firmware.math import war
+    if game_id in (*WAR_GAMES, "holdem-war"):
+        if game_id == "holdem-war":
+            from firmware.math import holdem_war
 
-        sheet = war.par_sheet(game, options, unit=unit)
+            sheet = holdem_war.par_sheet(options, unit=unit)
+        else:
+            from firmware.math import war
+
+            sheet = war.par_sheet(game, options, unit=unit)
         if seats == 1:
             return _Exact(sheet)
         # Several seats: each seat's initial cards with the dealer's are still four random cards
