@@ -16,7 +16,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="the PAR sheet of a game: return, house edge, hit frequency, variance, outcome tables",
         description=(
             "Exact wherever the game can be enumerated (Three Card Poker, Double Super 9, one-seat "
-            "Baccarat War and Blackjack War); Monte Carlo through the real kernel for the rest, with "
+            "Baccarat War, Blackjack War and Hold'em War, Split 21 Stud with the house banking); Monte "
+            "Carlo through the real kernel for the rest, with "
             "its sample size and 95%% interval."
         ),
     )
@@ -50,6 +51,8 @@ def _par(args: argparse.Namespace) -> int:
     if args.html and not Path(args.html).resolve().parent.is_dir():
         raise UsageError(f"--html {args.html}: no such directory {Path(args.html).resolve().parent}")
     rounds = args.rounds or DEFAULT_ROUNDS
+    if game.id == "holdem-war" and args.method != "monte-carlo":
+        _holdem_ties(options.decks)
     with _progress(rounds, f"par {game.id}") as advance:
         sheet = par_sheet(game.id, options, method=args.method, seats=args.seats, unit=args.unit,
                           rounds=rounds, seed=args.seed, processes=args.processes, progress=advance)
@@ -83,6 +86,19 @@ def _par(args: argparse.Namespace) -> int:
         if args.html:
             sys.stdout.write(f"HTML report: {args.html}\n")
     return 1 if failed else 0
+
+
+def _holdem_ties(decks: int) -> None:
+    """Hold'em War's exact tie count ships for the default shoe; another is computed here, with a
+    progress bar (about a minute of CPU; ``make par-sheets`` ships more)."""
+    from firmware.math import holdem_war_tie
+
+    if holdem_war_tie.is_known(decks):
+        return
+    sys.stderr.write(f"holdem-war: exact ties for {decks} deck(s) are not shipped; computing them "
+                     "(about a minute)\n")
+    with _progress(holdem_war_tie.board_count(decks), f"ties holdem-war, {decks} deck(s)") as advance:
+        holdem_war_tie.tie_count(decks, advance)
 
 
 def _pct(value: Any) -> str:
