@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from firmware.cli import main
 from tests.games.helpers import egm_fails
 
@@ -51,7 +53,8 @@ def test_three_card_poker_published_figures(capsys):
 
 
 def test_monte_carlo_states_sample_size_and_interval(capsys):
-    doc = par(capsys, "split21-stud", "--rounds", "3000", "--seed", "cli", "--processes", "1")
+    doc = par(capsys, "split21-stud", "--method", "monte-carlo", "--rounds", "3000", "--seed", "cli",
+              "--processes", "1")
     assert doc["method"] == "monte-carlo"
     ante = doc["wagers"]["ante"]
     assert ante["method"] == "monte-carlo" and ante["sample_size"] == 3000
@@ -69,8 +72,18 @@ def test_several_seats_mix_exact_side_bets_with_simulated_wars(capsys):
     assert "bac+war" not in doc["wagers"]
 
 
+@pytest.mark.parametrize("game", ["holdem-war", "split21-stud"])
+def test_holdem_war_and_split21_stud_sheets_are_exact(capsys, game):
+    doc = par(capsys, game, "--method", "exact")
+    assert doc["method"] == "exact"
+    assert all(w["method"] == "exact" for w in doc["wagers"].values())
+    assert main(["par", game]) == 0
+    assert f"PAR sheet: {game} (exact)" in capsys.readouterr().out
+
+
 def test_bad_requests_are_one_clear_line(capsys):
-    assert "no exact method" in par_error(capsys, "split21-stud", "--method", "exact")
+    assert "no exact method" in par_error(capsys, "split21-stud", "--method", "exact", "--option",
+                                          "banking=player", "--seats", "2")
     assert "war_win_pays" in par_error(capsys, "baccarat-war", "--option", "war_win_pays=double")
     assert "unknown game" in par_error(capsys, "roulette")
     assert "seats 1-7" in par_error(capsys, "baccarat-war", "--seats", "9")
