@@ -9,7 +9,7 @@ one side of the two hands only, so each is enumerated on its own:
 **HIGH and LOW** depend on blackjack values only: the house way's ranks
 (:func:`~firmware.games.split21_stud_house_way.house_way`: fewest busts, then HIGH, then LOW; the
 position tie-break only chooses among splits of equal ranks) are a function of the five cards' value
-multiset. The 1,972 possible multisets of five values (A, 2-9 four cards each, ten-values sixteen)
+multiset. The 1,993 possible multisets of five values (A, 2-9 four cards each, ten-values sixteen)
 are set by the game's own house way on real cards, and every pair ``(seat, dealer)`` is weighted
 
     count(p, d) = prod_v C(n_v, p_v) * C(n_v - p_v, d_v)
@@ -128,7 +128,7 @@ def _blackjack_wager(name: str, mine: np.ndarray, ways: np.ndarray, stake: int,
     }
     counts = {(k, Fraction(nets[k], stake), 1): c for k, c in (("win", win), ("push", push), ("lose", lose))}
     return WagerPar(name, outcomes_from_counts(counts, HANDS, exact=True), notes=[
-        "both hands set by the house way; every pair of the 1,972 five-card value multisets, "
+        "both hands set by the house way; every pair of the 1,993 five-card value multisets, "
         "weighted prod_v C(n_v, p_v) C(n_v - p_v, d_v) out of C(52, 5) C(47, 5)",
         f"stake {stake} credits, a win pays {pays.numerator}:{pays.denominator} rounded down",
     ])
