@@ -56,6 +56,16 @@ def _par(args: argparse.Namespace) -> int:
     with _progress(rounds, f"par {game.id}") as advance:
         sheet = par_sheet(game.id, options, method=args.method, seats=args.seats, unit=args.unit,
                           rounds=rounds, seed=args.seed, processes=args.processes, progress=advance)
+    failed = False
+    if args.verify:
+        from firmware.math.verify import verify
+
+        with _progress(args.verify, f"verify {game.id}") as advance:
+            checks = verify(sheet, options, args.verify, seed=args.seed, processes=args.processes,
+                            progress=advance)
+        # An extra of the sheet, so the HTML report shows the Monte Carlo agreement too.
+        sheet.extras["verification"] = [c.to_json() for c in checks]
+        failed = not all(c.inside for c in checks)
     if args.html:
         from firmware.math.report import convergence, write_html
 
@@ -66,15 +76,6 @@ def _par(args: argparse.Namespace) -> int:
         except OSError as exc:
             raise UsageError(f"cannot write {args.html}: {exc.strerror}") from None
     doc = sheet.to_json()
-    failed = False
-    if args.verify:
-        from firmware.math.verify import verify
-
-        with _progress(args.verify, f"verify {game.id}") as advance:
-            checks = verify(sheet, options, args.verify, seed=args.seed, processes=args.processes,
-                            progress=advance)
-        doc["verification"] = [c.to_json() for c in checks]
-        failed = not all(c.inside for c in checks)
     if args.json:
         emit_json(doc)
     else:

@@ -102,3 +102,14 @@ def test_html_report_is_written(capsys, tmp_path):
     html = path.read_text("utf-8")
     assert doc["wagers"]["bet"]["method"] == "exact"
     assert html.count("<svg") >= 3 and "Double Super 9" in html and "https://" not in html
+
+
+def test_html_report_shows_the_monte_carlo_agreement_of_an_exact_sheet(capsys, tmp_path):
+    report = tmp_path / "split21.html"
+    doc = par(capsys, "split21-stud", "--html", str(report), "--convergence-rounds", "500",
+              "--verify", "2000", "--seed", "html", "--processes", "1")
+    assert doc["method"] == "exact"
+    assert [c["wager"] for c in doc["verification"]] == ["ante", "jackpot", "high", "low"]
+    page = report.read_text("utf-8")
+    assert 'id="extra-verification"' in page and 'id="convergence"' in page
+    assert page.count("<td") > 0 and "simulated" in page
