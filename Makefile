@@ -40,9 +40,13 @@ par-verify: $(STAMP)
 	$(BIN)/egm par blackjack-war --verify $(PAR_ROUNDS) --seed par-verify
 	$(BIN)/egm par three-card-poker --verify $(PAR_ROUNDS) --seed par-verify
 	$(BIN)/egm par double-super-9 --verify $(PAR_ROUNDS) --seed par-verify
+	$(BIN)/egm par holdem-war --verify $(PAR_ROUNDS) --seed par-verify
+	$(BIN)/egm par split21-stud --verify $(PAR_ROUNDS) --seed par-verify
 
-# Recompute the Monte Carlo PAR sheets shipped for the default configuration (firmware/math/sheets).
+# Recompute Hold'em War's exact tie counts (about a minute) and then the PAR sheets shipped for the
+# default configuration (firmware/math/sheets).
 par-sheets: $(STAMP)
+	$(BIN)/python -m firmware.math.holdem_war_tie 8
 	$(BIN)/python -m firmware.math.cache 1000000
 
 lint: $(STAMP)

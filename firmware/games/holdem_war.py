@@ -16,9 +16,9 @@ from firmware.games.war_family import WarFamilyGame, WarFamilyOptions, WarRound
 class HoldemWarOptions(WarFamilyOptions):
     """No FOUR_CARD unless configured; war steps by ``high_card`` (default) or ``aggregate``.
 
-    TIE (an exact split of the best five cards) has its own pay: with 8 decks a split happens about
-    5.04% of the time (Monte Carlo, 2,000,000 deals, 95% interval +-0.03%), so TIE pays 18:1 by
-    default (return about 95.7%).
+    TIE (an exact split of the best five cards) has its own pay: with 8 decks a split happens with
+    probability 0.0506761384 (exact: firmware.math.holdem_war_tie), so TIE pays 18:1 by default
+    (return 96.2847%).
     """
 
     ALLOWED_SCORING = (WarScoring.HIGH_CARD, WarScoring.AGGREGATE)

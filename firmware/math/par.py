@@ -7,8 +7,8 @@ Which method serves which wager:
 | three-card-poker | every wager (``firmware.math.three_card_poker``) | on request |
 | double-super-9 | the bet (``firmware.math.double_super_9``) | on request |
 | baccarat-war, blackjack-war | one seat: every wager (``firmware.math.war``); several seats: TIE and FOUR_CARD | BAC, WAR, WAR_POOL with several seats |
-| holdem-war | -- | every wager |
-| split21-stud | -- | every wager |
+| holdem-war | TIE, FOUR_CARD; one seat: BAC, WAR, BAC+WAR, WAR_POOL too (``firmware.math.holdem_war``) | several seats: BAC, WAR, WAR_POOL |
+| split21-stud | house banking: ANTE, HIGH, LOW; one seat: JACKPOT too (``firmware.math.split21_stud``) | several seats: JACKPOT; player banking: every wager |
 
 ``method = "auto"`` (the default) takes the exact sheet where there is one and Monte Carlo for
 the rest; ``"exact"`` refuses a sheet that would need Monte Carlo; ``"monte-carlo"`` plays every
@@ -108,10 +108,15 @@ def _exact(game_id: str, game: Any, options: Any, *, seats: int, unit: int) -> _
         sheet = double_super_9.par_sheet(options, unit=unit)
         sheet.seats = seats
         return _Exact(sheet)
-    if game_id in WAR_GAMES:
-        from firmware.math import war
+    if game_id in (*WAR_GAMES, "holdem-war"):
+        if game_id == "holdem-war":
+            from firmware.math import holdem_war
 
-        sheet = war.par_sheet(game, options, unit=unit)
+            sheet = holdem_war.par_sheet(options, unit=unit)
+        else:
+            from firmware.math import war
+
+            sheet = war.par_sheet(game, options, unit=unit)
         if seats == 1:
             return _Exact(sheet)
         # Several seats: each seat's initial cards with the dealer's are still four random cards
@@ -123,6 +128,14 @@ def _exact(game_id: str, game: Any, options: Any, *, seats: int, unit: int) -> _
         sheet.extras.pop("war", None)
         sheet.seats = seats
         return _Exact(sheet, tuple(shared))
+    if game_id == "split21-stud":
+        if options.banking != "house":
+            return None
+        from firmware.math import split21_stud
+
+        sheet = split21_stud.par_sheet(options, seats=seats, unit=unit)
+        missing = tuple(n for n in game.offered_wagers(options) if n not in sheet.wagers)
+        return _Exact(sheet, missing)
     return None
 
 

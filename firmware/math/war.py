@@ -88,6 +88,9 @@ def tie_run_numerators(remaining: tuple[int, ...], steps: int) -> tuple[int, ...
 class InitialDeal:
     """The initial four cards of one seat against the dealer, and the wars that follow a tie."""
 
+    #: A bound on the error of the last entry of :meth:`tie_runs` (0: exact).
+    precision = 0.0
+
     def __init__(self, game: WarFamilyGame, options: WarFamilyOptions) -> None:
         self.decks = options.decks
         self.per_rank = 4 * options.decks
@@ -149,9 +152,12 @@ class InitialDeal:
         return [Fraction(sums[k], self.total * _falling(m, 2 * k)) for k in range(steps + 1)]
 
 
-def par_sheet(game: WarFamilyGame, options: WarFamilyOptions, *, unit: int = 10) -> ParSheet:
-    """The exact one-seat PAR sheet (every wager the options offer)."""
-    deal = InitialDeal(game, options)
+def par_sheet(game: WarFamilyGame, options: WarFamilyOptions, *, unit: int = 10,
+              deal: Any = None) -> ParSheet:
+    """The exact one-seat PAR sheet (every wager the options offer). ``deal`` is the initial deal
+    (p_higher, p_lower, p_tie, tie_runs, precision): the two-card :class:`InitialDeal` by default,
+    Hold'em War's from ``firmware.math.holdem_war``."""
+    deal = deal or InitialDeal(game, options)
     max_steps = options.max_war_steps
     # A war still tied after max_war_steps, or when the shoe has no card left for the next step
     # (one deck: 24 steps), ends in a misdeal in the kernel; the sheet stops where it does.
@@ -164,7 +170,7 @@ def par_sheet(game: WarFamilyGame, options: WarFamilyOptions, *, unit: int = 10)
     misdeal_reason = ("max_war_steps" if limit == max_steps
                       else f"the {options.decks}-deck shoe has no cards left after step {limit}")
     unresolved = beyond - misdeal
-    precision = float(unresolved) if unresolved else None
+    precision = float(unresolved) + deal.precision or None
     resolved = sum(ends, Fraction(0))
     war_win = war_lose = resolved / 2
     even = options.war_win_pays == "even"

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
+
 from firmware.cli import main
 from tests.games.helpers import egm_fails
 
@@ -52,7 +54,8 @@ def test_three_card_poker_published_figures(capsys):
 
 
 def test_monte_carlo_states_sample_size_and_interval(capsys):
-    doc = par(capsys, "split21-stud", "--rounds", "3000", "--seed", "cli", "--processes", "1")
+    doc = par(capsys, "split21-stud", "--method", "monte-carlo", "--rounds", "3000", "--seed", "cli",
+              "--processes", "1")
     assert doc["method"] == "monte-carlo"
     ante = doc["wagers"]["ante"]
     assert ante["method"] == "monte-carlo" and ante["sample_size"] == 3000
@@ -70,8 +73,18 @@ def test_several_seats_mix_exact_side_bets_with_simulated_wars(capsys):
     assert "bac+war" not in doc["wagers"]
 
 
+@pytest.mark.parametrize("game", ["holdem-war", "split21-stud"])
+def test_holdem_war_and_split21_stud_sheets_are_exact(capsys, game):
+    doc = par(capsys, game, "--method", "exact")
+    assert doc["method"] == "exact"
+    assert all(w["method"] == "exact" for w in doc["wagers"].values())
+    assert main(["par", game]) == 0
+    assert f"PAR sheet: {game} (exact)" in capsys.readouterr().out
+
+
 def test_bad_requests_are_one_clear_line(capsys):
-    assert "no exact method" in par_error(capsys, "split21-stud", "--method", "exact")
+    assert "no exact method" in par_error(capsys, "split21-stud", "--method", "exact", "--option",
+                                          "banking=player", "--seats", "2")
     assert "war_win_pays" in par_error(capsys, "baccarat-war", "--option", "war_win_pays=double")
     assert "unknown game" in par_error(capsys, "roulette")
     assert "seats 1-7" in par_error(capsys, "baccarat-war", "--seats", "9")
@@ -112,15 +125,27 @@ def test_elapsed_times_cover_every_phase_and_the_whole_command(capsys, tmp_path)
     doc = par(capsys, "three-card-poker", "--html", str(path), "--convergence-rounds", "600",
               "--verify", "600", "--seed", "elapsed", "--processes", "1")
     elapsed = doc["elapsed"]
-    assert list(elapsed) == ["sheet", "convergence run (600 rounds)", "HTML report",
-                             "verification (600 rounds)", "whole command"]
+    assert list(elapsed) == ["sheet", "verification (600 rounds)", "convergence run (600 rounds)",
+                             "HTML report", "whole command"]
     assert elapsed["sheet"] == doc["elapsed_s"]
     phases = sum(v for k, v in elapsed.items() if k != "whole command")
     assert elapsed["whole command"] >= phases - 0.005          # rounding to milliseconds
     html = path.read_text("utf-8")
-    assert re.search(r"computed in sheet \d+\.\d\d s, convergence run \(600 rounds\) \d+\.\d\d s", html)
+    assert re.search(r"computed in sheet \d+\.\d\d s, verification \(600 rounds\) \d+\.\d\d s, "
+                     r"convergence run \(600 rounds\) \d+\.\d\d s", html)
     assert main(["par", "three-card-poker", "--html", str(path), "--convergence-rounds", "300"]) == 0
     out = capsys.readouterr().out
     assert re.search(r"^elapsed: sheet \d+\.\d\d s, convergence run \(300 rounds\) \d+\.\d\d s, "
                      r"HTML report \d+\.\d\d s, whole command \d+\.\d\d s$", out, re.M)
     assert "computed in" not in out
+
+
+def test_html_report_shows_the_monte_carlo_agreement_of_an_exact_sheet(capsys, tmp_path):
+    report = tmp_path / "split21.html"
+    doc = par(capsys, "split21-stud", "--html", str(report), "--convergence-rounds", "500",
+              "--verify", "2000", "--seed", "html", "--processes", "1", "--option", "jackpot.enabled=true")
+    assert doc["method"] == "exact"
+    assert [c["wager"] for c in doc["verification"]] == ["ante", "jackpot", "high", "low"]
+    page = report.read_text("utf-8")
+    assert 'id="extra-verification"' in page and 'id="convergence"' in page
+    assert page.count("<td") > 0 and "simulated" in page
