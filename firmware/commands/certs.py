@@ -214,10 +214,10 @@ def _verify(args: argparse.Namespace) -> int:
 
 
 def _dev(args: argparse.Namespace) -> int:
-    from firmware.commands._common import emit_json
+    from firmware.commands._common import checked_state_dir, emit_json
     from firmware.hostlink.pki import ensure_development_pki
 
-    paths = ensure_development_pki(args.state_dir, args.terminal)
+    paths = ensure_development_pki(checked_state_dir(args.state_dir, create=True), args.terminal)
     if args.json:
         emit_json({k: str(v) for k, v in paths.items()})
     else:

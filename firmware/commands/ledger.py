@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from firmware.commands._common import emit_json, non_negative_int
+from firmware.commands._common import checked_state_dir, emit_json, non_negative_int
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -51,7 +51,7 @@ def _state(p: argparse.ArgumentParser) -> None:
 def _open(args: argparse.Namespace, *, read_only: bool = True):
     from firmware.ledger.ledger import Ledger
 
-    return Ledger.open(args.state_dir, read_only=read_only)
+    return Ledger.open(checked_state_dir(args.state_dir, write=not read_only), read_only=read_only)
 
 
 def _meters(args: argparse.Namespace) -> int:
@@ -118,7 +118,7 @@ def _clear(args: argparse.Namespace) -> int:
 
     if not args.yes:
         raise UsageError("a RAM clear erases every meter and all history: add --yes to confirm")
-    with Ledger.ram_clear(args.state_dir, role=args.role, reason=args.reason,
+    with Ledger.ram_clear(checked_state_dir(args.state_dir, create=True), role=args.role, reason=args.reason,
                           denomination=args.denomination) as ledger:
         sys.stdout.write(f"critical memory cleared; event {ledger.rows} records the clear\n")
     return 0

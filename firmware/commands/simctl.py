@@ -86,7 +86,9 @@ def parse_request(words: list[str], *, timeout: float = 10.0, rounds: int | None
 
 def _simctl(args: argparse.Namespace) -> int:
     from firmware.cabinet.control import request
+    from firmware.commands._common import checked_state_dir
 
+    checked_state_dir(args.state_dir)
     op, req = parse_request(list(args.words), timeout=args.timeout, rounds=args.rounds)
     result = request(args.state_dir, op, req, timeout=max(90.0, args.timeout + 5))
     if args.json:
