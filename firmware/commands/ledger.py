@@ -1,7 +1,10 @@
 """``egm meters``, ``egm recall``, ``egm events`` and ``egm ledger verify|clear``: critical memory.
 
 Reading commands open critical memory read-only (a running terminal is the one writer): they verify
-both copies and report, but repair nothing.
+both copies and report, but repair nothing. ``meters``, ``recall`` and ``events`` answer from the
+verified log and warn on stderr, one line per problem, naming the damaged copy and what
+``egm ledger verify --repair`` would do (exit 0: the answer is right); ``ledger verify`` lists the
+problems on stdout and exits 1 until they are repaired.
 """
 
 from __future__ import annotations
@@ -48,10 +51,15 @@ def _state(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true")
 
 
-def _open(args: argparse.Namespace, *, read_only: bool = True):
+def _open(args: argparse.Namespace, *, read_only: bool = True, warn: bool = True):
+    """Critical memory in ``--state-dir``; with ``warn``, a line on stderr for each damaged copy."""
     from firmware.ledger.ledger import Ledger
 
-    return Ledger.open(checked_state_dir(args.state_dir, write=not read_only), read_only=read_only)
+    ledger = Ledger.open(checked_state_dir(args.state_dir, write=not read_only), read_only=read_only)
+    if warn:
+        for problem in ledger.repairs:
+            print(f"egm {args.command}: warning: critical memory: {problem}", file=sys.stderr)
+    return ledger
 
 
 def _meters(args: argparse.Namespace) -> int:
@@ -97,7 +105,7 @@ def _events(args: argparse.Namespace) -> int:
 def _verify(args: argparse.Namespace) -> int:
     from firmware.ledger.ledger import accounting_difference
 
-    with _open(args, read_only=not args.repair) as ledger:
+    with _open(args, read_only=not args.repair, warn=False) as ledger:
         doc = {"ok": not ledger.repairs or args.repair, "records": ledger.rows, "problems": ledger.repairs,
                "repaired": bool(args.repair and ledger.repairs),
                "accounting_difference_cents": accounting_difference(ledger.meters),
@@ -105,7 +113,7 @@ def _verify(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(doc)
     else:
-        sys.stdout.write(f"{doc['records']} records verified in both copies\n")
+        sys.stdout.write(f"{doc['records']} records verified{'' if doc['problems'] else ' in both copies'}\n")
         for p in doc["problems"]:
             sys.stdout.write(f"  {'repaired' if args.repair else 'needs repair'}: {p}\n")
         sys.stdout.write(f"accounting difference: {doc['accounting_difference_cents']} cents\n")
