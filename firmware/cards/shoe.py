@@ -39,3 +39,21 @@ def double_super_9_shoe(decks: int = 12) -> tuple[Card, ...]:
 def composition(cards: Sequence[int]) -> Counter[Card]:
     """How many of each card a shoe holds."""
     return Counter(Card(c) for c in cards)
+
+
+def rest_of_shoe(shoe: Sequence[int], taken: Iterable[int]) -> list[Card]:
+    """The cards of ``shoe`` left once ``taken`` are out of it.
+
+    :class:`CardError` naming the first card ``taken`` holds more copies of than the shoe does (a card
+    the shoe does not hold at all is one of them): the count asked and the count the shoe holds.
+    """
+    taken = [Card(c) for c in taken]
+    asked = Counter(taken)
+    left = composition(shoe)
+    for card in dict.fromkeys(taken):
+        if asked[card] > left[card]:
+            held = f"{left[card]}" if left[card] else "none"
+            raise CardError(f"{card} is given {asked[card]} time{'s' if asked[card] != 1 else ''}, but the "
+                            f"game's shoe of {len(shoe)} cards holds {held}")
+    left.subtract(asked)
+    return list(left.elements())

@@ -13,6 +13,7 @@ from typing import Protocol, runtime_checkable
 
 from firmware.cards.card import Card
 from firmware.cards.errors import ShoeExhausted
+from firmware.cards.shoe import rest_of_shoe
 from firmware.rng.interface import RandomSource
 
 
@@ -40,14 +41,18 @@ class StackedSource:
 
     Running out is an error of the stack (``egm round --cards`` fails cleanly) unless
     ``exhaustion_is_misdeal`` says otherwise: a replay of a round whose live shoe ran out during a
-    war must end in the same misdeal.
+    war must end in the same misdeal. Given the game's ``shoe``, a stack the shoe cannot hold (a card
+    it does not contain, or more copies than it holds) is a :class:`CardError` naming the card.
     """
 
     kind = "stacked"
 
-    def __init__(self, cards: Iterable[int], *, exhaustion_is_misdeal: bool = False) -> None:
+    def __init__(self, cards: Iterable[int], *, exhaustion_is_misdeal: bool = False,
+                 shoe: Sequence[int] | None = None) -> None:
         self.exhaustion_is_misdeal = exhaustion_is_misdeal
         self._cards = [Card(c) for c in cards]
+        if shoe is not None:
+            rest_of_shoe(shoe, self._cards)
         self._pos = 0
         self.dealt: list[Card] = []
 

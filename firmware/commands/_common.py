@@ -1,8 +1,10 @@
-"""Helpers shared by the subcommands: JSON output, option parsing, the default state directory."""
+"""Helpers shared by the subcommands: JSON output, option parsing, the default state directory and
+the ``--state-dir`` check."""
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -42,8 +44,6 @@ def non_negative_int(text: str) -> int:
 def read_limited(path: str, what: str, limit: int) -> bytes:
     """The bytes of ``path``; a missing or unreadable file, or one over ``limit`` bytes, is one clear
     :class:`UsageError` naming it as ``what``."""
-    from pathlib import Path
-
     from firmware.errors import UsageError
 
     try:
@@ -105,3 +105,46 @@ def state_dir_argument(p: Any, help: str = "the terminal's state directory (crit
 def chosen_state_dir(args: Any) -> Path:
     """The ``--state-dir`` given, else :func:`default_state_dir`."""
     return Path(args.state_dir) if args.state_dir else default_state_dir()
+def checked_state_dir(text: str | os.PathLike[str], *, write: bool = False, create: bool = False) -> Path:
+    """``--state-dir``, checked before the command does anything else; one clear :class:`UsageError`
+    otherwise, and nothing made or changed.
+
+    Read (the default): an existing directory that can be listed ("nothing found at DIR" when there
+    is none; a reading command never makes one). ``write``: the same, and writable. ``create``: an
+    existing writable directory, or one that can be made (the command makes it; this check does not).
+    """
+    from firmware.errors import UsageError
+
+    path = Path(text)
+    if _exists(path):
+        if not path.is_dir():
+            raise UsageError(f"--state-dir {path} is not a directory")
+        if not os.access(path, os.R_OK | os.X_OK):
+            raise UsageError(f"--state-dir {path} cannot be read (permission denied)")
+        if (write or create) and not os.access(path, os.W_OK):
+            raise UsageError(f"--state-dir {path} is not writable (permission denied)")
+        return path
+    if not create:
+        raise UsageError(f"nothing found at {path} (no such directory)")
+    parent = path.absolute().parent
+    while not _exists(parent):
+        parent = parent.parent
+    if not parent.is_dir():
+        raise UsageError(f"--state-dir {path} cannot be made: {parent} is not a directory")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise UsageError(f"--state-dir {path} cannot be made in {parent} (permission denied)")
+    return path
+
+
+def _exists(path: Path) -> bool:
+    """Whether ``path`` names something; a directory on the way that cannot be searched is one
+    clear :class:`UsageError` (``Path.exists`` would raise ``PermissionError``)."""
+    from firmware.errors import UsageError
+
+    try:
+        path.lstat()
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except OSError as exc:
+        raise UsageError(f"--state-dir {path} cannot be read ({exc.strerror or exc})") from None
+    return True

@@ -215,10 +215,11 @@ def _verify(args: argparse.Namespace) -> int:
 
 
 def _dev(args: argparse.Namespace) -> int:
-    from firmware.commands._common import default_state_dir, emit_json
+    from firmware.commands._common import checked_state_dir, default_state_dir, emit_json
     from firmware.hostlink.pki import ensure_development_pki
 
-    paths = ensure_development_pki(args.state_dir or default_state_dir(args.terminal), args.terminal)
+    state = checked_state_dir(args.state_dir or default_state_dir(args.terminal), create=True)
+    paths = ensure_development_pki(state, args.terminal)
     if args.json:
         emit_json({k: str(v) for k, v in paths.items()})
     else:

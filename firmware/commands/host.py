@@ -15,7 +15,7 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from firmware.commands._common import emit_json, positive_int, read_limited
+from firmware.commands._common import checked_state_dir, emit_json, positive_int, read_limited
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -102,13 +102,14 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--db", help="database URL (default sqlite in <state-dir>/host.db; postgresql://...)")
 
 
-def _store(args: argparse.Namespace, create: bool = False):
+def _store(args: argparse.Namespace, create: bool = False, write: bool = False):
+    """The host store: ``--db``, else ``<state-dir>/host.db`` (made only when ``create``)."""
     from firmware.errors import UsageError
     from host.store import HostStore
 
     if args.db:
         return HostStore.open(args.db)
-    path = Path(args.state_dir) / "host.db"
+    path = checked_state_dir(args.state_dir, write=write, create=create) / "host.db"
     if not create and not path.exists():
         raise UsageError(f"no host store in {args.state_dir} (host.db); is this a host's --state-dir?")
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -134,8 +135,7 @@ def _serve(args: argparse.Namespace) -> int:
     from firmware.hostlink.pki import ensure_development_pki
     from host.runner import start_host
 
-    state = Path(args.state_dir)
-    state.mkdir(parents=True, exist_ok=True)
+    state = checked_state_dir(args.state_dir, create=True)
     pki = Path(args.pki) if args.pki else state / "pki"
     if args.dev_pki and args.pki:
         raise UsageError("--dev-pki makes the development PKI in <state-dir>/pki; leave out --pki")
@@ -143,6 +143,7 @@ def _serve(args: argparse.Namespace) -> int:
     for terminal in args.dev_pki:
         ensure_development_pki(state, terminal)
     HostIdentity(pki, name=args.name, kem_name=args.kem_name)       # the PKI is usable: else one clear error
+    state.mkdir(parents=True, exist_ok=True)
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(ValueError):
@@ -187,17 +188,17 @@ def _offer_package(args: argparse.Namespace) -> int:
     except PkiError as exc:
         raise UsageError(str(exc)) from None
     data = read_limited(args.package, "package", MAX_PACKAGE_BYTES)
-    state = Path(args.state_dir)
+    state = checked_state_dir(args.state_dir, write=True)
     try:
         trust = Trust(Path(args.pki) if args.pki else state / "pki")
     except HostLinkError as exc:
         raise UsageError(str(exc)) from None
-    try:
-        package = PackageDepot(state / "packages").add(data, lambda cert: trust.check(cert, "code-signer"))
-    except PackageRejected as exc:
-        raise UsageError(f"{args.package}: not offered: {exc}") from None
-    body = {"name": package.name, "version": package.version, "sha256": package.sha256}
-    with _store(args) as store:
+    with _store(args, write=True) as store:            # no host store: nothing kept in packages/ either
+        try:
+            package = PackageDepot(state / "packages").add(data, lambda cert: trust.check(cert, "code-signer"))
+        except PackageRejected as exc:
+            raise UsageError(f"{args.package}: not offered: {exc}") from None
+        body = {"name": package.name, "version": package.version, "sha256": package.sha256}
         command_id = store.queue_command(args.terminal, "package_offer", body)
     return _print(args, {"queued": command_id, "terminal": args.terminal, "type": "package_offer",
                          "body": body, "package": package.summary()})
@@ -259,6 +260,6 @@ def _command(args: argparse.Namespace) -> int:
     except PkiError as exc:
         raise UsageError(str(exc)) from None
     type_ = args.command.replace("-", "_")
-    with _store(args) as store:
+    with _store(args, write=True) as store:
         command_id = store.queue_command(args.terminal, type_, body)
     return _print(args, {"queued": command_id, "terminal": args.terminal, "type": type_, "body": body})

@@ -1,7 +1,10 @@
 """``egm meters``, ``egm recall``, ``egm events`` and ``egm ledger verify|clear``: critical memory.
 
 Reading commands open critical memory read-only (a running terminal is the one writer): they verify
-both copies and report, but repair nothing.
+both copies and report, but repair nothing. ``meters``, ``recall`` and ``events`` answer from the
+verified log and warn on stderr, one line per problem, naming the damaged copy and what
+``egm ledger verify --repair`` would do (exit 0: the answer is right); ``ledger verify`` lists the
+problems on stdout and exits 1 until they are repaired.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ import argparse
 import sys
 
 from firmware.commands._common import (
+    checked_state_dir,
     chosen_state_dir,
     emit_json,
     non_negative_int,
@@ -54,10 +58,15 @@ def _state(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON document (CONTRACTS.md) instead of a table")
 
 
-def _open(args: argparse.Namespace, *, read_only: bool = True):
+def _open(args: argparse.Namespace, *, read_only: bool = True, warn: bool = True):
+    """Critical memory in ``--state-dir``; with ``warn``, a line on stderr for each damaged copy."""
     from firmware.ledger.ledger import Ledger
 
-    return Ledger.open(chosen_state_dir(args), read_only=read_only)
+    ledger = Ledger.open(checked_state_dir(chosen_state_dir(args), write=not read_only), read_only=read_only)
+    if warn:
+        for problem in ledger.repairs:
+            print(f"egm {args.command}: warning: critical memory: {problem}", file=sys.stderr)
+    return ledger
 
 
 def _meters(args: argparse.Namespace) -> int:
@@ -99,7 +108,7 @@ def _events(args: argparse.Namespace) -> int:
 def _verify(args: argparse.Namespace) -> int:
     from firmware.ledger.ledger import accounting_difference
 
-    with _open(args, read_only=not args.repair) as ledger:
+    with _open(args, read_only=not args.repair, warn=False) as ledger:
         doc = {"ok": not ledger.repairs or args.repair, "records": ledger.rows, "problems": ledger.repairs,
                "repaired": bool(args.repair and ledger.repairs),
                "accounting_difference_cents": accounting_difference(ledger.meters),
@@ -107,7 +116,7 @@ def _verify(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(doc)
     else:
-        sys.stdout.write(f"{doc['records']} records verified in both copies\n")
+        sys.stdout.write(f"{doc['records']} records verified{'' if doc['problems'] else ' in both copies'}\n")
         for p in doc["problems"]:
             sys.stdout.write(f"  {'repaired' if args.repair else 'needs repair'}: {p}\n")
         sys.stdout.write(f"accounting difference: {doc['accounting_difference_cents']} cents\n")
@@ -120,7 +129,7 @@ def _clear(args: argparse.Namespace) -> int:
 
     if not args.yes:
         raise UsageError("a RAM clear erases every meter and all history: add --yes to confirm")
-    with Ledger.ram_clear(chosen_state_dir(args), role=args.role, reason=args.reason,
+    with Ledger.ram_clear(checked_state_dir(chosen_state_dir(args), create=True), role=args.role, reason=args.reason,
                           denomination=args.denomination) as ledger:
         sys.stdout.write(f"critical memory cleared; event {ledger.rows} records the clear\n")
     return 0

@@ -157,7 +157,7 @@ def _round(args: argparse.Namespace) -> int:
         decisions.setdefault(seat, []).append(action)
     dice = parse_dice(args.dice)
     if args.cards is not None:
-        source: Any = StackedSource(parse_cards(args.cards))
+        source: Any = StackedSource(parse_cards(args.cards), shoe=game.shoe(options))
         if dice is None and game.dice:
             raise UsageError(f"{game.id} rolls dice: give --dice with --cards")
     else:

@@ -42,12 +42,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from firmware.commands._common import default_state_dir
+    from firmware.commands._common import checked_state_dir, default_state_dir
     from firmware.config import load_config
     from firmware.errors import UsageError
     from firmware.games.registry import available
 
     cfg = load_config(args.config)
+    path = Path(args.state_dir) if args.state_dir else default_state_dir(cfg.terminal.id)
+    checked_state_dir(path, create=True)           # before the self-test: a bad one wastes no start-up
     if args.game and args.game not in cfg.games.enabled:
         raise UsageError(f"game {args.game!r} is not enabled; enabled: {', '.join(cfg.games.enabled)}")
     if args.autoplay is not None and args.autoplay < 0:
@@ -72,7 +74,6 @@ def _run(args: argparse.Namespace) -> int:
     _math_check(cfg, out, args.state_dir)
     out.write(f"games: {', '.join(playable)} playable\n")
     out.flush()
-    path = Path(args.state_dir) if args.state_dir else default_state_dir(cfg.terminal.id)
     _terminal(cfg, args, game_id, rng_results, path, out)
     return 0
 

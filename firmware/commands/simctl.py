@@ -86,9 +86,11 @@ def parse_request(words: list[str], *, timeout: float = 10.0, rounds: int | None
 
 def _simctl(args: argparse.Namespace) -> int:
     from firmware.cabinet.control import request
+    from firmware.commands._common import checked_state_dir
 
+    state = checked_state_dir(chosen_state_dir(args))
     op, req = parse_request(list(args.words), timeout=args.timeout, rounds=args.rounds)
-    result = request(chosen_state_dir(args), op, req, timeout=max(90.0, args.timeout + 5))
+    result = request(state, op, req, timeout=max(90.0, args.timeout + 5))
     if args.json:
         emit_json(result)
     elif result is not None:

@@ -302,7 +302,7 @@ def replay(record: Mapping[str, Any]) -> dict[str, Any]:
     except (KeyError, TypeError, ValueError) as exc:
         raise KernelError(f"not a complete round record: {exc!r}") from None
 
-    source = StackedSource(cards, exhaustion_is_misdeal=record.get("source") != "stacked")
+    source = StackedSource(cards, exhaustion_is_misdeal=record.get("source") != "stacked", shoe=game.shoe(options))
     kernel = RoundKernel(game, options)
     pending = kernel.begin(wagers, source, dice=dice, round_id=str(record.get("round_id", "")))
     for seat, action, timed_out in decisions:

@@ -12,12 +12,12 @@ drawn but not yet journaled when the power went was never seen; it is drawn afre
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from firmware.cards.card import Card, parse_cards
-from firmware.cards.errors import ShoeExhausted
+from firmware.cards.errors import CardError, ShoeExhausted
+from firmware.cards.shoe import rest_of_shoe
 from firmware.cards.source import RngShoe, StackedSource
 from firmware.games.base import DecisionRequest
 from firmware.games.registry import get_game, make_options
@@ -59,13 +59,13 @@ class ResumeSource:
         if continuation is not None:
             self._live = continuation
         else:
-            remaining = Counter(Card(c) for c in shoe)
-            remaining.subtract(journaled)
-            if any(v < 0 for v in remaining.values()):
-                raise CriticalMemoryError("the journaled cards are not a part of the game's shoe")
+            try:
+                remaining = rest_of_shoe(shoe, journaled)
+            except CardError as exc:
+                raise CriticalMemoryError(f"the journaled cards are not a part of the game's shoe: {exc}") from None
             if rng is None:
                 raise CriticalMemoryError("resuming a round needs the RNG or a card source")
-            self._live = RngShoe(rng, list(remaining.elements())) if sum(remaining.values()) else None
+            self._live = RngShoe(rng, remaining) if remaining else None
         self.dealt: list[Card] = []
 
     def next_card(self) -> Card:

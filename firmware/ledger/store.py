@@ -120,6 +120,8 @@ class Copy:
         self.name = path.name
         self.read_only = read_only
         self.conn: sqlite3.Connection | None = None
+        #: Why :meth:`load` found nothing (``missing``, ``damaged (...)``), for the reports.
+        self.problem: str | None = None
 
     # A seam for the power-fail tests: called between the steps of every write. It does nothing in
     # the product; the crash-point test driver replaces it to kill the process at a chosen step.
@@ -146,12 +148,15 @@ class Copy:
                 self.conn = None
 
     def load(self) -> tuple[dict[int, LogRow], dict[str, tuple[int, int, bytes]], dict[str, tuple[str, bytes]]] | None:
-        """Everything in the file, or None when SQLite cannot read it (a damaged file)."""
+        """Everything in the file, or None when SQLite cannot read it (a damaged file; :attr:`problem`
+        says what was found)."""
+        self.problem = None
         try:
             conn = self.connect()
             # Structure first: pages, b-trees, and that every index agrees with its table
             # (integrity_check, not quick_check: a damaged index would mislead recall's queries).
             if conn.execute("PRAGMA integrity_check(1)").fetchone()[0] != "ok":
+                self.problem = "damaged (SQLite's integrity check fails)"
                 self.close()
                 return None
             rows = {
@@ -161,7 +166,8 @@ class Copy:
             meters = {r[0]: (r[1], r[2], bytes(r[3])) for r in conn.execute("SELECT name, value, seq, mac FROM meters")}
             meta = {r[0]: (r[1], bytes(r[2])) for r in conn.execute("SELECT key, value, mac FROM meta")}
             return rows, meters, meta
-        except (sqlite3.DatabaseError, UnicodeDecodeError, TypeError):
+        except (sqlite3.DatabaseError, UnicodeDecodeError, TypeError) as exc:
+            self.problem = f"unreadable ({exc})"
             self.close()
             return None
 
@@ -229,21 +235,39 @@ class DualStore:
 
     # --- start-up ------------------------------------------------------------------------------
     def verify(self, *, repair: bool) -> Verified:
-        """Check both copies row by row; repair one from the other where ``repair`` allows."""
+        """Check both copies row by row; repair one from the other where ``repair`` allows.
+
+        Each line of ``repairs`` names the copy, what was found in it, and what was done about it
+        or, when nothing is repaired (``repair`` off, or read-only), what ``--repair`` would do.
+        """
         key = self.key
-        loaded = [c.load() for c in self.copies]
+        fixing = repair and not self.read_only
+        present = [c.path.exists() for c in self.copies]
+        loaded = []
+        for copy, here in zip(self.copies, present, strict=True):
+            if here or not any(present):               # none yet: a first start makes both
+                loaded.append(copy.load())
+            else:
+                copy.problem = "missing"
+                loaded.append(None)
         repairs: list[str] = []
         if all(x is None for x in loaded):
             raise CriticalMemoryError("neither copy of critical memory can be read")
+
+        def note(i: int, found: str, done: str, would: str) -> None:
+            other = self.copies[1 - i].name
+            action = done if fixing else f"egm ledger verify --repair would {would}"
+            repairs.append(f"{self.copies[i].name}: {found}; {action.format(other=other)}")
+
         for i, x in enumerate(loaded):
             if x is None:
-                repairs.append(f"{self.copies[i].name}: unreadable, rebuilt from the other copy")
-        self.readable = 0 if loaded[0] is not None else 1
+                note(i, self.copies[i].problem or "unreadable", "rebuilt from {other}", "rebuild it from {other}")
         logs = [x[0] if x else {} for x in loaded]
         metas = [x[2] if x else {} for x in loaded]
 
         # meta: each key authentic in at least one copy
         meta: dict[str, str] = {}
+        bad_meta = [False, False]
         for name in sorted(set(metas[0]) | set(metas[1])):
             good = [m[name][0] for m in metas if name in m and hmac.compare_digest(m[name][1], meta_mac(key, name, m[name][0]))]
             if not good:
@@ -254,7 +278,8 @@ class DualStore:
             for i, m in enumerate(metas):
                 if loaded[i] is not None and (name not in m or m[name][0] != good[0]
                                               or not hmac.compare_digest(m[name][1], meta_mac(key, name, good[0]))):
-                    repairs.append(f"{self.copies[i].name}: meta '{name}' repaired")
+                    bad_meta[i] = True
+                    note(i, f"meta '{name}' bad or missing", "restored from {other}", "restore it from {other}")
 
         rows: list[LogRow] = []
         fix: list[list[LogRow]] = [[], []]
@@ -281,8 +306,14 @@ class DualStore:
         for i in (0, 1):
             if fix[i] and loaded[i] is not None:
                 tail = all(r.seq > max(logs[i], default=0) for r in fix[i])
-                what = "behind by" if tail else "bad or missing"
-                repairs.append(f"{self.copies[i].name}: {len(fix[i])} log record(s) {what}, restored from the other copy")
+                what = "behind" if tail else "bad or missing"
+                seqs = f"record {fix[i][0].seq}" if len(fix[i]) == 1 else f"records {fix[i][0].seq}..{fix[i][-1].seq}"
+                note(i, f"{len(fix[i])} log record(s) {what} ({seqs})", "restored from {other}",
+                     "restore them from {other}")
+        # Recall and the event log are queried from a copy whose log is whole (read-only, the other
+        # copy stays as it was found).
+        clean = [i for i in (0, 1) if loaded[i] is not None and not fix[i]]
+        self.readable = clean[0] if clean else (0 if loaded[0] is not None else 1)
         self.last_seq = rows[-1].seq if rows else 0
         self.last_mac = rows[-1].mac if rows else GENESIS
 
@@ -292,7 +323,7 @@ class DualStore:
             for i, copy in enumerate(self.copies):
                 if loaded[i] is None:
                     self._rebuild(copy, rows, meta_rows)
-                elif fix[i] or any(f"{copy.name}: meta" in r for r in repairs):
+                elif fix[i] or bad_meta[i]:
                     try:
                         copy.write(fix[i], [], meta_rows)
                     except sqlite3.DatabaseError:
@@ -322,7 +353,10 @@ class DualStore:
                     for n, (v, s) in expected.items()
                 )
             if bad and table is not None:
-                notes.append(f"{self.copies[i].name}: meters did not match the log, rewritten from it")
+                name = self.copies[i].name
+                notes.append(f"{name}: meters did not match the log, rewritten from it" if repair and not self.read_only
+                             else f"{name}: meters do not match the log; egm ledger verify --repair would "
+                                  "rewrite them from the log")
             if bad and repair and not self.read_only:
                 self.copies[i].replace_meters(
                     [(n, v, s, meter_mac(key, n, v, s)) for n, (v, s) in expected.items()])

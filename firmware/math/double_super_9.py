@@ -137,7 +137,7 @@ def win_net(options: DoubleSuper9Options, unit: int) -> tuple[int, int]:
     hands[spot], hands[banker] = iter(spot_cards), iter(banker_cards)
     stack = [next(hands[p]) for _ in range(HAND_SIZE) for p in order]
     kernel = RoundKernel(game, options, limits=NO_LIMITS)
-    settlement = kernel.play(wagers, StackedSource(stack), dice=_DICE)
+    settlement = kernel.play(wagers, StackedSource(stack, shoe=game.shoe(options)), dice=_DICE)
     result = settlement.results[spot]
     if result[BET].outcome is not Outcome.WIN:          # pragma: no cover - the stack is wrong
         raise AssertionError(f"the stacked Double Super 9 round did not win: {result[BET]}")

@@ -57,7 +57,7 @@ def play_round(ctx: GameContext, cards: str, wagers: dict[int, dict[str, int]], 
                 return action
         return ctx.game.automatic_decision(kernel.round, request)
 
-    kernel.play(wagers, StackedSource(parse_cards(cards)), dice=tuple(dice) if dice is not None else None,
+    kernel.play(wagers, StackedSource(parse_cards(cards), shoe=ctx.game.shoe(ctx.options)), dice=tuple(dice) if dice is not None else None,
                 decider=decider, round_id=round_id)
     return kernel.record()
 

@@ -18,7 +18,8 @@ def run(*args: str) -> subprocess.CompletedProcess:
 
 def test_bad_input_is_one_clear_line(tmp_path: Path) -> None:
     cases = [
-        (["meters", "--state-dir", str(tmp_path / "none"), "--json"], "no host store"),
+        (["meters", "--state-dir", str(tmp_path / "none"), "--json"], "nothing found at"),
+        (["meters", "--state-dir", str(tmp_path), "--json"], "no host store"),
         (["meters", "--state-dir", str(tmp_path), "--db", "bogus://x", "--json"], "unsupported host database URL"),
         (["disable", "--state-dir", str(tmp_path), "bad id!"], "invalid terminal id"),
         (["set-time", "--state-dir", str(tmp_path), "T1", "--iso", "yesterday"], "not an ISO 8601 time"),
@@ -31,6 +32,7 @@ def test_bad_input_is_one_clear_line(tmp_path: Path) -> None:
         assert proc.returncode != 0, args
         assert message in proc.stderr and "Traceback" not in proc.stderr, (args, proc.stderr)
         assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert not (tmp_path / "none").exists() and not (tmp_path / "h").exists()      # bad input made nothing
 
 
 def test_commands_are_queued_for_the_running_host(tmp_path: Path) -> None:

@@ -1,55 +1,112 @@
-"""One default ``--state-dir``: ``egm run`` keeps critical memory where ``meters``, ``recall``,
-``events``, ``ledger`` and ``simctl`` look for it when none is given."""
+"""A ``--state-dir`` that is a file, cannot be read, or (for a reading command) does not exist is one
+clear line on stderr and exit 2, before the command does anything, and nothing is made or changed."""
 
 from __future__ import annotations
 
-import json
 import os
+import shutil
 import subprocess
 import sys
-import time
+from pathlib import Path
 
-from firmware.commands._common import default_state_dir
+import pytest
+
+from firmware.cli import main
+
+#: Commands that only read the state directory: it must exist.
+READING = [["meters"], ["recall"], ["events"], ["ledger", "verify"], ["simctl", "status"],
+           ["host", "floor"], ["host", "events"]]
+#: Commands that write into an existing state directory.
+WRITING = [["ledger", "verify", "--repair"], ["host", "disable", "EGM-0001"],
+           ["host", "offer-package", "EGM-0001", "{package}"]]
+#: Commands that make the state directory when it is missing.
+MAKING = [["run", "--headless", "--autoplay", "0"],
+          ["ledger", "clear", "--role", "technician", "--reason", "test", "--yes"],
+          ["certs", "dev", "--terminal", "EGM-0001"], ["host", "serve", "--listen", "0"]]
 
 
-def egm(*argv: str, env: dict[str, str], timeout: float = 60) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "firmware.cli", *argv], capture_output=True, text=True,
-                          env=env, timeout=timeout)
+def ids(commands: list[list[str]]) -> list[str]:
+    return [" ".join(c[:2]) + (" --repair" if "--repair" in c else "") for c in commands]
 
 
-def test_the_default_is_the_platform_data_dir_and_the_terminal_id(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
-    assert default_state_dir() == tmp_path / "egm" / "EGM-0001"
-    assert default_state_dir("EGM-0042") == tmp_path / "egm" / "EGM-0042"
+def argv(command: list[str], state_dir: Path, package: Path) -> list[str]:
+    return [w.format(package=package) for w in command] + ["--state-dir", str(state_dir)]
 
 
-def test_every_reading_command_finds_the_terminal_run_without_state_dir(tmp_path):
-    env = {**os.environ, "XDG_DATA_HOME": str(tmp_path), "PYTHONUNBUFFERED": "1"}
-    state = tmp_path / "egm" / "EGM-0001"
-    proc = subprocess.Popen([sys.executable, "-m", "firmware.cli", "run", "--sim", "--headless"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+def snapshot(root: Path) -> dict[str, bytes | None]:
+    """Every path under ``root`` with its bytes (None for a directory)."""
+    return {str(p.relative_to(root)): (None if p.is_dir() else p.read_bytes()) for p in sorted(root.rglob("*"))}
+
+
+@pytest.fixture
+def package(tmp_path: Path) -> Path:
+    path = tmp_path / "offer.egmpkg"
+    path.write_bytes(b"{}")
+    return path
+
+
+def refused(capsys, args: list[str]) -> str:
+    """Run ``egm ARGS`` in this process; it must refuse with one line on stderr and print nothing."""
+    assert main(args) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+@pytest.mark.parametrize("command", READING + WRITING + MAKING, ids=ids(READING + WRITING + MAKING))
+def test_a_file_as_state_dir_is_refused_before_anything_runs(tmp_path, capsys, package, command):
+    state = tmp_path / "state"
+    state.write_text("not a directory\n")
+    before = snapshot(tmp_path)
+    line = refused(capsys, argv(command, state, package))     # egm run: not even the self-test
+    assert f"--state-dir {state} is not a directory" in line
+    assert snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize("command", READING + WRITING, ids=ids(READING + WRITING))
+def test_a_missing_state_dir_is_nothing_found_and_is_not_made(tmp_path, capsys, package, command):
+    state = tmp_path / "nowhere"
+    line = refused(capsys, argv(command, state, package))
+    assert f"nothing found at {state}" in line
+    assert not state.exists()
+
+
+@pytest.mark.parametrize("command", MAKING, ids=ids(MAKING))
+def test_a_state_dir_that_cannot_be_made_is_refused(tmp_path, capsys, package, command):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    line = refused(capsys, argv(command, blocker / "state", package))
+    assert f"cannot be made: {blocker} is not a directory" in line
+    assert blocker.read_text() == ""
+
+
+def _without_root_privilege() -> list[str]:
+    """A prefix that runs a command without the privilege to ignore file permissions: none for a
+    normal user; as root, util-linux ``setpriv`` dropping CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH."""
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("running as root without setpriv: root reads every directory, so none is unreadable")
+    caps = "-dac_override,-dac_read_search"
+    return [setpriv, f"--bounding-set={caps}", f"--inh-caps={caps}"]
+
+
+@pytest.mark.parametrize("command", READING + WRITING + MAKING, ids=ids(READING + WRITING + MAKING))
+def test_an_unreadable_state_dir_is_one_clear_line(tmp_path, package, command):
+    state = tmp_path / "locked"
+    state.mkdir()
+    state.chmod(0)
     try:
-        deadline = time.monotonic() + 60
-        while not (state / "control.sock").exists():
-            assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read()
-            time.sleep(0.05)
-        status = egm("simctl", "--json", "status", env=env)
-        assert status.returncode == 0, status.stderr
-        assert json.loads(status.stdout)["state"] in ("IDLE", "STARTING", "POWER_UP")
-        stop = egm("simctl", "stop", env=env)
-        assert stop.returncode == 0, stop.stderr
-        out, err = proc.communicate(timeout=30)
+        proc = subprocess.run([*_without_root_privilege(), sys.executable, "-m", "firmware.cli",
+                               *argv(command, state, package)], capture_output=True, text=True, timeout=120)
+        state.chmod(0o700)
+        assert list(state.iterdir()) == []
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
-    assert proc.returncode == 0, err
-    events = egm("events", "--last", "1", "--json", env=env)
-    assert events.returncode == 0, events.stderr
-    assert json.loads(events.stdout)[0]["event"] == "power_down"
-    meters = egm("meters", "--json", env=env)
-    assert meters.returncode == 0 and "games_played" in json.loads(meters.stdout)["meters"], meters.stderr
-    recall = egm("recall", "--json", env=env)
-    assert recall.returncode == 0 and json.loads(recall.stdout) == [], recall.stderr
-    verify = egm("ledger", "verify", "--json", env=env)
-    assert verify.returncode == 0 and json.loads(verify.stdout)["ok"], verify.stderr
+        state.chmod(0o700)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stdout == ""
+    assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert f"--state-dir {state} cannot be read (permission denied)" in proc.stderr

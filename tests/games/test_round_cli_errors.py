@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -53,3 +54,46 @@ def test_impossible_configuration_is_refused():
                "four_card_pays=1000,100,50,22,16,13,11")
     assert proc.returncode != 0
     assert "impossible with 1 deck" in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        # the issue: 64 x Qs from an 8-deck shoe paid 1000:1
+        (["baccarat-war", "--wager", "1:bac=10", "--wager", "1:war=10", "--cards", " ".join(["Qs"] * 64)],
+         "Qs is given 64 times, but the game's shoe of 416 cards holds 8"),
+        (["baccarat-war", "--option", "decks=1", "--wager", "1:bac=10", "--wager", "1:war=10",
+          "--cards", "Qs Qs 3h Ah Td Ts 6c 9s"], "Qs is given 2 times, but the game's shoe of 52 cards holds 1"),
+        # Double Super 9's 288-card shoe holds A-6 only: 12 decks, 12 of each card
+        (["double-super-9", "--dice", "7", "--cards", "7h As 2s 3s 4s 5s 6s As"],
+         "7h is given 1 time, but the game's shoe of 288 cards holds none"),
+        (["double-super-9", "--dice", "7", "--cards", " ".join(["6c"] * 13)],
+         "6c is given 13 times, but the game's shoe of 288 cards holds 12"),
+        (["three-card-poker", "--cards", "As Ks Qs As Kd Qd"], "As is given 2 times, but the game's shoe of 52 cards holds 1"),
+    ],
+    ids=["64-queens-8-decks", "two-queens-1-deck", "seven-in-ds9", "13-sixes-in-ds9", "two-aces-tcp"],
+)
+def test_cards_the_shoe_cannot_hold_are_refused(args, needle):
+    proc = run("round", *args, "--json")
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert proc.stderr.strip().splitlines() == [f"egm round: error: {needle}"]
+
+
+def test_every_stacked_path_checks_the_shoe():
+    """Replay and the demonstration rounds stack cards through the same check as ``--cards``."""
+    from firmware.cards.errors import CardError
+    from firmware.config import Config
+    from firmware.kernel.round import replay
+    from firmware.ui.context import GameContext
+    from firmware.ui.demo import play_round
+
+    proc = run("round", "baccarat-war", "--wager", "1:bac=10", "--wager", "1:war=10", "--cards", FIG8, "--json")
+    record = json.loads(proc.stdout)
+    assert replay(record) == record
+    record["cards_dealt"] = ["Qs"] * 8 + record["cards_dealt"]           # edited: 9 x Qs from 8 decks
+    with pytest.raises(CardError, match="Qs is given 9 times, but the game's shoe of 416 cards holds 8"):
+        replay(record)
+    ctx = GameContext.from_config(Config(), "baccarat-war")
+    with pytest.raises(CardError, match="Qs is given 9 times"):
+        play_round(ctx, " ".join(["Qs"] * 9), {1: {"bac": 10, "war": 10}})

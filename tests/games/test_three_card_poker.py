@@ -406,7 +406,7 @@ def test_bad_decisions_on_the_command_line(capsys, args, needle):
         (["--wager", "1:bank=1"], "bank is not a wager"),
         (["--wager", "2:ante=10", "--option", "banking=player", "--option", "banker_seat=2"],
          "seat 2 banks the round"),
-        (["--wager", "1:ante=10", "--cards", "As Ks Qs As Jd 2c"], "As is dealt twice"),
+        (["--wager", "1:ante=10", "--cards", "As Ks Qs As Jd 2c"], "As is given 2 times, but the game's shoe of 52 cards holds 1"),
         (["--wager", "1:ante=10", "--cards", "As Ks Qs"], "ran out"),
     ],
 )

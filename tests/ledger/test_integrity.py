@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import os
 import sqlite3
 from pathlib import Path
 
@@ -157,3 +159,87 @@ def test_an_io_error_stops_autoplay_instead_of_continuing(tmp_path, monkeypatch)
     monkeypatch.setattr(store.Copy, "write", failing)
     code = main(["run", "--sim", "--headless", "--autoplay", "50", "--state-dir", str(tmp_path)])
     assert code == 2          # the cabinet will turn this error into a locked tilt
+
+
+# --- one damaged copy, as a user would damage it, seen by the reading commands ----------------------
+
+def _truncate(file: Path) -> None:
+    os.truncate(file, file.stat().st_size // 2)
+
+
+def _flip_marker(file: Path) -> None:
+    flip(file, MARK.encode())
+
+
+def _delete(file: Path) -> None:
+    file.unlink()
+
+
+def _flip_a_round(file: Path) -> None:
+    flip(file, b'"cards":["', offset=10, last=True)               # a card of the last round dealt
+
+
+#: How a copy is damaged: the copy, the damage, what is found, what --repair would do, then did.
+DAMAGE = {
+    "truncated mirror": (MIRROR_FILE, _truncate, "unreadable", "rebuild it from ledger.db", "rebuilt from"),
+    "flipped byte in primary": (PRIMARY_FILE, _flip_marker, "damaged", "rebuild it from ledger-mirror.db",
+                                "rebuilt from"),
+    "flipped round in primary": (PRIMARY_FILE, _flip_a_round, "1 log record(s) bad or missing",
+                                 "restore them from ledger-mirror.db", "restored from"),
+    "deleted mirror": (MIRROR_FILE, _delete, "missing", "rebuild it from ledger.db", "rebuilt from"),
+}
+READING = (["meters", "--json"], ["recall", "--json"], ["events", "--json"])
+
+
+def _played(path: Path) -> None:
+    """Critical memory with money moved and a few rounds played."""
+    from firmware.kernel.limits import BetLimits
+    from firmware.ledger.driver import autoplay
+    from firmware.rng.service import RngService
+
+    make_ledger(path)
+    with Ledger.open(path) as ledger:
+        autoplay(ledger, game_id="baccarat-war", options_table={}, limits=BetLimits(), seats=1,
+                 rng=RngService.seeded("damaged-copy"), rounds=3)
+
+
+def _hashes(path: Path) -> dict[str, str]:
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in path.iterdir()}
+
+
+@pytest.mark.parametrize("damage", list(DAMAGE))
+def test_one_damaged_copy_is_reported_as_found_and_reading_commands_warn_and_write_nothing(tmp_path, capsys, damage):
+    bad, hurt, found, would, done = DAMAGE[damage]
+    _played(tmp_path)
+    expected = {}
+    for args in READING:
+        assert main([*args, "--state-dir", str(tmp_path)]) == 0
+        expected[args[0]], err = capsys.readouterr()
+        assert err == ""
+    hurt(tmp_path / bad)
+    before = _hashes(tmp_path)
+
+    for args in READING:           # the right answer from the good copy, a warning, and exit 0
+        assert main([*args, "--state-dir", str(tmp_path)]) == 0
+        out, err = capsys.readouterr()
+        assert out == expected[args[0]]
+        (line,) = err.splitlines()
+        assert line.startswith(f"egm {args[0]}: warning: critical memory: {bad}: {found}"), line
+        assert line.endswith(f"; egm ledger verify --repair would {would}"), line
+    assert main(["ledger", "verify", "--state-dir", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert f"needs repair: {bad}: {found}" in out and f"egm ledger verify --repair would {would}" in out
+    assert "rebuilt" not in out and "restored" not in out and "in both copies" not in out
+
+    after = _hashes(tmp_path)      # nothing written: no file changed, the damaged copy not remade
+    assert {n: h for n, h in after.items() if n in before} == before
+    assert all(n.endswith(("-wal", "-shm")) and not n.startswith(bad + "-") or n in before for n in after), after
+    assert bad in after if bad in before else bad not in after
+
+    assert main(["ledger", "verify", "--state-dir", str(tmp_path), "--repair"]) == 0
+    out = capsys.readouterr().out
+    assert f"repaired: {bad}: {found}" in out and done in out
+    assert main(["ledger", "verify", "--state-dir", str(tmp_path)]) == 0
+    assert "in both copies" in capsys.readouterr().out
+    assert main(["meters", "--json", "--state-dir", str(tmp_path)]) == 0
+    assert capsys.readouterr() == (expected["meters"], "")
