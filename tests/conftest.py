@@ -6,3 +6,8 @@ golden device frames, the game rules) are copied into it (``firmware/rng/vectors
 """
 
 from __future__ import annotations
+
+from pathlib import Path
+
+#: The repository's root (the tests read its docs, never anything beside it).
+ROOT = Path(__file__).resolve().parent.parent

@@ -619,13 +619,16 @@ def test_egm_simctl_service_words_reach_the_api(tmp_path):
 
 
 def test_a_change_only_monte_carlo_can_check_is_computed_in_the_background_then_applied(tmp_path):
-    # Hold'em War's TIE at 17 to 1: no shipped sheet, no exact method. The terminal's thread must
-    # not spend minutes on Monte Carlo: the change is refused for now, the sheet computed on a
+    # Hold'em War's TIE at 17 to 1 on a two-seat cabinet: TIE is exact, but the two seats share the
+    # dealer's war cards, which only Monte Carlo follows; no shipped sheet. The terminal's thread
+    # must not spend minutes on Monte Carlo: the change is refused for now, the sheet computed on a
     # worker thread into the PAR cache, and the same change asked again is checked and applied.
     r = build(tmp_path)
     try:
-        r.terminal.cfg = r.terminal.cfg.model_copy(
-            update={"math": r.terminal.cfg.math.model_copy(update={"monte_carlo_rounds": 10_000})})
+        cfg = r.terminal.cfg
+        r.terminal.cfg = cfg.model_copy(update={
+            "math": cfg.math.model_copy(update={"monte_carlo_rounds": 10_000}),
+            "games": cfg.games.model_copy(update={"seats": 2})})
         login(r, "technician")
         refused(r, "technician", "config", "set", "holdem-war", "tie_pays=17", match="being computed in the background")
         assert r.ledger.setting("config.games.holdem-war") is None            # nothing changed

@@ -7,6 +7,11 @@ import json
 from firmware.cli import main
 
 
+#: The WAR_POOL is off in the terminal's default configuration (one seat cannot play it against
+#: other players); the tests of the pool's rules turn it on.
+POOL_ON = ("--option", "pool.enabled=true")
+
+
 def egm_round(capsys, game: str, *args: str) -> dict:
     code = main(["round", game, "--json", *args])
     out, err = capsys.readouterr()

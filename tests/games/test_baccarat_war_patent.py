@@ -6,7 +6,7 @@ cards one per hand that needs one per step, seats ascending, dealer last.
 
 from __future__ import annotations
 
-from tests.games.helpers import egm_round, outcome, seat, wagers
+from tests.games.helpers import POOL_ON, egm_round, outcome, seat, wagers
 
 
 def test_figs_4_7_8_spot_7_wins_the_war_on_the_second_war_card(capsys):
@@ -39,6 +39,7 @@ def test_fig_10_pool_contest_spot_3_wins_on_the_sixth_card(capsys):
     # hand and is out. War cards 2/2, 10/Q, 8/8, 9/8: spot 3 wins with 6 against 5.
     rec = egm_round(
         capsys, "baccarat-war",
+        *POOL_ON,
         *wagers("3:bac=10", "3:war=10", "3:war_pool=5", "5:bac=10", "5:war=10", "5:war_pool=5"),
         "--cards", "4s 7d Kd 3h Qc 9c 2s 2d Th Qd 8c 8d 9h 8s",
     )
@@ -63,6 +64,7 @@ def test_fig_11_three_tied_spots_contest_and_everyone_else_is_out(capsys):
     # Step 1: spot 7 drops to 3 and is eliminated; step 2: spot 3 keeps 9, spot 5 drops to 8.
     rec = egm_round(
         capsys, "baccarat-war",
+        *POOL_ON,
         *wagers(*(f"{s}:{w}" for s in (1, 3, 5, 7) for w in ("bac=10", "war=10", "war_pool=5"))),
         "--cards", "9s 8s 3c 4h 6s Kc Kd 5d 4d Kh Ah As 5c Tc 9d",
     )

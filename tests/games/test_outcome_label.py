@@ -40,7 +40,7 @@ def test_labels(outcome, net, stake, label):
 
 
 POOL_WON_ALONE = ["baccarat-war", "--cards", "9h Tc Th Ts", "--wager", "1:bac=10",
-                  "--wager", "1:war=10", "--wager", "1:war_pool=10"]
+                  "--wager", "1:war=10", "--wager", "1:war_pool=10", "--option", "pool.enabled=true"]
 
 
 def test_egm_round_text_names_a_pool_won_for_less_than_the_ante(capsys):
@@ -57,7 +57,7 @@ def test_egm_round_text_names_a_pool_won_for_less_than_the_ante(capsys):
 
 
 def test_par_outcome_rows_carry_the_label_beside_the_outcome(capsys):
-    assert main(["par", "baccarat-war", "--json"]) == 0
+    assert main(["par", "baccarat-war", "--option", "pool.enabled=true", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     labels = {o["outcome"]: o["label"] for o in doc["wagers"]["war_pool"]["outcomes"]}
     assert labels["seat wins the pot"] == "seat wins the pot: pays less than the stake"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.games.helpers import egm_round, outcome, seat, wagers
+from tests.games.helpers import POOL_ON, egm_round, outcome, seat, wagers
 
 BW = ("bac=10", "war=10")
 
@@ -34,7 +34,7 @@ def test_dealer_in_the_highest_tied_tier_contests_the_pool_with_the_reused_war_c
     # Seat 1 and the dealer tie at 7; seat 2 (6) is out of the pool. The war against the dealer
     # takes two steps (2/2 tie at 9, then K against 5: 9 to 4) and the pool contest between seat 1
     # and the dealer reuses exactly those cards: no card is dealt for it.
-    rec = egm_round(capsys, "baccarat-war", *_bets((1, 2), ("war_pool=5",)),
+    rec = egm_round(capsys, "baccarat-war", *POOL_ON, *_bets((1, 2), ("war_pool=5",)),
                     "--cards", "3s 2c 4d 4h 4c 3h 2s 2h Kd 5c")
     assert rec["war_pool"]["contestants"] == [1, "dealer"]
     assert rec["war_pool"]["winner"] == 1 and rec["war_pool"]["steps"] == 2
@@ -49,7 +49,7 @@ def test_a_seat_won_at_war_contests_the_pool_and_draws_past_its_war_cards(capsys
     # Seats 1, 2 and the dealer all score 7. War step 1: seats draw 2 and 2 (9), the dealer A (8):
     # both seats win their war. The pool contest reuses those cards (9, 9, 8: dealer out), then
     # deals seat 1 a 5 (4) and seat 2 a 3 (2): seat 1 takes the pot.
-    rec = egm_round(capsys, "baccarat-war", *_bets((1, 2), ("war_pool=5",)),
+    rec = egm_round(capsys, "baccarat-war", *POOL_ON, *_bets((1, 2), ("war_pool=5",)),
                     "--cards", "3s 4d 2c 4h 3d 5d 2s 2d Ah 5c 3c")
     assert rec["war_pool"]["contestants"] == [1, 2, "dealer"]
     assert rec["war_pool"]["eliminated"] == [{"step": 1, "hand": "dealer"}, {"step": 2, "hand": 2}]
@@ -63,7 +63,7 @@ def test_a_seat_won_at_war_contests_the_pool_and_draws_past_its_war_cards(capsys
 def test_three_way_pool_contest_with_eliminations_on_separate_steps(capsys):
     # Seats 1, 2, 3 tie at 6 (dealer 2). Step 1: 3, 3, 2 -> 9, 9, 8 (seat 3 out);
     # step 2: K, 9 -> 9, 8 (seat 2 out); seat 1 wins.
-    rec = egm_round(capsys, "baccarat-war", *_bets((1, 2, 3), ("war_pool=10",)),
+    rec = egm_round(capsys, "baccarat-war", *POOL_ON, *_bets((1, 2, 3), ("war_pool=10",)),
                     "--cards", "6s 6h 3d 2c Kc Kd 3h Ts 3s 3c 2d Kh 9h")
     assert rec["war_pool"]["contestants"] == [1, 2, 3]
     assert rec["war_pool"]["eliminated"] == [{"step": 1, "hand": 3}, {"step": 2, "hand": 2}]
@@ -119,7 +119,7 @@ def test_misdeal_cap_returns_every_wager_still_at_war(capsys):
 
 
 def test_pool_misdeal_returns_the_antes(capsys):
-    rec = egm_round(capsys, "baccarat-war", *_bets((1, 2), ("war_pool=5",)),
+    rec = egm_round(capsys, "baccarat-war", *POOL_ON, *_bets((1, 2), ("war_pool=5",)),
                     "--option", "max_war_steps=1", "--option", "pool.dealer_ante=3",
                     "--cards", "2c 3c 9s 3d 2d Kh Th Td")
     # Seats 1 and 2 tie at 5 (dealer 9): one pool step of T/T does not separate them.
@@ -129,7 +129,7 @@ def test_pool_misdeal_returns_the_antes(capsys):
 
 
 def test_dealer_ante_and_commission_options(capsys):
-    rec = egm_round(capsys, "baccarat-war", *_bets((3, 5), ("war_pool=5",)),
+    rec = egm_round(capsys, "baccarat-war", *POOL_ON, *_bets((3, 5), ("war_pool=5",)),
                     "--option", "pool.dealer_ante=7", "--option", "pool.commission=10",
                     "--cards", "4s 7d Kd 3h Qc 9c 2s 2d Th Qd 8c 8d 9h 8s")
     pool = rec["war_pool"]

@@ -107,17 +107,20 @@ def test_blackjack_wars_high_card_scores_are_ranks_not_numbers(scoring, spot, de
     assert felt.spots[0].hand.score == f"WAR {spot}" and felt.dealer.score == f"WAR {dealer}"
 
 
-def test_the_pay_table_without_a_par_figure_says_not_computed():
-    gui = ui()                                               # the war pool on: only Monte Carlo reaches it
+def test_the_pay_table_shows_the_exact_sheet_and_says_not_computed_without_one():
+    gui = ui()                                               # the war pool on, one spot: exact since 2026
     doc = gui.paytable(sheet_for_config(demo_config(GAME), GAME, gui.ctx.options))
     rows = doc.pages[0][0].rows
-    assert ("TIE", "18 to 1", "not computed") in rows and ("BAC", "1 to 1", "not computed") in rows
-    assert "computed at start-up" in doc.footer
+    assert ("TIE", "18 to 1", "96.28%") in rows and ("BAC", "1 to 1", "100.00%") in rows
+    assert "exact" in doc.footer and "Monte Carlo" not in doc.footer
     cfg = Config.model_validate({"games": {"enabled": [GAME], "default": GAME, "seats": 1}})
-    gui = ui(cfg)                                            # the default options: the shipped Monte Carlo sheet
+    gui = ui(cfg)                                            # the default options: the shipped exact sheet
     doc = gui.paytable(sheet_for_config(cfg, GAME, gui.ctx.options))
     rows = doc.pages[0][0].rows
-    assert ("TIE", "18 to 1", "96.18%") in rows and "Monte Carlo" in doc.footer
+    assert ("TIE", "18 to 1", "96.28%") in rows and "exact" in doc.footer
+    doc = gui.paytable(None)                                 # no sheet for the configuration (yet)
+    assert ("TIE", "18 to 1", "not computed") in doc.pages[0][0].rows
+    assert "computed at start-up" in doc.footer
     notes = next(s for s in doc.pages[0] if s.heading == "NOTES").paragraphs
     assert notes[0] == "TIE pays 18 to 1 when your best five cards exactly split with the dealer's."
 

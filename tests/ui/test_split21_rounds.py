@@ -176,12 +176,15 @@ def test_the_jackpot_won_and_its_pay_table_without_a_par_figure():
     assert results(seat)["jackpot"] == ("win", "9")                # its own 10 back less 5% (rounded up)
     assert "spot.1.jackpot" in gui.screen().render(pygame.Surface((1280, 720)), table_view(
         gui, status_doc(GAME, 2000), BetSlip(gui.ctx.limits, gui.ctx.chips, link=gui.link))).regions
-    # Monte Carlo only with a jackpot: no sheet here, the pays still show.
+    # One spot with the jackpot: the exact sheet (house banking) covers every wager.
     sheet = sheet_for_config(_cfg(gui), GAME, gui.ctx.options)
     page = gui.paytable(sheet)
     rows = page.pages[0][0].rows
-    assert rows[1:] == (("ANTE", "1 to 1", "not computed"), ("HIGH", "1 to 1", "not computed"),
-                        ("LOW", "1 to 1", "not computed"), ("JACKPOT", "the pot, less 5%", "not computed"))
+    assert rows[1:] == (("ANTE", "1 to 1", "100.00%"), ("HIGH", "1 to 1", "100.00%"),
+                        ("LOW", "1 to 1", "99.29%"), ("JACKPOT", "the pot, less 5%", "45.00%"))
+    assert "exact" in page.footer
+    page = gui.paytable(None)                       # no sheet for the configuration: the pays still show
+    assert page.pages[0][0].rows[1:][-1] == ("JACKPOT", "the pot, less 5%", "not computed")
     assert "computed at start-up" in page.footer
 
 
@@ -196,8 +199,8 @@ def test_the_pay_table_comes_from_the_options_and_the_par_sheet():
     gui = ui(GAME)
     sheet = sheet_for_config(_cfg(gui), GAME, gui.ctx.options)
     rows = gui.paytable(sheet).pages[0][0].rows
-    assert rows[1] == ("ANTE", "1 to 1", "99.97%") and rows[3] == ("LOW", "1 to 1", "99.16%")
-    assert "Monte Carlo" in gui.paytable(sheet).footer
+    assert rows[1] == ("ANTE", "1 to 1", "100.00%") and rows[3] == ("LOW", "1 to 1", "99.29%")
+    assert "exact" in gui.paytable(sheet).footer
     paid = ui(GAME, {"high_pays": "3:2", "low_pays": "2:1", "high_multiple": 0, "jackpot": {"enabled": False}})
     rows = paid.paytable(None).pages[0][0].rows
     assert rows[2] == ("HIGH", "3 to 2", "not computed") and rows[3] == ("LOW", "2 to 1", "not computed")
