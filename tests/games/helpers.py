@@ -6,7 +6,6 @@ import json
 
 from firmware.cli import main
 
-
 #: The WAR_POOL is off in the terminal's default configuration (one seat cannot play it against
 #: other players); the tests of the pool's rules turn it on.
 POOL_ON = ("--option", "pool.enabled=true")
