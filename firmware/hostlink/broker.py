@@ -39,7 +39,6 @@ from pathlib import Path
 from typing import Any
 
 from amqtt.adapters import StreamReaderAdapter, StreamWriterAdapter
-from amqtt.broker import Broker
 from amqtt.contexts import Action
 from amqtt.plugins.base import BaseAuthPlugin, BaseTopicPlugin
 from amqtt.session import Session
@@ -48,6 +47,7 @@ from firmware import x509parse
 from firmware.hostlink import pki
 from firmware.hostlink.errors import HostLinkError
 from firmware.hostlink.mqtt import UP_WILDCARD, down_topic, terminal_of, up_topic
+from firmware.hostlink.reliable_broker import ReliableBroker
 from firmware.hostlink.tls import ContextFollowingCrl, TlsSetupError
 
 log = logging.getLogger("egm.hostlink.broker")
@@ -271,7 +271,7 @@ class EmbeddedBroker:
             _cancel_all(loop)
 
     async def _serve(self, sock: socket.socket, stop: asyncio.Event, started: threading.Event) -> None:
-        broker = Broker(self._config())
+        broker = ReliableBroker(self._config())
         await broker.start()
         open_connections: dict[asyncio.Task[Any], asyncio.StreamWriter] = {}
 
