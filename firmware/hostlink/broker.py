@@ -20,6 +20,10 @@ bytes that never come), so a small gate reads each connection's CONNECT first: a
 the 3.1.1 refusal "unacceptable protocol version" at once, on which :class:`~firmware.hostlink.mqtt.
 MqttClient` in ``protocol="auto"`` falls back to 3.1.1; a 3.1.1 CONNECT is replayed to amqtt.
 
+amqtt's own QoS 1 delivery loses acknowledged messages under load and across reconnections, so the
+broker is :class:`~firmware.hostlink.reliable_broker.ReliableBroker`, which delivers every message it
+acknowledged at least once to every matching subscription (``reliable_broker.py``).
+
 Without TLS (development) anyone on the bound address may connect anonymously and use any topic, so
 bind it to the loopback address (the default); a non-loopback plain listener is logged as a warning.
 Sessions are never flagged anonymous, so a client connecting with ``clean_session=False`` (the host)
