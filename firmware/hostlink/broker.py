@@ -20,6 +20,10 @@ bytes that never come), so a small gate reads each connection's CONNECT first: a
 the 3.1.1 refusal "unacceptable protocol version" at once, on which :class:`~firmware.hostlink.mqtt.
 MqttClient` in ``protocol="auto"`` falls back to 3.1.1; a 3.1.1 CONNECT is replayed to amqtt.
 
+amqtt's own QoS 1 delivery loses acknowledged messages under load and across reconnections, so the
+broker is :class:`~firmware.hostlink.reliable_broker.ReliableBroker`, which delivers every message it
+acknowledged at least once to every matching subscription (``reliable_broker.py``).
+
 Without TLS (development) anyone on the bound address may connect anonymously and use any topic, so
 bind it to the loopback address (the default); a non-loopback plain listener is logged as a warning.
 Sessions are never flagged anonymous, so a client connecting with ``clean_session=False`` (the host)
@@ -39,7 +43,6 @@ from pathlib import Path
 from typing import Any
 
 from amqtt.adapters import StreamReaderAdapter, StreamWriterAdapter
-from amqtt.broker import Broker
 from amqtt.contexts import Action
 from amqtt.plugins.base import BaseAuthPlugin, BaseTopicPlugin
 from amqtt.session import Session
@@ -48,6 +51,7 @@ from firmware import x509parse
 from firmware.hostlink import pki
 from firmware.hostlink.errors import HostLinkError
 from firmware.hostlink.mqtt import UP_WILDCARD, down_topic, terminal_of, up_topic
+from firmware.hostlink.reliable_broker import ReliableBroker
 from firmware.hostlink.tls import ContextFollowingCrl, TlsSetupError
 
 log = logging.getLogger("egm.hostlink.broker")
@@ -271,7 +275,7 @@ class EmbeddedBroker:
             _cancel_all(loop)
 
     async def _serve(self, sock: socket.socket, stop: asyncio.Event, started: threading.Event) -> None:
-        broker = Broker(self._config())
+        broker = ReliableBroker(self._config())
         await broker.start()
         open_connections: dict[asyncio.Task[Any], asyncio.StreamWriter] = {}
 
