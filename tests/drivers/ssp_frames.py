@@ -6,6 +6,18 @@ reference vectors; the others are built from the frame layout there (their CRCs 
 
 from __future__ import annotations
 
+
+def crc_8005(data: bytes) -> int:
+    """SSP's CRC-16 (poly 0x8005, seed 0xFFFF, MSB first), bit by bit: independent of
+    ``drivers.crc``, to check golden frames and eSSP blocks."""
+    crc = 0xFFFF
+    for byte in data:
+        crc ^= byte << 8
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x8005 if crc & 0x8000 else crc << 1) & 0xFFFF
+    return crc
+
+
 SYNC_SET = "7F 80 01 11 65 82"                     # protocol-frames.md
 OK_SET = "7F 80 01 F0 23 80"                       # protocol-frames.md
 SYNC_CLEAR = "7F 00 01 11 66 08"
