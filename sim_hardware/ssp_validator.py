@@ -66,8 +66,9 @@ KEYLESS = frozenset({Command.SYNC, Command.SET_GENERATOR, Command.SET_MODULUS,
 REJECT_INHIBITED = 0x06
 REJECT_BY_HOST = 0x08
 REJECT_INVALID = 0x02
-#: A ticket whose bar code the reader cannot take (wrong length, not digits): this product's choice.
-REJECT_BAD_BARCODE = 0x0A
+#: A ticket whose bar code the reader cannot take (wrong length, not digits): BAR_CODE_SCAN_FAIL in
+#: ITL's reject-code table (``drivers.ssp.setup.REJECT_CODES``).
+REJECT_BAD_BARCODE = 0x14
 #: The simulator's ticket length: 18 digits, the TITO validation number (this product's setting).
 TICKET_DIGITS = 18
 

@@ -26,6 +26,7 @@ from drivers.ssp.essp import (
     random_prime,
 )
 from drivers.ssp.setup import (
+    REJECT_CODES,
     USD_SETUP,
     channels_for_cents,
     enabled_channels,
@@ -214,6 +215,19 @@ def test_setup_answer_and_channel_masks():
     assert channels_for_cents(USD_SETUP.notes, [2000, 500]) == {5, 3}
     with pytest.raises(ValueError, match=r"no note of \[300\] cents"):
         channels_for_cents(USD_SETUP.notes, [300])
+
+
+def test_reject_codes_are_the_public_table():
+    """LAST_REJECT_CODE as ITL's table numbers it (the npm host's ``reject_note.js`` and
+    cba9-driver's ``RejectCode`` agree): 0x00-0x1D, with the bar-code scan fail at 0x14."""
+    assert sorted(REJECT_CODES) == list(range(0x1E))
+    assert REJECT_CODES[0x06] == "channel inhibited"
+    assert REJECT_CODES[0x09] == "cross channel detected"
+    assert REJECT_CODES[0x0A] == "rear sensor error"
+    assert REJECT_CODES[0x11] == "peak detect fail"
+    assert REJECT_CODES[0x13] == "escrow time-out"
+    assert REJECT_CODES[0x14] == "bar code scan fail"
+    assert REJECT_CODES[0x1D] == "unable to stack"
 
 
 def _unwrap_anything(data: bytes) -> None:

@@ -322,7 +322,7 @@ def test_inhibited_tickets_and_bad_bar_codes_are_not_accepted(idle, sim):
     assert settle(idle, sim) == []
     idle.enable([2000])
     assert sim.insert_ticket(TICKET[:12])                  # a short bar code
-    assert collect(idle, lambda e: isinstance(e, Rejected)) == [Rejected(NAME, "invalid note read")]
+    assert collect(idle, lambda e: isinstance(e, Rejected)) == [Rejected(NAME, "bar code scan fail")]
     assert settle(idle, sim) == []
     assert sim.returned == [Ticket(TICKET), Ticket(TICKET[:12])] and sim.cashbox == []
     assert sim.received[Command.GET_BARCODE_DATA] == 0

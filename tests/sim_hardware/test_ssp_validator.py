@@ -318,8 +318,8 @@ def test_a_ticket_is_returned_on_reject(host, sim):
 
 @pytest.mark.parametrize(("register", "barcode", "code"), [
     (barcode_inhibit(notes=True, tickets=False), TICKET, 0x06),        # tickets inhibited
-    (barcode_inhibit(notes=True, tickets=True), TICKET[:12], 0x0A),     # short bar code
-    (barcode_inhibit(notes=True, tickets=True), TICKET[:17] + "X", 0x0A),
+    (barcode_inhibit(notes=True, tickets=True), TICKET[:12], 0x14),     # short: BAR_CODE_SCAN_FAIL
+    (barcode_inhibit(notes=True, tickets=True), TICKET[:17] + "X", 0x14),
 ], ids=["inhibited", "short", "not-digits"])
 def test_an_inhibited_or_unreadable_ticket_is_rejected(host, sim, register, barcode, code):
     assert host.send(Command.SET_BARCODE_INHIBIT, register) == OK
