@@ -35,6 +35,7 @@ The control API (the public methods) is thread-safe: the serve loop runs in its 
 from __future__ import annotations
 
 import collections
+import dataclasses
 import enum
 import logging
 import random
@@ -369,7 +370,10 @@ class SspSimulator(OneShotReplyFaults):
         return OK
 
     def _setup_request(self, args: bytes) -> bytes:
-        return OK + encode_setup(self.setup, expanded=self.protocol >= PROTOCOL_VERSION)
+        """The setup in the layout of the protocol the host set, which it reports (a host reads
+        the protocol byte to know whether the currency codes and expanded values follow)."""
+        setup = dataclasses.replace(self.setup, protocol=self.protocol)
+        return OK + encode_setup(setup, expanded=self.protocol >= PROTOCOL_VERSION)
 
     def _set_inhibits(self, args: bytes) -> bytes:
         if len(args) != 2:

@@ -105,6 +105,18 @@ def test_setup_request_and_serial():
     assert h.send(Command.HOST_PROTOCOL_VERSION) == bytes((Response.WRONG_PARAMETERS,))
 
 
+def test_the_setup_answer_reports_the_protocol_its_layout_follows():
+    """Protocol 6 adds currency codes and expanded values; a host reads the protocol byte to know
+    (the npm host does, and read past the end when the simulator said 6 before being asked)."""
+    h = Host(SspSimulator())
+    n = len(USD_SETUP.channel_values)
+    before = h.send(Command.SETUP_REQUEST)[1:]
+    assert len(before) == 16 + 2 * n and parse_setup(before).protocol == 4
+    assert h.send(Command.HOST_PROTOCOL_VERSION, b"\x06") == OK
+    after = h.send(Command.SETUP_REQUEST)[1:]
+    assert len(after) == 16 + 2 * n + 7 * n and parse_setup(after) == USD_SETUP
+
+
 def test_a_note_is_read_held_accepted_and_credited_once(host, sim):
     assert sim.insert_note(20)
     assert host.poll() == [(PollEvent.READ, 0)]
