@@ -66,15 +66,27 @@ class OneShotReplyFaults(AnsweringDevice):
         super().__init__()
         #: One-shot wire faults by kind -> the host code whose reply they hit (None: any).
         self._next: dict[str, int | None] = {}
+        #: How many more times an armed fault strikes after this one (1 unless armed for more).
+        self._times: dict[str, int] = {}
+
+    def _arm(self, kind: str, code: int | None, times: int = 1) -> None:
+        if times < 1:
+            raise ValueError(f"a wire fault strikes at least once, not {times} times")
+        self._next[kind] = code
+        self._times[kind] = times
 
     def _take(self, kind: str, code: int | None) -> bool:
-        """Use up the one-shot wire fault ``kind`` if it is armed for host code ``code``."""
+        """Use up one strike of the wire fault ``kind`` if it is armed for host code ``code``."""
         if kind not in self._next:
             return False
         target = self._next[kind]
         if target is not None and target != code:
             return False
-        del self._next[kind]
+        left = self._times.pop(kind, 1) - 1
+        if left:
+            self._times[kind] = left
+        else:
+            del self._next[kind]
         return True
 
     def _disturb(self, data: bytes, request: int | None) -> bytes | None:
@@ -89,17 +101,19 @@ class OneShotReplyFaults(AnsweringDevice):
     def corrupt_next_crc(self, to: int | None = None) -> None:
         """The next reply (to host code ``to``, if given) goes out with a wrong CRC."""
         with self._lock:
-            self._next["corrupt"] = to
+            self._arm("corrupt", to)
 
-    def drop_next_reply(self, to: int | None = None) -> None:
-        """The next reply (to ``to``, if given) is lost; the command itself still takes effect."""
+    def drop_next_reply(self, to: int | None = None, *, times: int = 1) -> None:
+        """The next reply (to ``to``, if given) is lost, and the next ``times - 1`` such replies
+        (resent ones included); the command itself still takes effect."""
         with self._lock:
-            self._next["drop"] = to
+            self._arm("drop", to, times)
 
-    def lose_next_command(self, code: int | None = None) -> None:
-        """The next host command (with ``code``, if given) never arrives: no effect, no reply."""
+    def lose_next_command(self, code: int | None = None, *, times: int = 1) -> None:
+        """The next host command (with ``code``, if given) never arrives, nor the next
+        ``times - 1`` such commands (repeats included): no effect, no reply."""
         with self._lock:
-            self._next["lose"] = code
+            self._arm("lose", code, times)
 
 
 __all__ = ["AnsweringDevice", "OneShotReplyFaults"]

@@ -456,7 +456,7 @@ class Id003Simulator(OneShotReplyFaults):
         """Power fails halfway through the next reply (to ``to``, if given); the unit powers up
         again at once."""
         with self._lock:
-            self._next["cut"] = to
+            self._arm("cut", to)
 
     def power_off(self) -> None:
         """Power is cut: the unit is silent until :meth:`power_on`."""

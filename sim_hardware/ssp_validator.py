@@ -35,6 +35,7 @@ The control API (the public methods) is thread-safe: the serve loop runs in its 
 from __future__ import annotations
 
 import collections
+import dataclasses
 import enum
 import logging
 import random
@@ -66,8 +67,9 @@ KEYLESS = frozenset({Command.SYNC, Command.SET_GENERATOR, Command.SET_MODULUS,
 REJECT_INHIBITED = 0x06
 REJECT_BY_HOST = 0x08
 REJECT_INVALID = 0x02
-#: A ticket whose bar code the reader cannot take (wrong length, not digits): this product's choice.
-REJECT_BAD_BARCODE = 0x0A
+#: A ticket whose bar code the reader cannot take (wrong length, not digits): BAR_CODE_SCAN_FAIL in
+#: ITL's reject-code table (``drivers.ssp.setup.REJECT_CODES``).
+REJECT_BAD_BARCODE = 0x14
 #: The simulator's ticket length: 18 digits, the TITO validation number (this product's setting).
 TICKET_DIGITS = 18
 
@@ -368,7 +370,10 @@ class SspSimulator(OneShotReplyFaults):
         return OK
 
     def _setup_request(self, args: bytes) -> bytes:
-        return OK + encode_setup(self.setup, expanded=self.protocol >= PROTOCOL_VERSION)
+        """The setup in the layout of the protocol the host set, which it reports (a host reads
+        the protocol byte to know whether the currency codes and expanded values follow)."""
+        setup = dataclasses.replace(self.setup, protocol=self.protocol)
+        return OK + encode_setup(setup, expanded=self.protocol >= PROTOCOL_VERSION)
 
     def _set_inhibits(self, args: bytes) -> bytes:
         if len(args) != 2:

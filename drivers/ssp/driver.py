@@ -15,6 +15,12 @@ other flag are stale (a repeated frame) and skipped; an encrypted reply whose co
 expected one is a replay and skipped. ``MAX_MISSED_POLLS`` POLLs in a row without an answer, or a
 port error, and the device is :meth:`lost`.
 
+A command unanswered after every send leaves the sequence in doubt: the validator may have acted
+on it (its reply lost) or never seen it, so whatever flag the next command carried, the validator
+could take it for a repeat and answer it with an old reply without acting (and with eSSP the two
+ends' counters may differ). So the next exchange starts with SYNC, and with eSSP a new key
+exchange (the counter back to 0), before its command goes out (:meth:`SspValidator._resynchronise`).
+
 Escrow (ITL: "to hold a note in escrow, replace POLL with HOLD after READ > 0; a POLL then accepts
 the note; REJECT returns it"): after ``READ n`` (n > 0) the poll thread sends HOLD instead of POLL
 until the cabinet decides; ``stack()`` sends the POLL that accepts, ``return_escrow()`` sends
@@ -365,12 +371,16 @@ class SspValidator(PolledSerialDevice):
         self._rng = secrets.SystemRandom()
         self._initialising = False
         self._fresh = False
+        #: A command went unanswered after every send: SYNC (and a new key) before the next one.
+        self._in_doubt = False
+        self._resynchronising = False
         self._wanted = _Wanted()
         self._tracker = EventTracker(name, {})
         self.serial_number: int | None = None
         #: False when the validator refused SET_BARCODE_INHIBIT: it reads no tickets.
         self.barcode_reader = True
-        #: Link health: garbage, bad_crc, timeouts, repeats, stale, replays, reinit, reenable.
+        #: Link health: garbage, bad_crc, timeouts, repeats, stale, replays, resync, reinit,
+        #: reenable.
         self.counters: collections.Counter[str] = collections.Counter()
 
     # --- lifecycle hooks ----------------------------------------------------------------------
@@ -467,6 +477,7 @@ class SspValidator(PolledSerialDevice):
         try:
             self._codec.restart()
             self._codec.discard()
+            self._in_doubt = False
             self._essp = EsspSession(Role.HOST, self._fixed_key) if self.encryption else None
             self._command(Command.SYNC, plain=True, what="SYNC (is the validator there?)")
             if self._essp is not None:
@@ -607,7 +618,11 @@ class SspValidator(PolledSerialDevice):
 
     # --- the wire -----------------------------------------------------------------------------
     def _transact(self, data: bytes, *, plain: bool = False) -> bytes | None:
-        """Send one command (repeating it on silence or damage); its reply DATA, decrypted."""
+        """Send one command (repeating it on silence or damage); its reply DATA, decrypted. None:
+        no answer after every send (the next exchange re-synchronises first), or no answer to
+        that re-synchronisation (the command is not sent)."""
+        if self._in_doubt and not self._resynchronising and not self._resynchronise():
+            return None
         port = self._port()
         dropped = drop_waiting(port) + self._codec.discard()
         if dropped:
@@ -627,7 +642,26 @@ class SspValidator(PolledSerialDevice):
                 return reply
             if self._stop.is_set() and not self._initialising:
                 break
+        self._in_doubt = True
         return None
+
+    def _resynchronise(self) -> bool:
+        """SYNC, and with eSSP a new key exchange, after a command unanswered after every send;
+        False if the validator did not answer (still in doubt)."""
+        log.warning("%s: a command went unanswered: SYNC%s before the next", self.name,
+                    " and a new eSSP key" if self._essp is not None else "")
+        self._resynchronising = True
+        try:
+            self._command(Command.SYNC, plain=True)
+            if self._essp is not None:
+                self._negotiate(self._essp)
+        except DeviceTimeoutError:
+            return False
+        finally:
+            self._resynchronising = False
+        self._in_doubt = False
+        self.counters["resync"] += 1
+        return True
 
     def _read_reply(self, port: serial.Serial, encrypted: bool) -> bytes | None:
         codec = self._codec

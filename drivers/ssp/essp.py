@@ -21,13 +21,18 @@ An encrypted SSP packet's DATA is ``0x7E`` (STEX) followed by the ciphertext of:
     +---------+---------------+-------------+-----------+-------+-------+
               total a multiple of 16 bytes; eCRC: SSP's CRC-16 over eLENGTH..ePACKING
 
-eCOUNT is one counter per link, set to 0 by each key exchange, incremented by each end every time
-it encrypts and sends a packet and every time it receives and decrypts one: the host sends ``n``,
-the device expects ``n`` and answers ``n + 1``, the host expects ``n + 1`` and sends ``n + 2``
-next. A packet whose counter is not the expected one is refused (:class:`ReplayError`): that is
-how an old packet replayed on the wire is told from a new one. A packet resent as a *repeat* (the
-SSP sequence flag unchanged) is the same bytes with the same counter; the device resends its last
-reply unread and neither end counts it again.
+eCOUNT is one counter per link, set to 0 by each key exchange, advanced once per exchange, by the
+*command*: the host sends command ``n`` and counts to ``n + 1`` as it encrypts it; the device
+expects ``n``, counts to ``n + 1`` as it decrypts it and answers with ``n + 1`` (encrypting a reply
+does not count); the host expects ``n + 1`` in the reply (decrypting it does not count) and sends
+its next command with ``n + 1``. That is what ITL's own C library does as a host
+(``EncryptSSPPacket`` counts after encrypting, ``SSPSendCommand`` checks the reply's count against
+it and does not count on decrypting) and what the npm library ``encrypted-smiley-secure-protocol``
+implies (its next command carries the reply's count); ``docs/protocols/ssp.md``. A packet whose
+counter is not the expected one is refused (:class:`ReplayError`): an old command replayed on the
+wire carries a count the device has passed, an old reply one the host has passed. A packet resent
+as a *repeat* (the SSP sequence flag unchanged) is the same bytes with the same counter; the device
+resends its last reply unread and neither end counts it again.
 """
 
 from __future__ import annotations
@@ -151,12 +156,20 @@ class KeyExchange:
 
 # --- the session --------------------------------------------------------------------------------
 class EsspSession:
-    """One end's eSSP state: the key (None until exchanged) and the packet counter."""
+    """One end's eSSP state: the key (None until exchanged) and the packet counter.
+
+    ``counter`` is the count the next packet this end encrypts carries (host: its next command;
+    device: its next reply) and the count it expects in the next one it decrypts (host: the reply
+    to its last command; device: the next command). Only commands move it: the host's
+    :meth:`wrap` and the device's :meth:`unwrap`.
+    """
 
     def __init__(self, role: Role, fixed_key: int, *, rng: random.Random | None = None) -> None:
         if not 0 <= fixed_key <= _MASK64:
             raise LocalProtocolError("the eSSP fixed key is a 64-bit number")
         self.role = role
+        #: The host counts the commands it sends, the device the commands it receives.
+        self._count_on_wrap = role is Role.HOST
         self._fixed = fixed_key
         self._rng = rng if rng is not None else secrets.SystemRandom()
         self._cipher: Cipher | None = None
@@ -177,7 +190,8 @@ class EsspSession:
         self.counter = 0
 
     def wrap(self, data: bytes) -> bytes:
-        """SSP DATA for ``data`` encrypted: STEX + ciphertext; the counter advances."""
+        """SSP DATA for ``data`` encrypted: STEX + ciphertext, carrying the counter; the host's
+        counter then advances (a command), the device's does not (a reply)."""
         cipher = self._require()
         if len(data) > MAX_PLAINTEXT:
             raise LocalProtocolError(f"eSSP carries at most {MAX_PLAINTEXT} bytes per packet")
@@ -187,11 +201,13 @@ class EsspSession:
         crc = crc16_ssp(body)
         block = body + bytes((crc & 0xFF, crc >> 8))
         encryptor = cipher.encryptor()
-        self.counter = (self.counter + 1) & 0xFFFFFFFF
+        if self._count_on_wrap:
+            self._advance()
         return bytes((ENCRYPTED,)) + encryptor.update(block) + encryptor.finalize()
 
     def unwrap(self, data: bytes) -> bytes:
-        """The plaintext of an encrypted SSP DATA; the counter advances only on success.
+        """The plaintext of an encrypted SSP DATA carrying the expected counter; the device's
+        counter then advances (a command), the host's does not (a reply).
 
         :class:`DecryptError` for a packet that is not well formed, :class:`ReplayError` for one
         whose counter is not the expected one.
@@ -212,8 +228,12 @@ class EsspSession:
         count = int.from_bytes(block[1:5], "little")
         if count != self.counter:
             raise ReplayError(f"eCOUNT {count}, expected {self.counter}")
-        self.counter = (self.counter + 1) & 0xFFFFFFFF
+        if not self._count_on_wrap:
+            self._advance()
         return bytes(block[HEADER:HEADER + length])
+
+    def _advance(self) -> None:
+        self.counter = (self.counter + 1) & 0xFFFFFFFF
 
     def _require(self) -> Cipher:
         if self._cipher is None:

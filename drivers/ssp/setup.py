@@ -108,26 +108,38 @@ def channels_for_cents(notes: Mapping[int, int], denominations_cents: Iterable[i
     return {ch for ch, cents in notes.items() if cents in wanted}
 
 
-#: LAST_REJECT_CODE (0x17) answers (GA138 "Reject Codes"; the ones this product names).
+#: LAST_REJECT_CODE (0x17) answers, numbered as ITL's "Reject Codes" table (GA138), as the public
+#: hosts carry it: the npm package encrypted-smiley-secure-protocol (``src/reject_note.js``) and
+#: ingonoka/cba9-driver (``RejectCode.kt``) agree on 0x00-0x1D. The labels are this product's.
 REJECT_CODES: dict[int, str] = {
     0x00: "note accepted",
     0x01: "note length incorrect",
-    0x02: "invalid note",
-    0x03: "invalid note",
-    0x04: "invalid note",
-    0x05: "invalid note",
+    0x02: "invalid note",                  # average fail: not recognised
+    0x03: "invalid note",                  # coastline fail
+    0x04: "invalid note",                  # graph fail
+    0x05: "invalid note",                  # buried fail
     0x06: "channel inhibited",
     0x07: "second note inserted",
     0x08: "host rejected note",
-    0x09: "invalid note",
-    0x0A: "invalid note read",
+    0x09: "cross channel detected",        # the note matches two channels of the dataset
+    0x0A: "rear sensor error",
     0x0B: "note too long",
-    0x0C: "validator disabled",
+    0x0C: "disabled by host",
     0x0D: "mechanism slow or stalled",
     0x0E: "strimming attempt",
     0x0F: "fraud channel reject",
     0x10: "no notes inserted",
-    0x11: "invalid note read",
+    0x11: "peak detect fail",
     0x12: "twisted note detected",
     0x13: "escrow time-out",
+    0x14: "bar code scan fail",
+    0x15: "note did not reach the note path",
+    0x16: "slot fail 1",
+    0x17: "slot fail 2",
+    0x18: "lens oversample",
+    0x19: "width detection fail",
+    0x1A: "short note detected",
+    0x1B: "payout note",
+    0x1C: "double note detected",
+    0x1D: "unable to stack",
 }

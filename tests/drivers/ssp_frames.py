@@ -6,6 +6,18 @@ reference vectors; the others are built from the frame layout there (their CRCs 
 
 from __future__ import annotations
 
+
+def crc_8005(data: bytes) -> int:
+    """SSP's CRC-16 (poly 0x8005, seed 0xFFFF, MSB first), bit by bit: independent of
+    ``drivers.crc``, to check golden frames and eSSP blocks."""
+    crc = 0xFFFF
+    for byte in data:
+        crc ^= byte << 8
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x8005 if crc & 0x8000 else crc << 1) & 0xFFFF
+    return crc
+
+
 SYNC_SET = "7F 80 01 11 65 82"                     # protocol-frames.md
 OK_SET = "7F 80 01 F0 23 80"                       # protocol-frames.md
 SYNC_CLEAR = "7F 00 01 11 66 08"
@@ -14,7 +26,7 @@ SERIAL_CLEAR = "7F 00 01 0C 28 08"                 # GET_SERIAL_NUMBER
 SERIAL_REPLY = "7F 00 05 F0 00 12 D6 87 F3 1C"     # OK + 1234567 big-endian
 SETUP_SET = "7F 80 01 05 1D 82"                    # SETUP_REQUEST
 SETUP_REPLY = ("7F 80 1F F0 00 30 31 30 30 55 53 44 00 00 01 07 01 02 05 0A 14 32 64"
-               " 02 02 02 02 02 02 02 00 00 64 06 2A 59")   # validator, "0100", USD, $1..$100
+               " 02 02 02 02 02 02 02 00 00 64 04 25 D9")   # validator, "0100", USD, $1..$100, protocol 4
 POLL_CLEAR = "7F 00 01 07 11 88"
 POLL_RESET_REPLY = "7F 00 03 F0 F1 E8 BC 30"       # OK, SLAVE_RESET, DISABLED
 POLL_SET = "7F 80 01 07 12 02"

@@ -33,6 +33,7 @@ from drivers.ssp.codec import (
 from drivers.ssp.driver import EventTracker
 from drivers.ssp.setup import USD_SETUP
 from hal.events import Rejected, Returned, TicketEscrowed, TicketStacked
+from tests.drivers.ssp_frames import crc_8005
 
 TICKET = b"000111222333444555"
 OK = bytes((Response.OK,))
@@ -60,15 +61,6 @@ GOLDEN = [
 ]
 
 
-def _crc_8005(data: bytes) -> int:
-    crc = 0xFFFF
-    for byte in data:
-        crc ^= byte << 8
-        for _ in range(8):
-            crc = ((crc << 1) ^ 0x8005 if crc & 0x8000 else crc << 1) & 0xFFFF
-    return crc
-
-
 def _events(codec: SspCodec, chunks) -> list:
     out = []
     for chunk in chunks:
@@ -82,7 +74,7 @@ def _events(codec: SspCodec, chunks) -> list:
 def test_golden_frames_both_roles(meaning, sender, seq, data, wire):
     frame = bytes.fromhex(wire)
     body = frame[1:-2]                                   # none of these holds a 0x7F to unstuff
-    assert _crc_8005(body) == frame[-2] | frame[-1] << 8
+    assert crc_8005(body) == frame[-2] | frame[-1] << 8
     if sender is Role.HOST:
         host = SspCodec(Role.HOST)
         if not seq:

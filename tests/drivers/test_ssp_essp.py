@@ -26,6 +26,7 @@ from drivers.ssp.essp import (
     random_prime,
 )
 from drivers.ssp.setup import (
+    REJECT_CODES,
     USD_SETUP,
     channels_for_cents,
     enabled_channels,
@@ -33,6 +34,7 @@ from drivers.ssp.setup import (
     inhibit_mask,
     parse_setup,
 )
+from tests.drivers.ssp_frames import crc_8005
 
 #: A test key: never a real machine's.
 TEST_FIXED_KEY = 0x0F1E2D3C4B5A6978
@@ -91,19 +93,79 @@ def test_packet_layout_decrypted_independently():
     assert block[1:5] == b"\x01\x00\x00\x00" and block[0] == 12
 
 
-def test_the_counter_runs_both_ways_and_a_replay_is_refused():
+def test_one_count_per_exchange_and_a_replay_is_refused():
+    """ITL's C library as host: the command carries n, the reply n + 1, the next command n + 1."""
     host, device = _pair()
     command = host.wrap(b"\x07")
+    assert (host.counter, device.counter) == (1, 0)
     assert device.unwrap(command) == b"\x07"
+    assert device.counter == 1
     reply = device.wrap(b"\xf0\xe8")
+    assert (host.counter, device.counter) == (1, 1)       # a reply does not count
     assert host.unwrap(reply) == b"\xf0\xe8"
-    assert (host.counter, device.counter) == (2, 2)
-    with pytest.raises(ReplayError, match="eCOUNT 0, expected 2"):
+    assert host.counter == 1
+    with pytest.raises(ReplayError, match="eCOUNT 0, expected 1"):
         device.unwrap(command)                            # the old POLL, replayed
-    with pytest.raises(ReplayError):
-        host.unwrap(reply)
-    assert device.unwrap(host.wrap(b"\x0a")) == b"\x0a"   # the link goes on
-    assert device.counter == 3
+    assert device.unwrap(host.wrap(b"\x0a")) == b"\x0a"   # the next command carries 1
+    with pytest.raises(ReplayError, match="eCOUNT 1, expected 2"):
+        host.unwrap(reply)                                # the old reply, replayed
+    assert host.unwrap(device.wrap(b"\xf0")) == b"\xf0"
+    assert (host.counter, device.counter) == (2, 2)
+
+
+class _ZeroPacking(random.Random):
+    """ePACKING of zeros, so that a golden block is fixed."""
+
+    def randbytes(self, n: int) -> bytes:
+        return bytes(n)
+
+
+#: Golden eSSP exchanges: test fixed key, negotiated key NEGOTIATED, zero packing; the plaintext
+#: blocks written out from the public layout (eLENGTH, eCOUNT little-endian, eDATA, ePACKING, eCRC
+#: low byte first) and the counts from ITL's C library (one step per exchange); the ciphertext is
+#: AES-128-ECB of the block (checked below with ``cryptography`` directly).
+#: (sender, eDATA, eCOUNT, plaintext block, SSP DATA on the wire)
+GOLDEN_EXCHANGES = [
+    ("host", "07", 0, "01 00000000 07 0000000000000000 A1C7",
+     "7E C6 5C E3 01 EE 64 99 35 21 3F E8 4F D5 00 CB 09"),             # POLL
+    ("device", "F0 E8", 1, "02 01000000 F0E8 00000000000000 5A28",
+     "7E DD 0C 9D FF 23 E5 28 AB 4B DB 11 53 72 DE C3 54"),             # OK, DISABLED
+    ("host", "0C", 1, "01 01000000 0C 0000000000000000 8181",
+     "7E 16 68 6E F9 0A DA 20 20 00 A0 D8 CF F1 21 5F 37"),             # GET_SERIAL_NUMBER
+    ("device", "F0 00 12 D6 87", 2, "05 02000000 F00012D687 00000000 1A13",
+     "7E 1B CB 3D F6 8D C2 DD 76 85 53 E0 2E 09 79 4F 0E"),             # OK, 1234567
+    ("host", "0A", 2, "01 02000000 0A 0000000000000000 4114",
+     "7E 41 24 5C B6 2B 98 85 D6 ED 9F E1 23 A4 8A A0 CE"),             # ENABLE
+    ("device", "F0", 3, "01 03000000 F0 0000000000000000 0D56",
+     "7E A4 32 6F C4 B6 75 8F 9C 55 32 5E 95 00 6A B7 90"),             # OK
+]
+
+
+def _aes() -> Cipher:
+    return Cipher(algorithms.AES(aes_key(TEST_FIXED_KEY, NEGOTIATED)), modes.ECB())
+
+
+def test_golden_blocks_follow_the_public_layout():
+    for _, data, count, block, wire in GOLDEN_EXCHANGES:
+        plain, sealed = bytes.fromhex(block), bytes.fromhex(wire)
+        assert len(plain) == 16 and plain[0] == len(bytes.fromhex(data))
+        assert int.from_bytes(plain[1:5], "little") == count
+        assert plain[5:5 + plain[0]] == bytes.fromhex(data)
+        assert crc_8005(plain[:-2]) == plain[-2] | plain[-1] << 8
+        encryptor = _aes().encryptor()
+        assert sealed == b"\x7e" + encryptor.update(plain) + encryptor.finalize()
+
+
+def test_both_roles_produce_and_accept_the_golden_exchanges():
+    host = EsspSession(Role.HOST, TEST_FIXED_KEY, rng=_ZeroPacking())
+    device = EsspSession(Role.DEVICE, TEST_FIXED_KEY, rng=_ZeroPacking())
+    host.set_key(NEGOTIATED)
+    device.set_key(NEGOTIATED)
+    for sender, data, _, _, wire in GOLDEN_EXCHANGES:
+        source, sink = (host, device) if sender == "host" else (device, host)
+        assert source.wrap(bytes.fromhex(data)) == bytes.fromhex(wire)
+        assert sink.unwrap(bytes.fromhex(wire)) == bytes.fromhex(data)
+    assert (host.counter, device.counter) == (3, 3)
 
 
 def test_damage_wrong_key_and_malformed_packets_are_decrypt_errors():
@@ -153,6 +215,19 @@ def test_setup_answer_and_channel_masks():
     assert channels_for_cents(USD_SETUP.notes, [2000, 500]) == {5, 3}
     with pytest.raises(ValueError, match=r"no note of \[300\] cents"):
         channels_for_cents(USD_SETUP.notes, [300])
+
+
+def test_reject_codes_are_the_public_table():
+    """LAST_REJECT_CODE as ITL's table numbers it (the npm host's ``reject_note.js`` and
+    cba9-driver's ``RejectCode`` agree): 0x00-0x1D, with the bar-code scan fail at 0x14."""
+    assert sorted(REJECT_CODES) == list(range(0x1E))
+    assert REJECT_CODES[0x06] == "channel inhibited"
+    assert REJECT_CODES[0x09] == "cross channel detected"
+    assert REJECT_CODES[0x0A] == "rear sensor error"
+    assert REJECT_CODES[0x11] == "peak detect fail"
+    assert REJECT_CODES[0x13] == "escrow time-out"
+    assert REJECT_CODES[0x14] == "bar code scan fail"
+    assert REJECT_CODES[0x1D] == "unable to stack"
 
 
 def _unwrap_anything(data: bytes) -> None:

@@ -17,7 +17,13 @@ from drivers.ssp.driver import SspValidator
 from drivers.ssp.setup import USD_SETUP
 from hal import registry
 from hal.base import Lifecycle
-from hal.errors import BackendError, DeviceGoneError, DeviceInitError, DeviceOperationError
+from hal.errors import (
+    BackendError,
+    DeviceGoneError,
+    DeviceInitError,
+    DeviceOperationError,
+    DeviceTimeoutError,
+)
 from hal.events import (
     DeviceEvent,
     DeviceFault,
@@ -211,6 +217,30 @@ def test_lost_replies_are_repeated_with_the_same_flag_and_credit_once(idle, sim)
     assert sim.cashbox == [Note(5, 20)] and idle.counters["bad_crc"] >= 1
 
 
+@pytest.mark.parametrize("fault", ["command-lost", "replies-lost"])
+def test_a_command_unanswered_after_every_send_is_followed_by_sync(idle, sim, encryption, fault):
+    """Lost on the wire three times (the validator never saw it), or its three replies lost (it
+    acted): either way the next command goes after a SYNC (and a new key), and is acted on."""
+    syncs, keys = sim.received[Command.SYNC], sim.received[Command.REQUEST_KEY_EXCHANGE]
+    if fault == "command-lost":
+        sim.lose_next_command(Command.DISABLE, times=SspValidator.MAX_SENDS)
+    else:
+        sim.drop_next_reply(to=Command.DISABLE, times=SspValidator.MAX_SENDS)
+    with pytest.raises(DeviceTimeoutError, match="no answer to DISABLE"):
+        idle.disable()
+    assert sim.enabled is (fault == "command-lost")
+    idle.disable()                              # the next command: after SYNC, acted on
+    assert not sim.enabled
+    assert sim.received[Command.SYNC] == syncs + 1 and idle.counters["resync"] == 1
+    assert sim.received[Command.REQUEST_KEY_EXCHANGE] == keys + encryption
+    idle.enable([2000])
+    assert sim.enabled and sim.enabled_channels == {5}
+    escrow(idle, sim, 20)
+    idle.stack()
+    assert collect(idle, lambda e: isinstance(e, NoteStacked)) == [NoteStacked(NAME, 2000)]
+    assert sim.refused == 0 and idle.counters["resync"] == 1
+
+
 def test_return_on_request(idle, sim):
     escrow(idle, sim, 10)
     idle.return_escrow()
@@ -292,7 +322,7 @@ def test_inhibited_tickets_and_bad_bar_codes_are_not_accepted(idle, sim):
     assert settle(idle, sim) == []
     idle.enable([2000])
     assert sim.insert_ticket(TICKET[:12])                  # a short bar code
-    assert collect(idle, lambda e: isinstance(e, Rejected)) == [Rejected(NAME, "invalid note read")]
+    assert collect(idle, lambda e: isinstance(e, Rejected)) == [Rejected(NAME, "bar code scan fail")]
     assert settle(idle, sim) == []
     assert sim.returned == [Ticket(TICKET), Ticket(TICKET[:12])] and sim.cashbox == []
     assert sim.received[Command.GET_BARCODE_DATA] == 0

@@ -23,16 +23,8 @@ from tests.drivers.ssp_frames import (
     SETUP_SET,
     SYNC_CLEAR,
     SYNC_SET,
+    crc_8005,
 )
-
-
-def _crc_8005(data: bytes) -> int:
-    crc = 0xFFFF
-    for byte in data:
-        crc ^= byte << 8
-        for _ in range(8):
-            crc = ((crc << 1) ^ 0x8005 if crc & 0x8000 else crc << 1) & 0xFFFF
-    return crc
 
 
 def _frame(text: str) -> bytes:
@@ -45,7 +37,7 @@ def test_every_golden_frame_has_a_good_crc():
     for text in frames:
         frame = _frame(text)
         assert frame[2] == len(frame) - 5 and 0x7F not in frame[1:]
-        assert _crc_8005(frame[1:-2]) == frame[-2] | frame[-1] << 8, text
+        assert crc_8005(frame[1:-2]) == frame[-2] | frame[-1] << 8, text
 
 
 @pytest.mark.parametrize("before", BEFORE.values(), ids=BEFORE.keys())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 import pytest
+from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
 from drivers.codec import Role
 from drivers.ssp.barcode import BarcodeData, TicketStatus, barcode_inhibit, parse_barcode_data
@@ -12,6 +13,7 @@ from drivers.ssp.codec import Command, Packet, PollEvent, Response, SspCodec, pa
 from drivers.ssp.essp import EsspSession, KeyExchange, pack64, u64
 from drivers.ssp.setup import USD_SETUP, inhibit_mask, parse_setup
 from sim_hardware.ssp_validator import Note, SspSimulator, State, Ticket
+from tests.drivers.ssp_frames import crc_8005
 
 TEST_FIXED_KEY = 0x0F1E2D3C4B5A6978          # a test key only
 OK = bytes((Response.OK,))
@@ -101,6 +103,18 @@ def test_setup_request_and_serial():
     assert h.send(Command.GET_SERIAL_NUMBER) == OK + (1_234_567).to_bytes(4, "big")
     assert h.send(0x99) == bytes((Response.UNKNOWN_COMMAND,))
     assert h.send(Command.HOST_PROTOCOL_VERSION) == bytes((Response.WRONG_PARAMETERS,))
+
+
+def test_the_setup_answer_reports_the_protocol_its_layout_follows():
+    """Protocol 6 adds currency codes and expanded values; a host reads the protocol byte to know
+    (the npm host does, and read past the end when the simulator said 6 before being asked)."""
+    h = Host(SspSimulator())
+    n = len(USD_SETUP.channel_values)
+    before = h.send(Command.SETUP_REQUEST)[1:]
+    assert len(before) == 16 + 2 * n and parse_setup(before).protocol == 4
+    assert h.send(Command.HOST_PROTOCOL_VERSION, b"\x06") == OK
+    after = h.send(Command.SETUP_REQUEST)[1:]
+    assert len(after) == 16 + 2 * n + 7 * n and parse_setup(after) == USD_SETUP
 
 
 def test_a_note_is_read_held_accepted_and_credited_once(host, sim):
@@ -238,7 +252,6 @@ def test_a_replayed_encrypted_command_is_refused_and_does_not_confuse_the_sequen
     h.send(Command.DISABLE)
     recorded = h.last                                      # an encrypted DISABLE, seq s
     assert h.send(Command.ENABLE) == OK                    # seq not s
-    assert h.raw(recorded[:1] + bytes((recorded[1] ^ 0x80,)) + recorded[2:]) == []  # bad CRC
     # The recorded packet again, now with the flag the host's next command will carry:
     tap = SspCodec(Role.DEVICE)
     tap.receive_data(recorded)
@@ -248,6 +261,9 @@ def test_a_replayed_encrypted_command_is_refused_and_does_not_confuse_the_sequen
     assert h.raw(replay.command(packet.data)) == []
     assert sim.refused == 1 and sim.enabled                # not acted on
     assert h.poll() == []                                   # a new command, not a "repeat"
+    # Last (a damaged frame may leave the device's decoder waiting inside a stuffed 0x7F pair):
+    assert h.raw(recorded[:1] + bytes((recorded[1] ^ 0x80,)) + recorded[2:]) == []  # bad CRC
+    assert sim.enabled and sim.received[Command.DISABLE] == 1
 
 
 def test_lost_dropped_and_corrupted_wire_faults(host, sim):
@@ -314,8 +330,8 @@ def test_a_ticket_is_returned_on_reject(host, sim):
 
 @pytest.mark.parametrize(("register", "barcode", "code"), [
     (barcode_inhibit(notes=True, tickets=False), TICKET, 0x06),        # tickets inhibited
-    (barcode_inhibit(notes=True, tickets=True), TICKET[:12], 0x0A),     # short bar code
-    (barcode_inhibit(notes=True, tickets=True), TICKET[:17] + "X", 0x0A),
+    (barcode_inhibit(notes=True, tickets=True), TICKET[:12], 0x14),     # short: BAR_CODE_SCAN_FAIL
+    (barcode_inhibit(notes=True, tickets=True), TICKET[:17] + "X", 0x14),
 ], ids=["inhibited", "short", "not-digits"])
 def test_an_inhibited_or_unreadable_ticket_is_rejected(host, sim, register, barcode, code):
     assert host.send(Command.SET_BARCODE_INHIBIT, register) == OK
@@ -392,3 +408,72 @@ def test_power_off_with_a_ticket_in_escrow_clears_it_from_the_front(host, sim):
     assert host.poll()[:2] == [(PollEvent.SLAVE_RESET, None),
                                (PollEvent.NOTE_CLEARED_FROM_FRONT, 0)]
     assert sim.returned == [Ticket(TICKET)]
+
+
+class ItlStyleHost:
+    """An eSSP host written from the public rule, not from this product's codec or session (frames,
+    CRC, AES with ``cryptography`` directly), counting as ITL's C library does: a command carries
+    ``n`` and the host counts to ``n + 1``; the reply must carry ``n + 1``; decrypting does not
+    count."""
+
+    def __init__(self, sim: SspSimulator) -> None:
+        self.sim = sim
+        self.flag = 0x00                 # the first command after a SYNC sent with 0x80
+        self.count = 0
+        self.cipher: Cipher | None = None
+
+    def frame(self, seq: int, data: bytes) -> bytes:
+        body = bytes((seq, len(data))) + data
+        crc = crc_8005(body)
+        return b"\x7f" + (body + bytes((crc & 0xFF, crc >> 8))).replace(b"\x7f", b"\x7f\x7f")
+
+    def send(self, data: bytes) -> bytes:
+        if data == bytes((Command.SYNC,)):
+            seq, self.flag = 0x80, 0x00
+        else:
+            seq, self.flag = self.flag, self.flag ^ 0x80
+        if self.cipher is not None:
+            block = bytes((len(data),)) + self.count.to_bytes(4, "little") + data
+            block += bytes(-(len(block) + 2) % 16)
+            crc = crc_8005(block)
+            encryptor = self.cipher.encryptor()
+            data = b"\x7e" + encryptor.update(block + bytes((crc & 0xFF, crc >> 8)))
+            self.count += 1
+        (wire,) = self.sim.feed(self.frame(seq, data))
+        body = wire[1:].replace(b"\x7f\x7f", b"\x7f")
+        assert body[0] == seq and crc_8005(body[:-2]) == body[-2] | body[-1] << 8
+        reply = body[2:-2]
+        if reply[:1] != b"\x7e":
+            return reply
+        block = self.cipher.decryptor().update(reply[1:])
+        assert crc_8005(block[:-2]) == block[-2] | block[-1] << 8
+        assert int.from_bytes(block[1:5], "little") == self.count, "the reply's eCOUNT"
+        return block[5:5 + block[0]]
+
+    def exchange_keys(self, fixed_key: int) -> None:
+        generator, modulus, secret = 65537, 4294967291, 65521
+        assert self.send(bytes((Command.SET_GENERATOR,)) + pack64(generator)) == OK
+        assert self.send(bytes((Command.SET_MODULUS,)) + pack64(modulus)) == OK
+        reply = self.send(bytes((Command.REQUEST_KEY_EXCHANGE,))
+                          + pack64(pow(generator, secret, modulus)))
+        assert reply[:1] == OK
+        key = pow(u64(reply[1:]), secret, modulus)
+        self.cipher = Cipher(algorithms.AES(pack64(fixed_key) + pack64(key)), modes.ECB())
+        self.count = 0
+
+
+def test_a_host_counting_as_itl_does_runs_encrypted_commands_in_a_row():
+    sim = SspSimulator(encryption=True, fixed_key=TEST_FIXED_KEY, rng=random.Random(4))
+    host = ItlStyleHost(sim)
+    assert host.send(bytes((Command.SYNC,))) == OK
+    host.exchange_keys(TEST_FIXED_KEY)
+    assert host.send(bytes((Command.HOST_PROTOCOL_VERSION, 6))) == OK            # eCOUNT 0
+    assert host.send(bytes((Command.GET_SERIAL_NUMBER,))) == OK + (1_234_567).to_bytes(4, "big")
+    assert parse_setup(host.send(bytes((Command.SETUP_REQUEST,)))[1:]) == USD_SETUP
+    assert host.send(bytes((Command.SET_CHANNEL_INHIBITS,)) + inhibit_mask([5])) == OK
+    assert host.send(bytes((Command.ENABLE,))) == OK
+    assert host.send(bytes((Command.POLL,))) == OK + bytes((PollEvent.SLAVE_RESET,))
+    assert sim.insert_note(20)
+    events = [parse_events(host.send(bytes((Command.POLL,)))[1:]) for _ in range(5)]
+    assert (PollEvent.CREDIT, 5) in [e for step in events for e in step]
+    assert host.count == 11 and sim.refused == 0 and sim.cashbox == [Note(5, 20)]
