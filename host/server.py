@@ -8,8 +8,9 @@ beyond the store and :meth:`send`:
    the MQTT topic's terminal must be the signed sender;
 2. store it (``HostStore.record``): a (terminal, sequence) already stored changes nothing and is
    logged as a replay;
-3. act: a ``hello`` gives the terminal's key for commands, a redemption request is answered, a
-   voucher given back is released;
+3. act, only on a message stored just now (never on a duplicate: the duplicate check comes before
+   every side effect): a ``hello`` gives the terminal's key for commands, a redemption request is
+   answered, a voucher given back is released;
 4. acknowledge the sequence number (also for a duplicate: the terminal is waiting for it).
 
 A refused envelope is logged in the store's rejection log with its reason and the host goes on.
@@ -140,11 +141,13 @@ class HostServer:
         recorded = self.store.record(terminal, msg.seq, msg.type, msg.time, msg.body)
         if recorded.stored:
             self.stats["stored"] += 1
+            self._act(terminal, msg.type, msg.body)
         else:
+            # A duplicate (a resend, or a replay byte for byte) is acknowledged and nothing else:
+            # whatever it implied was done when it was first stored.
             self.stats["duplicate"] += 1
             log.info("%s: seq %d already stored; acknowledged again", terminal, msg.seq)
             self.store.log_rejection(terminal, "replay", f"seq {msg.seq} already stored (acknowledged again)", size)
-        self._act(terminal, msg.type, msg.body)
         self.send(terminal, "ack", {"seq": msg.seq})
         return "stored" if recorded.stored else "duplicate"
 
