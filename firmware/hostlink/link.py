@@ -6,6 +6,13 @@ the MQTT client calls on its network thread: they only queue what arrived and wa
 So the ledger has one writer, and a host command changes the cabinet between two steps, never in
 the middle of one.
 
+Sessions: every connection opens with this boot's ``hello`` (its X25519 key for what the host
+sends back), sent first and alone, outside the backlog and the window: nothing else goes until the
+host has acknowledged it, so every acknowledgement and command after it is sealed to this boot's
+key, however long the backlog left by earlier boots. The boot's first hello is recorded at
+:meth:`start`; a reconnection after the host acknowledged it records a new one (same key), so the
+host learns the terminal is back and sends again the commands it has not confirmed.
+
 Sending: the oldest :attr:`window` unacknowledged reports are sealed (signed by the terminal's key,
 encrypted to the host's X25519 key) with the *current* time and published (QoS 1). A report not
 acknowledged within ``ack_timeout_s`` is sealed and sent again (the timeout doubles up to
@@ -103,7 +110,7 @@ class HostLink:
         self.kem_key = x25519.X25519PrivateKey.generate()  #: this boot's key for host -> terminal
         self._rejection_logged: dict[str, float] = {}
         self._rejections_suppressed: collections.Counter[str] = collections.Counter()
-        self._hello: int | None = None                    #: this boot's hello: sent before the rest
+        self._hello: int | None = None                    #: this session's hello: sent before the rest
         self.wake: Callable[[], None] = lambda: None
         self.terminal: Any = None
         self.redemptions: dict[str, dict[str, Any]] = {}  #: validation -> the host's answer
@@ -128,11 +135,25 @@ class HostLink:
 
     def start(self) -> None:
         """Announce this boot's encryption key (a reported event) and connect."""
-        public = self.kem_key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
-        self.ledger.event(HELLO_EVENT, kem_public=base64.b64encode(public).decode("ascii"),
-                          software=f"egm {__version__}", last_host_seq=self.last_host_seq)
-        self._hello = self.outbox.last_number
+        self._open_session()
         self.client.start()
+
+    @property
+    def kem_public(self) -> str:
+        """This boot's X25519 public key, base64, as the hello carries it."""
+        raw = self.kem_key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+        return base64.b64encode(raw).decode("ascii")
+
+    def _open_session(self) -> None:
+        """Record a hello (a report, numbered like the others): the next one to go, alone."""
+        self.ledger.event(HELLO_EVENT, kem_public=self.kem_public, software=f"egm {__version__}",
+                          last_host_seq=self.last_host_seq)
+        self._hello = self.outbox.last_number
+
+    @property
+    def session_open(self) -> bool:
+        """The host acknowledged this session's hello: it seals everything to this boot's key."""
+        return self._hello is not None and self._hello not in self.outbox
 
     def stop(self, drain_s: float = 0.0) -> None:
         """Try for up to ``drain_s`` seconds to deliver what is outstanding, then disconnect."""
@@ -154,7 +175,8 @@ class HostLink:
         return {"connected": self._connected, "outstanding": len(self.outbox),
                 "last_report": self.outbox.last_number, "acknowledged": self.outbox.watermark,
                 "last_host_seq": self.last_host_seq, "sent": self.stats["sent"],
-                "resent": self.stats["resent"], "rejected": self.stats["rejected"]}
+                "resent": self.stats["resent"], "rejected": self.stats["rejected"],
+                "session": {"hello": self._hello, "open": self.session_open, "key": self.kem_public}}
 
     # --- MQTT callbacks (network thread) ---------------------------------------------------------
     def _on_message(self, topic: str, payload: bytes) -> None:
@@ -188,17 +210,20 @@ class HostLink:
             self._reconnected.clear()
             self._inflight.clear()                 # everything outstanding goes again, in order
             self._timeout = self.ack_timeout_s
+            if self.session_open:                  # a new session: the host learns we are back
+                self._open_session()
         if self._connected:
             self._send(now)
         self.outbox.flush()
 
     def _send(self, now: float) -> None:
-        numbers = self.outbox.numbers()[: self.window]
-        if self._hello is not None and self._hello in numbers[1:]:
-            # The host answers with this boot's key only once it has the hello: send it first
-            # (older reports left from before a restart would otherwise be acknowledged in vain).
-            numbers.remove(self._hello)
-            numbers.insert(0, self._hello)
+        if self.session_open:
+            numbers = self.outbox.numbers()[: self.window]
+        else:
+            # The host seals to this boot's key only once it has the hello: the hello goes first
+            # and alone, however long the backlog (older reports, from earlier boots too, would
+            # otherwise be acknowledged to a key that died with them).
+            numbers = [] if self._hello is None else [self._hello]
         for number in numbers:
             due = self._inflight.get(number)
             if due is not None and due > now:
