@@ -38,6 +38,7 @@ from host.store_schema import (
     host_meta,
     metadata,
     rejections,
+    voucher_terms,
     vouchers,
 )
 
@@ -161,7 +162,10 @@ class HostStore:
 
         One conditional UPDATE decides: ``issued`` -> ``authorised`` held by this terminal, or
         already ``authorised`` by this same terminal (a retry, approved again). Anything else is
-        refused with the reason.
+        refused with the reason. A terminal other than the issuer is approved only if the issuer's
+        ``issued`` record is stored and says it will not pay the voucher offline
+        (``voucher_terms``): a voucher its issuer may pay without the host is approved nowhere
+        else, so it cannot be paid twice whatever the link does.
         """
         _check_terminal(terminal_id)
         if not is_validation(validation):
@@ -169,9 +173,14 @@ class HostStore:
         return self._run(lambda conn: self._authorize(conn, validation, terminal_id), write=True)
 
     def _authorize(self, conn: Connection, validation: str, terminal: str) -> Redemption:
-        v = vouchers.c
+        v, terms = vouchers.c, voucher_terms.c
+        host_only = (select(terms.validation)
+                     .where(terms.validation == v.validation, terms.issued_by == v.issued_by,
+                            terms.offline_redemption.is_(False))
+                     .exists())
         claim = (update(vouchers)
                  .where(v.validation == validation,
+                        (v.issued_by == terminal) | host_only,
                         (v.state == "issued") | ((v.state == "authorised") & (v.held_by == terminal)))
                  .values(state="authorised", held_by=terminal, authorised_at=self._now())
                  .returning(v.amount_cents))
@@ -179,9 +188,14 @@ class HostStore:
             amount = conn.execute(claim).scalar_one_or_none()
             if amount is not None:
                 return Redemption(True, amount, "approved")
-            row = conn.execute(select(v.state, v.held_by).where(v.validation == validation)).first()
+            row = conn.execute(select(v.state, v.held_by, v.issued_by)
+                               .where(v.validation == validation)).first()
             if row is None:
                 return Redemption(False, 0, "unknown voucher")
+            if row.state == "issued" and row.issued_by != terminal and not conn.execute(
+                    select(host_only).select_from(vouchers).where(v.validation == validation)).scalar():
+                return Redemption(False, 0, f"its issuer {row.issued_by} may pay it offline: "
+                                            "redeemable there only")
             if row.state == "authorised":
                 return Redemption(False, 0, f"being redeemed at {row.held_by}")
             if row.state == "redeemed":

@@ -25,11 +25,23 @@ from sqlalchemy import Table, case, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
-from host.store_schema import events, messages, meters_history, rounds, terminals, tilts, vouchers
+from host.store_schema import (
+    events,
+    messages,
+    meters_history,
+    rounds,
+    terminals,
+    tilts,
+    voucher_terms,
+    vouchers,
+)
 
 log = logging.getLogger(__name__)
 
 COUNT_MAX = 2**63 - 1
+#: the field of a voucher's ``issued`` record saying whether its issuer may pay it offline
+#: (firmware.cashless.vouchers.OFFLINE_FIELD; the host does not import the terminal's cashless code)
+OFFLINE_FIELD = "offline_redemption"
 
 
 @dataclass(frozen=True)
@@ -245,13 +257,22 @@ def _ticket_in(conn: Connection, msg: Incoming, data: dict[str, Any],
 
 def _voucher_state(conn: Connection, msg: Incoming, data: dict[str, Any],
                    _power_up_seq: int | None) -> None:
-    """The terminal's own voucher record; only ``void`` matters to the host (issued -> voided)."""
-    if data.get("state") != "void":
+    """The terminal's own voucher record: ``issued`` gives the voucher's terms (may its issuer pay
+    it offline?), ``void`` makes it void (issued -> voided); the rest is the terminal's business."""
+    state = data.get("state")
+    if state not in ("issued", "void"):
         return
     validation = data.get("validation")
     if not is_validation(validation):
         log.warning("voucher event seq %d from %s: bad validation %r", msg.seq, msg.terminal,
                     validation)
+        return
+    if state == "issued":
+        # A record without the flag comes from a terminal that predates it: it may pay offline.
+        offline = data.get(OFFLINE_FIELD, True) is not False
+        conn.execute(upsert(conn, voucher_terms).values(
+            validation=validation, issued_by=msg.terminal, seq=msg.seq, offline_redemption=offline,
+        ).on_conflict_do_nothing(index_elements=["validation"]))
         return
     conn.execute(update(vouchers).where(
         vouchers.c.validation == validation, vouchers.c.state == "issued",

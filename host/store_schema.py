@@ -192,6 +192,18 @@ vouchers = Table(
     Index("vouchers_redeemed_by", "redeemed_by"),
 )
 
+#: What a voucher's issuer said of it when it issued it (its ``voucher`` record in state ``issued``):
+#: whether the issuer may pay it without the host. The host approves a voucher at a terminal other
+#: than its issuer only when this row is here and says it may not (docs/cashless.md). A table of its
+#: own, not columns of ``vouchers``: a database of schema version 1 gains it at open.
+voucher_terms = Table(
+    "voucher_terms", metadata,
+    Column("validation", String(18), primary_key=True),
+    _terminal("issued_by"),
+    Column("seq", BigInteger, nullable=False),
+    Column("offline_redemption", Boolean, nullable=False),
+)
+
 #: Host -> terminal commands, keyed by the host's command sequence number.
 commands = Table(
     "commands", metadata,

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from paho.mqtt.client import topic_matches_sub
 
+from firmware.cashless.vouchers import VoucherBook
 from firmware.hostlink.identity import HostIdentity, TerminalIdentity
 from firmware.hostlink.link import HostLink
 from firmware.hostlink.pki import ensure_development_pki, issue
@@ -114,6 +115,16 @@ class Floor:
         link.start()
         self.links[terminal_id], self.ledgers[terminal_id] = link, ledger
         return link
+
+    def cash_out(self, terminal_id: str, cents: int, *, offline: bool = False) -> str:
+        """Notes in and a voucher out at ``terminal_id``, as its voucher book does it (issued, then
+        printed; ``offline``: issued with offline redemption allowed); the validation number."""
+        ledger = self.ledgers[terminal_id]
+        ledger.bill_in(cents)
+        book = VoucherBook(ledger, terminal_id=terminal_id, offline_redemption=offline)
+        validation = book.issue(cents).validation
+        book.printed(validation)
+        return validation
 
     def settle(self, rounds: int = 50) -> None:
         """Poll every terminal and deliver every message until nothing moves."""

@@ -242,14 +242,13 @@ def test_a_forged_or_replayed_host_command_is_ignored(floor: Floor) -> None:
 
 def test_a_voucher_redeemed_at_two_terminals_pays_once(floor: Floor) -> None:
     t1, t2 = floor.terminal("T1", redeem_timeout_s=0), floor.terminal("T2", redeem_timeout_s=0)
-    floor.ledgers["T1"].bill_in(2500)
-    floor.ledgers["T1"].ticket_out(2500, "000000000000000777")
+    validation = floor.cash_out("T1", 2500)
     floor.settle()
     # both ask before either hears back
     for link in (t1, t2):
-        floor.ledgers[link.terminal_id].voucher_record("000000000000000777", "host_request")
+        floor.ledgers[link.terminal_id].voucher_record(validation, "host_request")
     floor.settle()
-    answers = {link.terminal_id: link.redemptions.get("000000000000000777") for link in (t1, t2)}
+    answers = {link.terminal_id: link.redemptions.get(validation) for link in (t1, t2)}
     approved = [t for t, a in answers.items() if a and a["approved"]]
     assert len(approved) == 1
     refused = [t for t, a in answers.items() if a and not a["approved"]]
@@ -258,19 +257,18 @@ def test_a_voucher_redeemed_at_two_terminals_pays_once(floor: Floor) -> None:
 
 def test_validate_waits_for_the_host(floor: Floor) -> None:
     floor.terminal("T1")
-    floor.ledgers["T1"].bill_in(1000)
-    floor.ledgers["T1"].ticket_out(1000, "000000000000000555")
+    validation = floor.cash_out("T1", 1000)
     floor.settle()
     t2, t3 = floor.terminal("T2", redeem_timeout_s=1.0), floor.terminal("T3", redeem_timeout_s=1.0)
     floor.settle()
     for link in (t2, t3):                  # the bus delivers when pumped: pump from inside the wait
         link.poll = _pumping(link.poll, floor)
-    assert t2.validate("000000000000000555") == 1000
-    assert t3.validate("000000000000000555") is None           # held by T2
+    assert t2.validate(validation) == 1000
+    assert t3.validate(validation) is None           # held by T2
     floor.bus.drop = lambda topic, payload: topic == down_topic("T3")
     t3._clock = _ticking()
     with pytest.raises(VoucherRefused) as refused:
-        t3.validate("000000000000000555")
+        t3.validate(validation)
     assert refused.value.reason_code == "offline"
 
 
@@ -278,10 +276,8 @@ def test_an_approval_that_comes_after_the_terminal_gave_up_is_released_again(flo
     # The request reached the host after the terminal's abandonment (or the abandonment overtook
     # it): the host holds the voucher for a terminal that no longer redeems it. The terminal sees
     # the late approval and releases it again, so another terminal can redeem it.
-    validation = "000000000000000777"
     floor.terminal("T1")
-    floor.ledgers["T1"].bill_in(1000)
-    floor.ledgers["T1"].ticket_out(1000, validation)
+    validation = floor.cash_out("T1", 1000)
     floor.settle()
     t2, t3 = floor.terminal("T2", redeem_timeout_s=1.0), floor.terminal("T3", redeem_timeout_s=1.0)
     floor.settle()

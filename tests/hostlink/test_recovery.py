@@ -61,12 +61,11 @@ def test_after_many_power_cuts_every_report_is_stored_once_and_vouchers_are_answ
     assert not [e for e in floor.ledgers["T1"].events(500) if e["event"] == "host.rejected"]
     # and a redemption is answered
     floor.terminal("T2")
-    floor.ledgers["T2"].bill_in(1000)
-    floor.ledgers["T2"].ticket_out(1000, "000000000000000555")
+    validation = floor.cash_out("T2", 1000)
     floor.settle()
     link.redeem_timeout_s = 1.0
     link.poll = _pumping(link.poll, floor)
-    assert link.validate("000000000000000555") == 1000
+    assert link.validate(validation) == 1000
 
 
 def test_the_hello_goes_first_whatever_the_backlog(floor: Floor) -> None:

@@ -9,11 +9,9 @@ from firmware.hostlink.mqtt import terminal_of, up_topic
 
 from .conftest import Floor
 
-VOUCHER = "000000000000000777"
 
-
-def _voucher(floor: Floor) -> dict:
-    return next(v for v in floor.store.vouchers() if v["validation"] == VOUCHER)
+def _voucher(floor: Floor, validation: str) -> dict:
+    return next(v for v in floor.store.vouchers() if v["validation"] == validation)
 
 
 def _opened(floor: Floor, payload: bytes) -> Opened:
@@ -22,10 +20,10 @@ def _opened(floor: Floor, payload: bytes) -> Opened:
                  last_seq_for=lambda sender: None, now=host._wall(), direction=TO_HOST)
 
 
-def _issue(floor: Floor, terminal: str = "T1", cents: int = 1000) -> None:
-    floor.ledgers[terminal].bill_in(cents)
-    floor.ledgers[terminal].ticket_out(cents, VOUCHER)
+def _issue(floor: Floor) -> str:
+    validation = floor.cash_out("T1", 1000)
     floor.settle()
+    return validation
 
 
 def test_a_replayed_redeem_abandoned_releases_nothing(floor: Floor) -> None:
@@ -33,33 +31,33 @@ def test_a_replayed_redeem_abandoned_releases_nothing(floor: Floor) -> None:
     # first redeem_abandoned, published again byte for byte, must not release the hold.
     floor.terminal("T1")
     t2, t3 = floor.terminal("T2"), floor.terminal("T3")
-    _issue(floor)
+    voucher = _issue(floor)
     start = len(floor.bus.seen)
-    floor.ledgers["T2"].voucher_record(VOUCHER, "host_request")
-    floor.ledgers["T2"].voucher_record(VOUCHER, "redeem_abandoned")
+    floor.ledgers["T2"].voucher_record(voucher, "host_request")
+    floor.ledgers["T2"].voucher_record(voucher, "redeem_abandoned")
     floor.settle()
     abandoned = [(t, p) for t, p in floor.bus.seen[start:] if t == up_topic("T2")]
-    assert _voucher(floor)["state"] == "issued"
-    floor.ledgers["T2"].voucher_record(VOUCHER, "host_request")          # asks again: held by T2
+    assert _voucher(floor, voucher)["state"] == "issued"
+    floor.ledgers["T2"].voucher_record(voucher, "host_request")          # asks again: held by T2
     floor.settle()
-    assert t2.redemptions[VOUCHER]["approved"] and _voucher(floor)["held_by"] == "T2"
+    assert t2.redemptions[voucher]["approved"] and _voucher(floor, voucher)["held_by"] == "T2"
     for topic, payload in abandoned:                                       # the replay
         assert floor.host.handle(topic, payload) == "duplicate"
     floor.settle()
-    assert _voucher(floor)["held_by"] == "T2"
-    floor.ledgers["T3"].voucher_record(VOUCHER, "host_request")
+    assert _voucher(floor, voucher)["held_by"] == "T2"
+    floor.ledgers["T3"].voucher_record(voucher, "host_request")
     floor.settle()
-    assert t3.redemptions[VOUCHER]["approved"] is False
+    assert t3.redemptions[voucher]["approved"] is False
 
 
 def test_every_report_replayed_changes_nothing_on_the_host(floor: Floor) -> None:
     link = floor.terminal("T1")
     floor.terminal("T2")
-    _issue(floor)
+    voucher = _issue(floor)
     floor.ledgers["T1"].event("door_open", door="main")
-    floor.ledgers["T2"].voucher_record(VOUCHER, "host_request")
-    floor.ledgers["T2"].voucher_record(VOUCHER, "redeem_abandoned")
-    floor.ledgers["T2"].voucher_record(VOUCHER, "host_request")
+    floor.ledgers["T2"].voucher_record(voucher, "host_request")
+    floor.ledgers["T2"].voucher_record(voucher, "redeem_abandoned")
+    floor.ledgers["T2"].voucher_record(voucher, "host_request")
     floor.settle()
     assert len(link.outbox) == 0
     captured = [(t, p) for t, p in floor.bus.seen if t == up_topic(terminal_of(t) or "-")]
