@@ -21,10 +21,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Table, case, select, update
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy import case, select, update
 from sqlalchemy.engine import Connection
 
+from host import store_commands
+from host.store_engine import upsert
 from host.store_schema import (
     events,
     messages,
@@ -54,13 +55,6 @@ class Incoming:
     sent_at: datetime
     received_at: datetime
     body: Mapping[str, Any]
-
-
-def upsert(conn: Connection, table: Table) -> Any:
-    """The dialect's INSERT (with ``on_conflict_do_nothing`` / ``on_conflict_do_update``)."""
-    if conn.dialect.name == "postgresql":
-        return postgresql.insert(table)
-    return sqlite.insert(table)
 
 
 def ingest(conn: Connection, msg: Incoming) -> bool:
@@ -209,6 +203,15 @@ def _set_disabled(conn: Connection, msg: Incoming, disabled: bool) -> None:
     ).values(disabled=disabled, disabled_seq=msg.seq))
 
 
+def _command_applied(conn: Connection, msg: Incoming, data: dict[str, Any]) -> None:
+    """The terminal applied host command ``cmd`` (and, in order, every one before it)."""
+    cmd = data.get("cmd")
+    if not _is_count(cmd):
+        log.warning("host.command seq %d from %s: bad command number %r", msg.seq, msg.terminal, cmd)
+        return
+    store_commands.confirm(conn, msg.terminal, cmd, msg.seq, msg.received_at)
+
+
 # --- event effects: vouchers ------------------------------------------------------------------------
 
 def _ticket_out(conn: Connection, msg: Incoming, data: dict[str, Any],
@@ -299,6 +302,7 @@ _EVENT_EFFECTS: dict[str, Callable[[Connection, Incoming, dict[str, Any], int | 
     "ticket_out": _ticket_out,
     "ticket_in": _ticket_in,
     "voucher": _voucher_state,
+    "host.command": lambda conn, msg, data, _p: _command_applied(conn, msg, data),
     "host.disabled": lambda conn, msg, _d, _p: _set_disabled(conn, msg, True),
     "host.enabled": lambda conn, msg, _d, _p: _set_disabled(conn, msg, False),
 }

@@ -215,6 +215,25 @@ commands = Table(
     Index("commands_terminal", "terminal", "seq"),
 )
 
+#: Host commands to a terminal until it confirms them applied: numbered 1, 2, 3... per terminal
+#: (``cmd``, the same number at every resend), sent again until a ``host.command`` event of the
+#: terminal's confirms them (``confirmed_seq``: that report's seq). docs/protocols/host-session.md.
+terminal_commands = Table(
+    "terminal_commands", metadata,
+    _terminal(),
+    Column("cmd", BigInteger, nullable=False),
+    Column("type", String(TYPE_MAX), nullable=False),
+    Column("body", JSON, nullable=False),
+    Column("queued_at", UtcTimestamp, nullable=False),
+    Column("sent_at", UtcTimestamp),
+    Column("sends", Integer, nullable=False),
+    Column("confirmed_seq", BigInteger),
+    Column("confirmed_at", UtcTimestamp),
+    PrimaryKeyConstraint("terminal", "cmd", name="terminal_commands_pk"),
+    CheckConstraint("cmd >= 1", name="terminal_commands_cmd_positive"),
+    Index("terminal_commands_pending", "confirmed_seq", "terminal", "cmd"),
+)
+
 #: Commands waiting to be sent (queued by ``egm host disable`` and friends, taken by the server).
 command_queue = Table(
     "command_queue", metadata,

@@ -24,6 +24,14 @@ be above the last one accepted (kept in critical memory for commands that change
 time within ``max_age_s``. A forged, replayed, stale or malformed command is logged (ledger event
 ``host.rejected``) and ignored.
 
+Commands (disable, enable, send_meters, set_time, package_offer) carry their number for this
+terminal (``cmd``: 1, 2, 3..., the same at every resend) and the highest number the host knows
+applied (``confirmed``). The host sends a command until the terminal confirms it; the terminal
+applies each number once and in order: the next one is applied in one critical-memory write with
+its effect's records, a :data:`COMMAND_EVENT` event (the confirmation, reported like every
+record) and the number applied (setting :data:`SETTING_COMMANDS`); an earlier number is a repeat
+and a later one waits for the one before it. docs/protocols/host-session.md.
+
 Meter reports: every ``meter_interval_s``, when the host asks (``send_meters``), and after a
 significant record (money in or out, a door, power-up, a RAM clear): a :meth:`Ledger.meters_snapshot`,
 which the outbox then reports like any other record.
@@ -68,10 +76,20 @@ SIGNIFICANT_EVENTS = frozenset({"power_up", "power_down", "door_open", "door_clo
                                 "config_changed", HELLO_EVENT})
 SETTING_HOST_SEQ = "hostlink.host_seq"
 SETTING_DISABLED = "hostlink.disabled"
+#: ``{"applied": n}``: every host command up to number n is applied
+SETTING_COMMANDS = "hostlink.commands"
+#: recorded with each host command applied: ``cmd``, ``type``, ``seq`` (the envelope's)
+COMMAND_EVENT = "host.command"
+#: host message types that are commands (numbered, applied once)
+COMMANDS = frozenset({"disable", "enable", "send_meters", "set_time", "package_offer"})
 
 
 def now_utc() -> datetime:
     return datetime.now(UTC)
+
+
+def _nothing() -> None:
+    """A command with no effect on the cabinet beyond its records."""
 
 
 class HostLink:
@@ -106,6 +124,8 @@ class HostLink:
         #: The host numbers everything it sends (acks and commands) from one counter; a command's
         #: number is kept in critical memory, an ack's only in memory (a replayed ack is harmless).
         self._last_seen: int | None = self.last_host_seq
+        applied = ledger.setting(SETTING_COMMANDS)
+        self.commands_applied: int = applied["applied"] if applied else 0
         self._clock_offset = timedelta(0)
         self.kem_key = x25519.X25519PrivateKey.generate()  #: this boot's key for host -> terminal
         self._rejection_logged: dict[str, float] = {}
@@ -176,6 +196,7 @@ class HostLink:
                 "last_report": self.outbox.last_number, "acknowledged": self.outbox.watermark,
                 "last_host_seq": self.last_host_seq, "sent": self.stats["sent"],
                 "resent": self.stats["resent"], "rejected": self.stats["rejected"],
+                "commands_applied": self.commands_applied,
                 "session": {"hello": self._hello, "open": self.session_open, "key": self.kem_public}}
 
     # --- MQTT callbacks (network thread) ---------------------------------------------------------
@@ -262,11 +283,10 @@ class HostLink:
             return
         self.last_host_seq = msg.seq
         self.ledger.store_setting(SETTING_HOST_SEQ, {"seq": msg.seq})
-        try:
-            self._command(msg.type, msg.body, msg.seq)
-        except EgmError as exc:
-            log.warning("host command %s failed: %s", msg.type, exc)
-            self.ledger.event("host.command_failed", command=msg.type, seq=msg.seq, detail=str(exc)[:200])
+        if msg.type in COMMANDS:
+            self._apply(msg.type, msg.body, msg.seq)
+        else:
+            self._voucher_reply(msg.body, msg.seq)
 
     def _log_rejection(self, exc: EnvelopeRejected) -> None:
         """A ``host.rejected`` event, at most one per reason per :data:`REJECTION_LOG_S` (with the
@@ -317,35 +337,49 @@ class HostLink:
     def _host_key(self, sender: str) -> Any:
         return self.identity.host_verify_key if sender == self.identity.host_name else None
 
-    def _command(self, type_: str, body: dict[str, Any], seq: int) -> None:
+    def _apply(self, type_: str, body: dict[str, Any], seq: int) -> None:
+        """Apply host command number ``body["cmd"]`` once, in order (the module's docstring)."""
+        cmd = body["cmd"]
+        done = max(self.commands_applied, body["confirmed"])   # the host's: after a RAM clear here
+        if cmd <= done:
+            self.stats["command_repeats"] += 1                 # applied already: a resend, or a replay
+            return
+        if cmd != done + 1:
+            self.stats["command_early"] += 1                   # the one before it comes first
+            log.info("host command %d waits for %d", cmd, done + 1)
+            return
+        after: Callable[[], None] = _nothing
+        with self.ledger.batch():                              # effect, confirmation, number: all or none
+            try:
+                after = self._command(type_, body, seq)
+            except EgmError as exc:
+                log.warning("host command %s failed: %s", type_, exc)
+                self.ledger.event("host.command_failed", command=type_, seq=seq, detail=str(exc)[:200])
+            self.ledger.event(COMMAND_EVENT, cmd=cmd, type=type_, seq=seq)
+            self.ledger.store_setting(SETTING_COMMANDS, {"applied": cmd})
+        self.commands_applied = cmd
+        after()
+
+    def _command(self, type_: str, body: dict[str, Any], seq: int) -> Callable[[], None]:
+        """Record command ``type_``'s effect (inside the caller's batch); what to do to the cabinet
+        once it is committed. Raises :class:`EgmError` before recording anything."""
+        cabinet = None if self.terminal is None else self.terminal.cabinet
         if type_ == "disable":
             self.ledger.store_setting(SETTING_DISABLED, {"disabled": True, "reason": body.get("reason", "")})
             self.ledger.event("host.disabled", seq=seq, reason=body.get("reason", ""))
-            if self.terminal is not None:
-                self.terminal.cabinet.disable()
-        elif type_ == "enable":
+            return cabinet.disable if cabinet is not None else _nothing
+        if type_ == "enable":
             self.ledger.store_setting(SETTING_DISABLED, {"disabled": False})
             self.ledger.event("host.enabled", seq=seq)
-            if self.terminal is not None:
-                self.terminal.cabinet.enable()
-        elif type_ == "send_meters":
+            return cabinet.enable if cabinet is not None else _nothing
+        if type_ == "send_meters":
             self.ledger.meters_snapshot("host_request")
         elif type_ == "set_time":
             target = datetime.fromisoformat(body["iso"])
             offset = target - self._wall()
-            self._clock_offset = offset
             self.ledger.event("host.set_time", seq=seq, time=body["iso"],
                               offset_ms=int(offset.total_seconds() * 1000))
-        elif type_ == "voucher_redeem_reply":
-            validation = body["validation"]
-            if (validation != self._awaiting and body["approved"]
-                    and self._last_voucher_state(validation) == REDEEM_ABANDONED_STATE):
-                # An approval after this terminal gave up: the host holds the voucher for it (its
-                # request reached the host after, or with, the abandonment). Released again, now
-                # ordered after that approval; otherwise the voucher could be redeemed nowhere.
-                self.ledger.voucher_record(validation, REDEEM_ABANDONED_STATE, late_reply_seq=seq)
-            else:
-                self.redemptions[validation] = dict(body)
+            return lambda: setattr(self, "_clock_offset", offset)
         elif type_ == "package_offer":
             if self.packages is not None:
                 self.packages.offer(body, seq)          # records package.offered, then downloads
@@ -353,5 +387,18 @@ class HostLink:
                 self.ledger.event("package.rejected", seq=seq, package=body["name"], version=body["version"],
                                   sha256=body["sha256"], reason="download_failed",
                                   detail="this terminal takes no game packages")
-        else:  # pragma: no cover - the schema has no other host -> terminal type
+        else:  # pragma: no cover - COMMANDS has no other type
             raise EnvelopeError(f"no handler for {type_}")
+        return _nothing
+
+    def _voucher_reply(self, body: dict[str, Any], seq: int) -> None:
+        """The host's answer to a redemption request (:meth:`validate` takes it)."""
+        validation = body["validation"]
+        if (validation != self._awaiting and body["approved"]
+                and self._last_voucher_state(validation) == REDEEM_ABANDONED_STATE):
+            # An approval after this terminal gave up: the host holds the voucher for it (its
+            # request reached the host after, or with, the abandonment). Released again, now
+            # ordered after that approval; otherwise the voucher could be redeemed nowhere.
+            self.ledger.voucher_record(validation, REDEEM_ABANDONED_STATE, late_reply_seq=seq)
+        else:
+            self.redemptions[validation] = dict(body)

@@ -73,7 +73,7 @@ class Bus:
             self.seen.append((topic, payload))
             if self.drop(topic, payload):
                 continue
-            for client in list(self.clients):
+            for client in list(self.clients):                # a client cut off hears nothing
                 if client.connected and any(topic_matches_sub(s, topic) for s in client.subscriptions):
                     client.on_message(topic, payload)
                     n += 1
@@ -125,6 +125,12 @@ class Floor:
         validation = book.issue(cents).validation
         book.printed(validation)
         return validation
+
+    def link_down(self, terminal_id: str, down: bool = True) -> None:
+        """Cut (or restore) one terminal's connection: it publishes nothing and hears nothing."""
+        link = self.links[terminal_id]
+        link.client.connected = not down
+        link._on_connection(not down)
 
     def settle(self, rounds: int = 50) -> None:
         """Poll every terminal and deliver every message until nothing moves."""

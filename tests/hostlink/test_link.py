@@ -174,18 +174,19 @@ def test_host_commands_disable_enable_and_meters(floor: Floor) -> None:
     floor.terminal("T1")
     cabinet = _attached(floor, "T1")
     floor.settle()
-    assert floor.host.send("T1", "disable", {"reason": "audit"})
+    assert floor.host.command("T1", "disable", {"reason": "audit"}) == 1
     floor.settle()
     assert cabinet.disabled
     assert floor.ledgers["T1"].setting("hostlink.disabled") == {"disabled": True, "reason": "audit"}
     assert floor.store.terminals()[0]["disabled"] is True
     before = floor.store.meter_history("T1", last=100)
-    floor.host.send("T1", "send_meters", {})
+    floor.host.command("T1", "send_meters", {})
     floor.settle()
     assert len(floor.store.meter_history("T1", last=100)) == len(before) + 1
-    floor.host.send("T1", "enable", {})
+    floor.host.command("T1", "enable", {})
     floor.settle()
     assert not cabinet.disabled
+    assert floor.store.pending_commands() == [] and floor.store.confirmed_command("T1") == 3
 
 
 def test_an_operators_queued_command_waits_out_a_broker_outage(floor: Floor) -> None:
@@ -202,15 +203,16 @@ def test_an_operators_queued_command_waits_out_a_broker_outage(floor: Floor) -> 
     assert floor.host.poll_commands() == 1
     floor.settle()
     assert cabinet.disabled and floor.host.stats["sent_disable"] == 1
-    # Taken, then the publish fails (the broker went in between): queued again, sent next time.
+    # Taken, then the publish fails (the broker went in between): pending still, sent next time.
     floor.store.queue_command("T1", "enable", {})
     real = floor.host.client.publish
     floor.host.client.publish = lambda *a, **k: False
-    assert floor.host.poll_commands() == 1 and floor.host.stats["requeued"] == 1
+    assert floor.host.poll_commands() == 1 and floor.host.stats["send_failed"] == 1
+    assert [c["type"] for c in floor.store.pending_commands("T1")] == ["enable"]
     floor.host.client.publish = real
-    assert floor.host.poll_commands() == 1
+    floor.host.send_commands("T1", force=True)
     floor.settle()
-    assert not cabinet.disabled
+    assert not cabinet.disabled and floor.store.pending_commands() == []
 
 
 def test_a_forged_or_replayed_host_command_is_ignored(floor: Floor) -> None:
@@ -220,7 +222,7 @@ def test_a_forged_or_replayed_host_command_is_ignored(floor: Floor) -> None:
     from cryptography.hazmat.primitives.asymmetric import ec
 
     forger = ec.generate_private_key(ec.SECP256R1())
-    forged = seal(sender_id="egm-host", seq=10**9, time=utc(), type="disable", body={},
+    forged = seal(sender_id="egm-host", seq=10**9, time=utc(), type="disable", body={"cmd": 1, "confirmed": 0},
                   signing_key=forger, recipient_public_key=link.kem_key.public_key())
     floor.bus.queue.append((down_topic("T1"), forged))
     floor.settle()
@@ -228,10 +230,10 @@ def test_a_forged_or_replayed_host_command_is_ignored(floor: Floor) -> None:
     events = [e for e in floor.ledgers["T1"].events(50) if e["event"] == "host.rejected"]
     assert events and events[0]["reason"] == "bad_signature"
     # a genuine command, captured and played again
-    floor.host.send("T1", "disable", {})
+    floor.host.command("T1", "disable", {})
     captured = floor.bus.queue[-1]
     floor.settle()
-    floor.host.send("T1", "enable", {})
+    floor.host.command("T1", "enable", {})
     floor.settle()
     assert not cabinet.disabled
     floor.bus.queue.append(captured)

@@ -18,12 +18,6 @@ from .conftest import Floor
 from .test_link import _pumping, _ticking
 
 
-def _link_down(floor: Floor, terminal: str, down: bool) -> None:
-    link = floor.links[terminal]
-    link.client.connected = not down
-    link._on_connection(not down)
-
-
 def _redeem(floor: Floor, terminal: str, validation: str, offline: bool) -> bool:
     """The voucher inserted at ``terminal``: asked of the host if its link is up, else offline."""
     link = floor.links[terminal]
@@ -50,7 +44,7 @@ def _story(floor: Floor, offline: bool, victim: str, cut_before: int) -> tuple[l
         count[0] += 1
         if count[0] == cut_before:
             cut[0] = True
-            _link_down(floor, victim, True)
+            floor.link_down(victim)
         return cut[0] and terminal_of(topic) == victim
 
     floor.settle()                                      # the sessions open; then the story counts
@@ -60,7 +54,7 @@ def _story(floor: Floor, offline: bool, victim: str, cut_before: int) -> tuple[l
     paid = [t for t in ("T2", "T1") if _redeem(floor, t, validation, offline)]
     floor.settle()
     floor.bus.drop = lambda topic, payload: False
-    _link_down(floor, victim, False)
+    floor.link_down(victim, False)
     floor.settle()
     for t in ("T2", "T1"):                              # everyone tries again, link back
         if _redeem(floor, t, validation, offline):
