@@ -26,7 +26,17 @@ from typing import Any
 from firmware.kernel.journal import JournalEntry
 from firmware.ledger import meters as M
 from firmware.ledger.errors import CriticalMemoryError, LedgerError, LedgerStateError
-from firmware.ledger.store import FORMAT, MIRROR_FILE, PRIMARY_FILE, DualStore, load_or_create_key
+from firmware.ledger.mark import MARK_FILE
+from firmware.ledger.store import (
+    FORMAT,
+    GENESIS,
+    KEY_FILE,
+    MARKED,
+    MIRROR_FILE,
+    PRIMARY_FILE,
+    DualStore,
+    load_or_create_key,
+)
 
 ROLES = ("attendant", "technician", "auditor", "operator", "regulator")
 
@@ -88,22 +98,39 @@ class Ledger:
         repaired from the other is repaired (not in ``read_only`` mode) and the repair is logged.
         """
         path = Path(state_dir)
-        has_db = (path / PRIMARY_FILE).exists() or (path / MIRROR_FILE).exists()
-        if read_only and not has_db:
+        # Only a first installation (none of the key, the mark or either copy) creates a ledger;
+        # any of them left without the others is a loss that verification reports.
+        present = any((path / name).exists() for name in (PRIMARY_FILE, MIRROR_FILE, KEY_FILE, MARK_FILE))
+        if read_only and not present:
             raise LedgerError(f"no critical memory in {path}")
         if not read_only:
             path.mkdir(parents=True, exist_ok=True)
-        # The key is made (and synced) before the first database file, so a database without its
-        # key means the key was lost: nothing in critical memory can be authenticated any more.
-        key = load_or_create_key(path, create=not has_db)
+        # The key is made (and synced) first, then the high-water mark at record 0, then the
+        # database files: a database or a mark without its key means the key was lost (nothing can
+        # be authenticated any more), and copies missing or empty while the mark says records
+        # were committed mean they were lost.
+        key = load_or_create_key(path, create=not present)
         store = DualStore(path, key, read_only=read_only)
+        try:
+            if not present:
+                store.mark.create(0, GENESIS)
+            return cls._verified(store, path, denomination, clock, read_only)
+        except BaseException:
+            store.close()
+            raise
+
+    @classmethod
+    def _verified(cls, store: DualStore, path: Path, denomination: int, clock: Callable[[], str],
+                  read_only: bool) -> Ledger:
         verified = store.verify(repair=not read_only)
         exists = bool(verified.meta or verified.rows)
         if not exists:
-            # First start, or a first start the power cut short before anything was committed.
+            # First start, or a first start the power cut short before anything was committed
+            # (the mark, checked by verify, is still at record 0).
             if read_only:
                 raise LedgerError(f"critical memory in {path} was never initialised")
-            store.init_meta({"format": FORMAT, "denom_cents": str(denomination), "created": clock()})
+            store.init_meta({"format": FORMAT, "denom_cents": str(denomination), "created": clock(),
+                             MARKED: "1"})
             verified = store.verify(repair=True)
         if verified.meta.get("format") != FORMAT:
             raise CriticalMemoryError(f"critical memory in {path} has an unknown format {verified.meta.get('format')!r}")
@@ -448,7 +475,8 @@ class Ledger:
         for name in (PRIMARY_FILE, MIRROR_FILE):
             for suffix in ("", "-wal", "-shm"):
                 (path / (name + suffix)).unlink(missing_ok=True)
-        (path / "ledger.key").unlink(missing_ok=True)
+        (path / MARK_FILE).unlink(missing_ok=True)
+        (path / KEY_FILE).unlink(missing_ok=True)
         ledger = cls.open(path, denomination=denomination, clock=clock)
         ledger.event("ram_clear", role=role, reason=reason, previous=previous)
         return ledger

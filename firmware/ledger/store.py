@@ -36,12 +36,15 @@ from pathlib import Path
 from typing import Any
 
 from firmware.ledger.errors import CriticalMemoryError
+from firmware.ledger.mark import MARK_FILE, HighWaterMark, check, fsync_dir
 
 FORMAT = "egm-ledger-1"
 KEY_FILE = "ledger.key"
 PRIMARY_FILE = "ledger.db"
 MIRROR_FILE = "ledger-mirror.db"
 GENESIS = b"\x00" * 32
+#: Meta key of a ledger that keeps a high-water mark (every ledger made since the mark exists).
+MARKED = "high_water_mark"
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL, mac BLOB NOT NULL);
@@ -98,18 +101,10 @@ def load_or_create_key(state_dir: Path, *, create: bool) -> bytes:
             f.write(key)
             f.flush()
             os.fsync(f.fileno())
-        _fsync_dir(state_dir)
+        fsync_dir(state_dir)
     if len(key) != 32:
         raise CriticalMemoryError(f"the per-machine ledger key {path} is damaged")
     return key
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 class Copy:
@@ -120,22 +115,26 @@ class Copy:
         self.name = path.name
         self.read_only = read_only
         self.conn: sqlite3.Connection | None = None
+        self._ready = False
 
     # A seam for the power-fail tests: called between the steps of every write. It does nothing in
     # the product; the crash-point test driver replaces it to kill the process at a chosen step.
     def checkpoint(self, label: str) -> None:
         return None
 
-    def connect(self) -> sqlite3.Connection:
+    def connect(self, *, writing: bool = False) -> sqlite3.Connection:
+        """The connection; reading changes nothing in the file (nor creates it): the tables and
+        WAL mode are set up only when ``writing``, so a start-up that fails leaves the evidence."""
         if self.conn is None:
-            if self.read_only:
-                uri = f"file:{self.path}?mode=ro"
-                self.conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
-            else:
-                self.conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-                self.conn.execute("PRAGMA journal_mode=WAL")
+            mode = "ro" if self.read_only else "rwc" if writing else "rw"
+            self.conn = sqlite3.connect(f"file:{self.path}?mode={mode}", uri=True, isolation_level=None,
+                                        check_same_thread=False)
+            if not self.read_only:
                 self.conn.execute("PRAGMA synchronous=FULL")
-                self.conn.executescript(SCHEMA)
+        if writing and not self._ready:
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.executescript(SCHEMA)
+            self._ready = True
         return self.conn
 
     def close(self) -> None:
@@ -144,6 +143,7 @@ class Copy:
                 self.conn.close()
             finally:
                 self.conn = None
+                self._ready = False
 
     def load(self) -> tuple[dict[int, LogRow], dict[str, tuple[int, int, bytes]], dict[str, tuple[str, bytes]]] | None:
         """Everything in the file, or None when SQLite cannot read it (a damaged file)."""
@@ -154,6 +154,9 @@ class Copy:
             if conn.execute("PRAGMA integrity_check(1)").fetchone()[0] != "ok":
                 self.close()
                 return None
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if not tables:
+                return {}, {}, {}                  # created, never written (a first start cut short)
             rows = {
                 r[0]: LogRow(r[0], r[1], r[2], r[3], r[4], bytes(r[5]))
                 for r in conn.execute("SELECT seq, kind, ref, time, body, mac FROM log ORDER BY seq")
@@ -167,7 +170,7 @@ class Copy:
 
     def write(self, rows: Iterable[LogRow], meters: Iterable[tuple[str, int, int, bytes]],
               meta: Iterable[tuple[str, str, bytes]] = ()) -> None:
-        conn = self.connect()
+        conn = self.connect(writing=True)
         self.checkpoint("begin")
         conn.execute("BEGIN IMMEDIATE")
         try:
@@ -186,7 +189,7 @@ class Copy:
         self.checkpoint("commit")
 
     def replace_meters(self, meters: Iterable[tuple[str, int, int, bytes]]) -> None:
-        conn = self.connect()
+        conn = self.connect(writing=True)
         conn.execute("BEGIN IMMEDIATE")
         try:
             conn.execute("DELETE FROM meters")
@@ -223,6 +226,7 @@ class DualStore:
         self.read_only = read_only
         self.copies = [Copy(state_dir / PRIMARY_FILE, read_only=read_only),
                        Copy(state_dir / MIRROR_FILE, read_only=read_only)]
+        self.mark = HighWaterMark(state_dir, key, read_only=read_only)
         self.last_seq = 0
         self.last_mac = GENESIS
         self.readable = 0
@@ -231,8 +235,12 @@ class DualStore:
     def verify(self, *, repair: bool) -> Verified:
         """Check both copies row by row; repair one from the other where ``repair`` allows."""
         key = self.key
-        loaded = [c.load() for c in self.copies]
-        repairs: list[str] = []
+        # A missing file reads as an empty copy: rebuilt from the other one, or, both missing,
+        # a new ledger only if the high-water mark says nothing was ever committed.
+        missing = [not c.path.exists() for c in self.copies]
+        loaded = [({}, {}, {}) if gone else c.load() for c, gone in zip(self.copies, missing, strict=True)]
+        repairs: list[str] = [f"{c.name}: missing, rebuilt from the other copy"
+                              for c, gone in zip(self.copies, missing, strict=True) if gone and not all(missing)]
         if all(x is None for x in loaded):
             raise CriticalMemoryError("neither copy of critical memory can be read")
         for i, x in enumerate(loaded):
@@ -279,12 +287,14 @@ class DualStore:
             rows.append(row)
             prev = row.mac
         for i in (0, 1):
-            if fix[i] and loaded[i] is not None:
+            if fix[i] and loaded[i] is not None and not missing[i]:
                 tail = all(r.seq > max(logs[i], default=0) for r in fix[i])
                 what = "behind by" if tail else "bad or missing"
                 repairs.append(f"{self.copies[i].name}: {len(fix[i])} log record(s) {what}, restored from the other copy")
         self.last_seq = rows[-1].seq if rows else 0
         self.last_mac = rows[-1].mac if rows else GENESIS
+        self._check_mark(meta, lambda seq: rows[seq - 1].mac if 0 < seq <= len(rows) else None, repairs,
+                         repair=repair)
 
         meter_tables = [x[1] if x else None for x in loaded]
         if repair and not self.read_only:
@@ -300,6 +310,34 @@ class DualStore:
                         self._rebuild(copy, rows, meta_rows)
                         meter_tables[i] = None
         return Verified(rows=rows, meta=meta, repairs=repairs, meter_tables=meter_tables)
+
+    def _check_mark(self, meta: Mapping[str, str], mac_at: Callable[[int], bytes | None], repairs: list[str],
+                    *, repair: bool) -> None:
+        """The verified log against the high-water mark: behind it is the critical-memory error;
+        ahead of it (a cut after the copies committed, before the mark) rolls the mark forward."""
+        mark = self.mark.read()
+        if mark is None and self.mark.damaged:
+            raise CriticalMemoryError(f"critical memory: the high-water mark {MARK_FILE} is damaged "
+                                      "(no authentic slot): it cannot be told whether records were lost")
+        if mark is None:
+            if MARKED in meta or not meta.get("format"):
+                raise CriticalMemoryError(f"critical memory: the high-water mark {MARK_FILE} is missing "
+                                          "(it cannot be told whether records were lost)")
+            # A ledger made before the mark existed: adopt it as it verified.
+            repairs.append(f"{MARK_FILE}: created for a ledger made before the high-water mark")
+        else:
+            check(mark, self.last_seq, mac_at(mark.seq))
+            if self.mark.damaged:
+                repairs.append(f"{MARK_FILE}: a torn or damaged slot, rewritten from the log")
+        if repair and not self.read_only:
+            if mark is None:
+                meta_row = [(MARKED, "1", meta_mac(self.key, MARKED, "1"))]
+                for copy in self.copies:
+                    copy.write([], [], meta_row)
+            if mark is None or self.mark.damaged:
+                self.mark.create(self.last_seq, self.last_mac)
+            elif mark.seq != self.last_seq:
+                self.mark.advance(self.last_seq, self.last_mac)
 
     @staticmethod
     def _rebuild(copy: Copy, rows: list[LogRow], meta_rows: list[tuple[str, str, bytes]]) -> None:
@@ -349,6 +387,7 @@ class DualStore:
                 copy.write(rows, meter_rows)
             except sqlite3.Error as exc:
                 raise CriticalMemoryError(f"critical memory write failed in {copy.name}: {exc}") from exc
+        self.mark.advance(seq, prev)        # after both copies: a cut before it leaves the log ahead
         self.last_seq, self.last_mac = seq, prev
         return rows
 
@@ -364,6 +403,7 @@ class DualStore:
     def close(self) -> None:
         for copy in self.copies:
             copy.close()
+        self.mark.close()
 
 
 def sha256_hex(data: bytes) -> str:
