@@ -145,28 +145,56 @@ class Copy:
                 self.conn = None
                 self._ready = False
 
-    def load(self) -> tuple[dict[int, LogRow], dict[str, tuple[int, int, bytes]], dict[str, tuple[str, bytes]]] | None:
-        """Everything in the file, or None when SQLite cannot read it (a damaged file)."""
+    def load(self) -> Loaded | None:
+        """Everything in the file that SQLite can still read, or None when it cannot open it at all.
+
+        A file whose structure is whole (``integrity_check``: pages, b-trees, every index agreeing
+        with its table) is read at once. A damaged one is read row by row, by ranges of sequence
+        numbers on the table's own b-tree (no index), a range that fails split in two until each
+        readable row is had: a damaged page costs only the rows on it (``Loaded.damaged``)."""
         try:
             conn = self.connect()
-            # Structure first: pages, b-trees, and that every index agrees with its table
-            # (integrity_check, not quick_check: a damaged index would mislead recall's queries).
-            if conn.execute("PRAGMA integrity_check(1)").fetchone()[0] != "ok":
-                self.close()
-                return None
             tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
             if not tables:
-                return {}, {}, {}                  # created, never written (a first start cut short)
-            rows = {
-                r[0]: LogRow(r[0], r[1], r[2], r[3], r[4], bytes(r[5]))
-                for r in conn.execute("SELECT seq, kind, ref, time, body, mac FROM log ORDER BY seq")
-            }
-            meters = {r[0]: (r[1], r[2], bytes(r[3])) for r in conn.execute("SELECT name, value, seq, mac FROM meters")}
-            meta = {r[0]: (r[1], bytes(r[2])) for r in conn.execute("SELECT key, value, mac FROM meta")}
-            return rows, meters, meta
-        except (sqlite3.DatabaseError, UnicodeDecodeError, TypeError):
+                return Loaded({}, {}, {})         # created, never written (a first start cut short)
+            # integrity_check, not quick_check: a damaged index would mislead recall's queries.
+            whole = conn.execute("PRAGMA integrity_check(1)").fetchone()[0] == "ok"
+        except sqlite3.DatabaseError:
+            whole = False
+            conn = None
+        if whole and conn is not None:
+            try:
+                return Loaded(_log_rows(conn.execute(_LOG_SELECT + " ORDER BY seq")), _meters(conn), _meta(conn))
+            except (sqlite3.DatabaseError, UnicodeDecodeError, TypeError, ValueError):
+                pass
+        return self._salvage()
+
+    def _salvage(self) -> Loaded | None:
+        self.close()
+        try:
+            conn = self.connect()
+            conn.execute("SELECT 1 FROM log LIMIT 0")
+        except sqlite3.DatabaseError:
             self.close()
             return None
+        rows: dict[int, LogRow] = {}
+        spans = [(1, _MAX_SEQ)]
+        while spans:
+            lo, hi = spans.pop()
+            try:
+                rows.update(_log_rows(conn.execute(_LOG_SELECT + " WHERE seq BETWEEN ? AND ? ORDER BY seq",
+                                                   (lo, hi))))
+            except (sqlite3.DatabaseError, UnicodeDecodeError, TypeError, ValueError):
+                if lo < hi:
+                    mid = (lo + hi) // 2
+                    spans += [(mid + 1, hi), (lo, mid)]
+        tables = []
+        for read in (_meters, _meta):
+            try:
+                tables.append(read(conn))
+            except (sqlite3.DatabaseError, UnicodeDecodeError, TypeError, ValueError):
+                tables.append({})
+        return Loaded(rows, tables[0], tables[1], damaged=True)
 
     def write(self, rows: Iterable[LogRow], meters: Iterable[tuple[str, int, int, bytes]],
               meta: Iterable[tuple[str, str, bytes]] = ()) -> None:
@@ -207,6 +235,38 @@ class Copy:
                 os.unlink(str(self.path) + suffix)
 
 
+_LOG_SELECT = "SELECT seq, kind, ref, time, body, mac FROM log"
+_MAX_SEQ = 2**62
+
+
+def _log_rows(cursor: Iterable[tuple]) -> dict[int, LogRow]:
+    out = {}
+    for seq, kind, ref, time, body, mac in cursor:
+        if not (isinstance(seq, int) and isinstance(kind, str) and isinstance(ref, str | None)
+                and isinstance(time, str) and isinstance(body, str) and isinstance(mac, bytes)):
+            raise TypeError(f"log row {seq!r} has the wrong types")
+        out[seq] = LogRow(seq, kind, ref, time, body, mac)
+    return out
+
+
+def _meters(conn: sqlite3.Connection) -> dict[str, tuple[int, int, bytes]]:
+    return {r[0]: (r[1], r[2], bytes(r[3])) for r in conn.execute("SELECT name, value, seq, mac FROM meters")}
+
+
+def _meta(conn: sqlite3.Connection) -> dict[str, tuple[str, bytes]]:
+    return {r[0]: (r[1], bytes(r[2])) for r in conn.execute("SELECT key, value, mac FROM meta")}
+
+
+@dataclass(slots=True)
+class Loaded:
+    """What one copy held: its log rows by seq, meters, meta, and whether its file was damaged."""
+
+    rows: dict[int, LogRow]
+    meters: dict[str, tuple[int, int, bytes]]
+    meta: dict[str, tuple[str, bytes]]
+    damaged: bool = False
+
+
 @dataclass(slots=True)
 class Verified:
     """The result of start-up verification: the authentic log, and what was repaired."""
@@ -238,7 +298,7 @@ class DualStore:
         # A missing file reads as an empty copy: rebuilt from the other one, or, both missing,
         # a new ledger only if the high-water mark says nothing was ever committed.
         missing = [not c.path.exists() for c in self.copies]
-        loaded = [({}, {}, {}) if gone else c.load() for c, gone in zip(self.copies, missing, strict=True)]
+        loaded = [Loaded({}, {}, {}) if gone else c.load() for c, gone in zip(self.copies, missing, strict=True)]
         repairs: list[str] = [f"{c.name}: missing, rebuilt from the other copy"
                               for c, gone in zip(self.copies, missing, strict=True) if gone and not all(missing)]
         if all(x is None for x in loaded):
@@ -246,9 +306,10 @@ class DualStore:
         for i, x in enumerate(loaded):
             if x is None:
                 repairs.append(f"{self.copies[i].name}: unreadable, rebuilt from the other copy")
-        self.readable = 0 if loaded[0] is not None else 1
-        logs = [x[0] if x else {} for x in loaded]
-        metas = [x[2] if x else {} for x in loaded]
+        self.readable = 0 if loaded[0] is not None and not loaded[0].damaged else 1
+        logs = [x.rows if x else {} for x in loaded]
+        metas = [x.meta if x else {} for x in loaded]
+        damaged = [x is not None and x.damaged for x in loaded]
 
         # meta: each key authentic in at least one copy
         meta: dict[str, str] = {}
@@ -287,7 +348,11 @@ class DualStore:
             rows.append(row)
             prev = row.mac
         for i in (0, 1):
-            if fix[i] and loaded[i] is not None and not missing[i]:
+            if damaged[i]:
+                repairs.append(f"{self.copies[i].name}: damaged (integrity check failed); "
+                               f"{len(rows) - len(fix[i])} of {len(rows)} log records authentic in it, "
+                               "rebuilt record by record from both copies")
+            elif fix[i] and loaded[i] is not None and not missing[i]:
                 tail = all(r.seq > max(logs[i], default=0) for r in fix[i])
                 what = "behind by" if tail else "bad or missing"
                 repairs.append(f"{self.copies[i].name}: {len(fix[i])} log record(s) {what}, restored from the other copy")
@@ -296,11 +361,11 @@ class DualStore:
         self._check_mark(meta, lambda seq: rows[seq - 1].mac if 0 < seq <= len(rows) else None, repairs,
                          repair=repair)
 
-        meter_tables = [x[1] if x else None for x in loaded]
+        meter_tables = [x.meters if x and not x.damaged else None for x in loaded]
         if repair and not self.read_only:
             meta_rows = [(k, v, meta_mac(key, k, v)) for k, v in meta.items()]
             for i, copy in enumerate(self.copies):
-                if loaded[i] is None:
+                if loaded[i] is None or damaged[i]:
                     self._rebuild(copy, rows, meta_rows)
                 elif fix[i] or any(f"{copy.name}: meta" in r for r in repairs):
                     try:
