@@ -39,6 +39,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     v = lsub.add_parser("verify", help="verify both copies; repair one from the other with --repair")
     _state(v)
     v.add_argument("--repair", action="store_true", help="repair a bad copy (the terminal must be stopped)")
+    v.add_argument("--full", action="store_true",
+                   help="every record and page of both copies (start-up checks what follows the last checkpoint)")
     v.set_defaults(func=_verify)
     c = lsub.add_parser("clear", help="RAM clear: erase critical memory, keeping the record of the clear")
     state_dir_argument(c)
@@ -54,10 +56,10 @@ def _state(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON document (CONTRACTS.md) instead of a table")
 
 
-def _open(args: argparse.Namespace, *, read_only: bool = True):
+def _open(args: argparse.Namespace, *, read_only: bool = True, full: bool = False):
     from firmware.ledger.ledger import Ledger
 
-    return Ledger.open(chosen_state_dir(args), read_only=read_only)
+    return Ledger.open(chosen_state_dir(args), read_only=read_only, full=full)
 
 
 def _meters(args: argparse.Namespace) -> int:
@@ -99,15 +101,18 @@ def _events(args: argparse.Namespace) -> int:
 def _verify(args: argparse.Namespace) -> int:
     from firmware.ledger.ledger import accounting_difference
 
-    with _open(args, read_only=not args.repair) as ledger:
-        doc = {"ok": not ledger.repairs or args.repair, "records": ledger.rows, "problems": ledger.repairs,
+    with _open(args, read_only=not args.repair, full=args.full) as ledger:
+        doc = {"ok": not ledger.repairs or args.repair, "records": ledger.rows, "full": args.full,
+               "problems": ledger.repairs,
                "repaired": bool(args.repair and ledger.repairs),
                "accounting_difference_cents": accounting_difference(ledger.meters),
                "round_in_progress": ledger.open_round.round_id if ledger.open_round else None}
     if args.json:
         emit_json(doc)
     else:
-        sys.stdout.write(f"{doc['records']} records verified in both copies\n")
+        what = "records verified in both copies" if args.full else \
+            "records; both copies verified from the last checkpoint on (--full: every record)"
+        sys.stdout.write(f"{doc['records']} {what}\n")
         for p in doc["problems"]:
             sys.stdout.write(f"  {'repaired' if args.repair else 'needs repair'}: {p}\n")
         sys.stdout.write(f"accounting difference: {doc['accounting_difference_cents']} cents\n")

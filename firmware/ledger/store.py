@@ -55,6 +55,8 @@ CREATE INDEX IF NOT EXISTS log_kind ON log(kind, seq);
 CREATE INDEX IF NOT EXISTS log_ref ON log(ref, seq);
 CREATE TABLE IF NOT EXISTS meters (
     name TEXT PRIMARY KEY, value INTEGER NOT NULL, seq INTEGER NOT NULL, mac BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS checkpoint (
+    seq INTEGER PRIMARY KEY, mac BLOB NOT NULL, state TEXT NOT NULL, tag BLOB NOT NULL);
 """
 
 
@@ -86,6 +88,24 @@ def meter_mac(key: bytes, name: str, value: int, seq: int) -> bytes:
 
 def meta_mac(key: bytes, name: str, value: str) -> bytes:
     return _h(key, b"meta", name.encode(), value.encode())
+
+
+def checkpoint_tag(key: bytes, seq: int, mac: bytes, state: str) -> bytes:
+    return _h(key, b"checkpoint", str(seq).encode(), mac, state.encode())
+
+
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    """The ledger's state as of record ``seq`` (whose MAC is ``mac``): start-up verifies only what
+    follows it. ``state`` is the JSON the ledger wrote (meters, their seqs, the open round)."""
+
+    seq: int
+    mac: bytes
+    state: str
+
+
+class _NeedFull(Exception):
+    """Something about the copies does not fit a checkpoint start: verify them whole instead."""
 
 
 def load_or_create_key(state_dir: Path, *, create: bool) -> bytes:
@@ -144,6 +164,41 @@ class Copy:
             finally:
                 self.conn = None
                 self._ready = False
+
+    def load_after(self, base: Checkpoint) -> Loaded:
+        """The log after ``base`` (read on the table's b-tree, no whole-file check: that is the full
+        verification's), the meters and meta; :class:`_NeedFull` if anything cannot be read or
+        this copy does not hold the checkpoint's record."""
+        try:
+            conn = self.connect()
+            at = conn.execute("SELECT mac FROM log WHERE seq = ?", (base.seq,)).fetchone()
+            if at is None or not isinstance(at[0], bytes) or not hmac.compare_digest(at[0], base.mac):
+                raise _NeedFull(f"{self.name} does not hold record {base.seq} of the checkpoint")
+            return Loaded(_log_rows(conn.execute(_LOG_SELECT + " WHERE seq > ? ORDER BY seq", (base.seq,))),
+                          _meters(conn), _meta(conn))
+        except (sqlite3.DatabaseError, UnicodeDecodeError, TypeError, ValueError) as exc:
+            self.close()
+            raise _NeedFull(f"{self.name}: {exc}") from exc
+
+    def checkpoints(self) -> list[tuple[int, bytes, str, bytes]]:
+        """The newest few checkpoints in this file (none if it cannot say)."""
+        try:
+            return [(r[0], bytes(r[1]), r[2], bytes(r[3])) for r in self.connect().execute(
+                "SELECT seq, mac, state, tag FROM checkpoint ORDER BY seq DESC LIMIT 3")]
+        except (sqlite3.DatabaseError, UnicodeDecodeError, TypeError, ValueError):
+            self.close()
+            return []
+
+    def write_checkpoint(self, checkpoint: tuple[int, bytes, str, bytes]) -> None:
+        conn = self.connect(writing=True)
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.execute("INSERT OR REPLACE INTO checkpoint (seq, mac, state, tag) VALUES (?,?,?,?)", checkpoint)
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
 
     def load(self) -> Loaded | None:
         """Everything in the file that SQLite can still read, or None when it cannot open it at all.
@@ -275,6 +330,8 @@ class Verified:
     meta: dict[str, str]
     repairs: list[str]
     meter_tables: list[dict[str, tuple[int, int, bytes]] | None]
+    #: The checkpoint the verification started from (``rows`` are the records after it), or None.
+    base: Checkpoint | None = None
 
 
 class DualStore:
@@ -292,13 +349,49 @@ class DualStore:
         self.readable = 0
 
     # --- start-up ------------------------------------------------------------------------------
-    def verify(self, *, repair: bool) -> Verified:
-        """Check both copies row by row; repair one from the other where ``repair`` allows."""
+    def latest_checkpoint(self) -> Checkpoint | None:
+        """The newest checkpoint authentic in either copy, or None."""
+        found = [c for copy in self.copies for c in copy.checkpoints()
+                 if hmac.compare_digest(c[3], checkpoint_tag(self.key, c[0], c[1], c[2]))]
+        if not found:
+            return None
+        seq, mac, state, _ = max(found, key=lambda c: c[0])
+        return Checkpoint(seq, mac, state)
+
+    def write_checkpoint(self, seq: int, mac: bytes, state: str) -> None:
+        row = (seq, mac, state, checkpoint_tag(self.key, seq, mac, state))
+        for copy in self.copies:
+            try:
+                copy.write_checkpoint(row)
+            except sqlite3.Error as exc:
+                raise CriticalMemoryError(f"critical memory write failed in {copy.name}: {exc}") from exc
+
+    def verify(self, *, repair: bool, full: bool = True) -> Verified:
+        """Check both copies row by row; repair one from the other where ``repair`` allows.
+
+        Not ``full``: start from the newest checkpoint and verify only the records after it (the
+        start-up's constant time); anything that does not fit (no checkpoint, a copy that cannot
+        be read or does not hold the checkpoint's record, a mark older than it) verifies whole."""
+        if not full:
+            base = self.latest_checkpoint()
+            if base is not None:
+                try:
+                    return self._verify(repair=repair, base=base)
+                except _NeedFull:
+                    for copy in self.copies:
+                        copy.close()
+        return self._verify(repair=repair, base=None)
+
+    def _verify(self, *, repair: bool, base: Checkpoint | None) -> Verified:
         key = self.key
         # A missing file reads as an empty copy: rebuilt from the other one, or, both missing,
         # a new ledger only if the high-water mark says nothing was ever committed.
         missing = [not c.path.exists() for c in self.copies]
-        loaded = [Loaded({}, {}, {}) if gone else c.load() for c, gone in zip(self.copies, missing, strict=True)]
+        if base is not None and any(missing):
+            raise _NeedFull("a copy is missing")
+        loaded: list[Loaded | None] = (
+            [c.load_after(base) for c in self.copies] if base is not None else
+            [Loaded({}, {}, {}) if gone else c.load() for c, gone in zip(self.copies, missing, strict=True)])
         repairs: list[str] = [f"{c.name}: missing, rebuilt from the other copy"
                               for c, gone in zip(self.copies, missing, strict=True) if gone and not all(missing)]
         if all(x is None for x in loaded):
@@ -327,9 +420,10 @@ class DualStore:
 
         rows: list[LogRow] = []
         fix: list[list[LogRow]] = [[], []]
-        prev = GENESIS
-        last = max([max(log, default=0) for log in logs])
-        for seq in range(1, last + 1):
+        start = base.seq if base is not None else 0
+        prev = base.mac if base is not None else GENESIS
+        last = max([max(log, default=start) for log in logs])
+        for seq in range(start + 1, last + 1):
             valid = []
             for log in logs:
                 row = log.get(seq)
@@ -356,10 +450,17 @@ class DualStore:
                 tail = all(r.seq > max(logs[i], default=0) for r in fix[i])
                 what = "behind by" if tail else "bad or missing"
                 repairs.append(f"{self.copies[i].name}: {len(fix[i])} log record(s) {what}, restored from the other copy")
-        self.last_seq = rows[-1].seq if rows else 0
-        self.last_mac = rows[-1].mac if rows else GENESIS
-        self._check_mark(meta, lambda seq: rows[seq - 1].mac if 0 < seq <= len(rows) else None, repairs,
-                         repair=repair)
+        self.last_seq = rows[-1].seq if rows else start
+        self.last_mac = rows[-1].mac if rows else base.mac if base is not None else GENESIS
+
+        def mac_at(seq: int) -> bytes | None:
+            if base is not None and seq == base.seq:
+                return base.mac
+            if base is not None and seq < base.seq:
+                raise _NeedFull("the high-water mark is older than the checkpoint")
+            return rows[seq - start - 1].mac if start < seq <= start + len(rows) else None
+
+        self._check_mark(meta, mac_at, repairs, repair=repair)
 
         meter_tables = [x.meters if x and not x.damaged else None for x in loaded]
         if repair and not self.read_only:
@@ -374,7 +475,7 @@ class DualStore:
                         repairs.append(f"{copy.name}: could not be repaired in place, rebuilt from the other copy")
                         self._rebuild(copy, rows, meta_rows)
                         meter_tables[i] = None
-        return Verified(rows=rows, meta=meta, repairs=repairs, meter_tables=meter_tables)
+        return Verified(rows=rows, meta=meta, repairs=repairs, meter_tables=meter_tables, base=base)
 
     def _check_mark(self, meta: Mapping[str, str], mac_at: Callable[[int], bytes | None], repairs: list[str],
                     *, repair: bool) -> None:

@@ -28,6 +28,7 @@ from firmware.ledger.store import KEY_FILE, MIRROR_FILE, PRIMARY_FILE
 _KILLED = """
 import os, sys
 from firmware.ledger.ledger import Ledger
+Ledger.CHECKPOINT_EVERY = 100        # checkpoints in the history, so start-up starts from one
 ledger = Ledger.open(sys.argv[1])
 for i in range(120):
     ledger.bill_in(1000)
@@ -59,7 +60,9 @@ def template(tmp_path_factory) -> tuple[Path, list[tuple[int, bytes]], dict[str,
     assert (state / WALS[0]).stat().st_size > 0 and (state / WALS[1]).stat().st_size > 0
     reference = state.parent / "reference"
     shutil.copytree(state, reference)
-    with Ledger.open(reference) as ledger:
+    with Ledger.open(reference, read_only=True) as ledger:
+        assert ledger._store.latest_checkpoint() is not None
+    with Ledger.open(reference, full=True) as ledger:
         assert ledger.repairs == []
         return state, log_of(ledger), dict(ledger.meters)
 
@@ -103,7 +106,12 @@ def trial(template, work: Path, seed: int) -> str:
     done = [f"{name}: {damage(work / name, rnd)}" for name in TARGETS[kind](rnd)]
     where = f"seed {seed}, {kind}: {', '.join(done)}"
     try:
-        ledger = Ledger.open(work)                    # the terminal's start-up (verify and repair)
+        # The terminal's start-up (from the last checkpoint, with repair) must not be behind...
+        with Ledger.open(work) as booted:
+            assert booted.rows >= len(reference), f"{where}: start-up is behind"
+            assert booted.meters == meters, f"{where}: start-up's meters differ"
+        # ... and the full verification (every record and page) repairs the rest or halts.
+        ledger = Ledger.open(work, full=True)
     except CriticalMemoryError:
         return "halted"
     with ledger:
@@ -111,7 +119,7 @@ def trial(template, work: Path, seed: int) -> str:
         assert got[: len(reference)] == reference, f"{where}: the log is not the committed one (behind)"
         assert ledger.meters == meters, f"{where}: the meters differ"
         assert accounting_difference(ledger.meters) == 0, where
-    with Ledger.open(work, read_only=True) as again:  # both copies whole again
+    with Ledger.open(work, read_only=True, full=True) as again:  # both copies whole again
         assert again.repairs == [], f"{where}: still needs repair: {again.repairs}"
         assert log_of(again) == got, where
     return "repaired"
