@@ -187,3 +187,27 @@ def test_a_ledger_made_before_the_mark_is_adopted_once(tmp_path):
     (tmp_path / MARK_FILE).unlink()                   # from now on its loss is an error
     with pytest.raises(CriticalMemoryError, match="high-water mark"):
         Ledger.open(tmp_path)
+
+
+def test_a_torn_mark_slot_seen_read_only_says_what_repair_would_do_and_writes_nothing(tmp_path, capsys):
+    make(tmp_path)
+    mark = tmp_path / MARK_FILE
+    with Ledger.open(tmp_path, read_only=True) as ledger:
+        newest = ledger._store.mark.read()
+    data = bytearray(mark.read_bytes())
+    at = (newest.gen % 2) * SLOT
+    data[at + 40: at + 80] = b"\x00" * 40
+    mark.write_bytes(bytes(data))
+    problem = f"{MARK_FILE}: a torn or damaged slot"
+
+    assert main(["meters", "--json", "--state-dir", str(tmp_path)]) == 0
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line == f"egm meters: warning: critical memory: {problem}; egm ledger verify --repair would rewrite it from the log"
+    assert main(["ledger", "verify", "--state-dir", str(tmp_path)]) == 1
+    assert f"needs repair: {problem}; egm ledger verify --repair would rewrite it from the log" in capsys.readouterr().out
+    assert mark.read_bytes() == bytes(data)           # read-only: the torn slot left as found
+
+    assert main(["ledger", "verify", "--state-dir", str(tmp_path), "--repair"]) == 0
+    assert f"repaired: {problem}; rewritten from the log" in capsys.readouterr().out
+    assert main(["ledger", "verify", "--state-dir", str(tmp_path)]) == 0
+    assert "needs repair" not in capsys.readouterr().out

@@ -89,3 +89,30 @@ def test_a_record_lost_from_both_copies_locks_the_machine(tmp_path):
         zero_page(tmp_path / name, page_of(tmp_path / name, tag(501)))
     with pytest.raises(CriticalMemoryError, match="is bad in both copies"):
         Ledger.open(tmp_path, full=True)
+
+
+def test_a_damaged_copy_seen_read_only_is_reported_with_what_repair_would_do(tmp_path, capsys):
+    from firmware.cli import main
+
+    make_ledger(tmp_path)
+    primary, mirror = tmp_path / PRIMARY_FILE, tmp_path / MIRROR_FILE
+    zero_page(primary, page_of(primary, tag(201)))
+    flip_body(mirror, tag(907))
+    before = {f.name: f.read_bytes() for f in tmp_path.iterdir()}
+    assert main(["ledger", "verify", "--full", "--state-dir", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    damaged, bad_record = [line.strip() for line in out.splitlines() if "needs repair" in line]
+    assert damaged.startswith(f"needs repair: {PRIMARY_FILE}: damaged (integrity check failed), ")
+    assert damaged.endswith("log records authentic in it; egm ledger verify --repair would rebuild it "
+                            "from both copies, record by record")
+    assert bad_record.startswith(f"needs repair: {MIRROR_FILE}: 1 log record(s) bad or missing")
+    assert bad_record.endswith(f"egm ledger verify --repair would restore them from {PRIMARY_FILE}")
+    assert "rebuilt" not in out and "restored" not in out and "in both copies" not in out
+    after = {f.name: f.read_bytes() for f in tmp_path.iterdir()}
+    assert {n: v for n, v in after.items() if n in before} == before      # nothing written
+
+    assert main(["ledger", "verify", "--full", "--repair", "--state-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "; rebuilt from both copies, record by record" in out and f"; restored from {PRIMARY_FILE}" in out
+    assert main(["ledger", "verify", "--full", "--state-dir", str(tmp_path)]) == 0
+    assert "records verified in both copies" in capsys.readouterr().out
