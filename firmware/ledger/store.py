@@ -439,9 +439,11 @@ class DualStore:
             if len(set(good)) > 1:
                 raise CriticalMemoryError(f"critical memory: meta '{name}' differs between the copies")
             meta[name] = good[0]
-            for i, m in enumerate(metas):     # (a missing or damaged copy is rebuilt whole)
-                if loaded[i] is not None and not missing[i] and not damaged[i] and (name not in m or m[name][0] != good[0]
-                                              or not hmac.compare_digest(m[name][1], meta_mac(key, name, good[0]))):
+            for i, m in enumerate(metas):
+                if loaded[i] is None or missing[i] or damaged[i]:
+                    continue                    # rebuilt whole, and reported as such
+                if name not in m or m[name][0] != good[0] or not hmac.compare_digest(
+                        m[name][1], meta_mac(key, name, good[0])):
                     bad_meta[i] = True
                     note(i, f"meta '{name}' bad or missing", "restored from {other}", "restore it from {other}")
 
