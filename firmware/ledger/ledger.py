@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import hashlib
 import json
+import secrets
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +31,9 @@ from firmware.ledger.errors import CriticalMemoryError, LedgerError, LedgerState
 from firmware.ledger.store import FORMAT, MIRROR_FILE, PRIMARY_FILE, DualStore, load_or_create_key
 
 ROLES = ("attendant", "technician", "auditor", "operator", "regulator")
+#: meta key of the critical memory's epoch: a random id made with the ledger, so a RAM clear (a new
+#: ledger) starts a new one; the host link's reports carry it (docs/protocols/host-session.md)
+EPOCH_META = "epoch"
 
 
 def utc_now() -> str:
@@ -73,6 +78,8 @@ class Ledger:
         self.open_round: OpenRound | None = None
         self.repairs: list[str] = []
         self.rows = 0
+        #: the life of this critical memory (:func:`epoch_of`): 16 hex digits, new at each RAM clear
+        self.epoch = ""
         self._batch: tuple[list[tuple[str, str | None, str, dict[str, Any]]], dict[str, tuple[int, int]]] | None = None
         #: Called with every record once it is durable: ``(seq, kind, ref, time, body)`` (the host
         #: link's outbox numbers its reports from them). A listener must not write to the ledger.
@@ -103,12 +110,14 @@ class Ledger:
             # First start, or a first start the power cut short before anything was committed.
             if read_only:
                 raise LedgerError(f"critical memory in {path} was never initialised")
-            store.init_meta({"format": FORMAT, "denom_cents": str(denomination), "created": clock()})
+            store.init_meta({"format": FORMAT, "denom_cents": str(denomination), "created": clock(),
+                             EPOCH_META: secrets.token_hex(8)})
             verified = store.verify(repair=True)
         if verified.meta.get("format") != FORMAT:
             raise CriticalMemoryError(f"critical memory in {path} has an unknown format {verified.meta.get('format')!r}")
         denom = int(verified.meta["denom_cents"])
         ledger = cls(store, path, denom, clock)
+        ledger.epoch = epoch_of(verified.meta)
         for row in verified.rows:
             ledger._absorb(row.seq, row.kind, row.data())
         ledger.rows = len(verified.rows)
@@ -452,6 +461,14 @@ class Ledger:
         ledger = cls.open(path, denomination=denomination, clock=clock)
         ledger.event("ram_clear", role=role, reason=reason, previous=previous)
         return ledger
+
+
+def epoch_of(meta: Mapping[str, str]) -> str:
+    """The epoch of a ledger with this (authenticated) meta: the random id it was created with, or,
+    for a ledger created before epochs, one derived from its creation time (stable for its life)."""
+    if meta.get(EPOCH_META):
+        return meta[EPOCH_META]
+    return hashlib.sha256(f"epoch:{meta.get('created', '')}".encode()).hexdigest()[:16]
 
 
 def accounting_difference(meters: Mapping[str, int]) -> int:
