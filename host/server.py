@@ -6,12 +6,15 @@ beyond the store and :meth:`send`:
 1. open it (decrypt with the host's X25519 key, verify the signature against the terminal's
    certificate, which must chain to the casino CA and not be revoked; schema, freshness);
    the MQTT topic's terminal must be the signed sender;
-2. store it (``HostStore.record``): a (terminal, sequence) already stored changes nothing and is
-   logged as a replay;
+2. store it (``HostStore.record``): a (terminal, epoch, sequence) already stored changes nothing
+   and is logged as a replay (or, with other content, as a conflict: the terminal's critical
+   memory went back);
 3. act, only on a message stored just now (never on a duplicate: the duplicate check comes before
    every side effect): a ``hello`` gives the terminal's key for commands, a redemption request is
    answered, a voucher given back is released;
-4. acknowledge the sequence number (also for a duplicate: the terminal is waiting for it).
+4. acknowledge the sequence number and epoch (also for a duplicate: the terminal is waiting for
+   it); the acknowledgement of a hello also says the highest number the host holds for that
+   terminal and epoch (``held``): a terminal whose critical memory is behind it halts.
 
 A refused envelope is logged in the store's rejection log with its reason and the host goes on.
 
@@ -47,6 +50,7 @@ from firmware.hostlink.identity import HostIdentity
 from firmware.hostlink.messages import TO_HOST, check_body
 from firmware.hostlink.mqtt import UP_WILDCARD, down_topic, terminal_of
 from host.store import HostStore
+from host.store_epochs import EPOCH_SPAN
 
 log = logging.getLogger("egm.host")
 
@@ -145,19 +149,39 @@ class HostServer:
             log.warning("refused a message on %s: %s", topic, exc)
             self.store.log_rejection(claimed, exc.reason_code, exc.message[:500], size)
             return exc.reason_code
-        terminal = msg.sender_id
-        recorded = self.store.record(terminal, msg.seq, msg.type, msg.time, msg.body)
+        terminal, epoch = msg.sender_id, msg.body["epoch"]
+        if msg.seq >= EPOCH_SPAN:
+            self.stats["seq_range"] += 1
+            self.store.log_rejection(terminal, "seq_range", f"report number {msg.seq} is not below 2^40", size)
+            return "seq_range"
+        recorded = self.store.record(terminal, msg.seq, msg.type, msg.time, msg.body, epoch=epoch)
         if recorded.stored:
             self.stats["stored"] += 1
             self._act(terminal, msg.type, msg.body)
+        elif recorded.conflict:
+            # Another report is stored under this (terminal, epoch, number): the terminal's critical
+            # memory went back. Nothing is stored or done; a hello is answered (below) with what the
+            # host holds, so the terminal sees it is behind.
+            self.stats["conflict"] += 1
+            log.warning("%s: seq %d of epoch %s differs from the one stored; its critical memory is "
+                        "behind", terminal, msg.seq, epoch)
+            self.store.log_rejection(terminal, "conflict", f"seq {msg.seq} of epoch {epoch} differs from the "
+                                     "report stored under that number (critical memory went back?)", size)
         else:
             # A duplicate (a resend, or a replay byte for byte) is acknowledged and nothing else:
             # whatever it implied was done when it was first stored.
             self.stats["duplicate"] += 1
             log.info("%s: seq %d already stored; acknowledged again", terminal, msg.seq)
             self.store.log_rejection(terminal, "replay", f"seq {msg.seq} already stored (acknowledged again)", size)
-        self.send(terminal, "ack", {"seq": msg.seq})
-        return "stored" if recorded.stored else "duplicate"
+        ack: dict[str, Any] = {"seq": msg.seq, "epoch": epoch}
+        key = None
+        if msg.type == "hello":
+            # The answer to the session's hello: the host as a second witness of critical memory.
+            ack["held"] = self.store.held(terminal, epoch)
+            if recorded.conflict:               # to the key of this hello, not of the one stored
+                key = _kem_key(msg.body["kem_public"])
+        self.send(terminal, "ack", ack, key=key)
+        return "stored" if recorded.stored else "conflict" if recorded.conflict else "duplicate"
 
     def _act(self, terminal: str, type_: str, body: dict[str, Any]) -> None:
         if type_ == "hello":
@@ -201,10 +225,12 @@ class HostServer:
                 self._kem[terminal] = key
         return key
 
-    def send(self, terminal: str, type_: str, body: dict[str, Any]) -> bool:
-        """Seal and publish one message to ``terminal``; False if it cannot go now (no key yet:
-        deferred until the terminal's hello; no broker: dropped, the terminal will ask again, and a
-        command stays pending in the store until the terminal confirms it)."""
+    def send(self, terminal: str, type_: str, body: dict[str, Any], *,
+             key: x25519.X25519PublicKey | None = None) -> bool:
+        """Seal and publish one message to ``terminal`` (to ``key`` if given, else to its newest
+        hello's key); False if it cannot go now (no key yet: deferred until the terminal's hello;
+        no broker: dropped, the terminal will ask again, and a command stays pending in the store
+        until the terminal confirms it)."""
         if type_ == "package_offer" and "url" not in body:
             if self.package_url is None:
                 log.warning("%s: package %s not offered: this host serves no packages", terminal, body.get("name"))
@@ -212,7 +238,7 @@ class HostServer:
                 return False
             body = {**body, "url": self.package_url(body["sha256"])}
         with self._send_lock:
-            key = self._terminal_key(terminal)
+            key = key or self._terminal_key(terminal)
             if key is None:                      # until its hello (a restarted host, old reports first)
                 deferred = self._deferred.setdefault(terminal, [])
                 if len(deferred) < MAX_DEFERRED:

@@ -5,8 +5,8 @@ it about the floor. Every method is one short transaction on one shared :class:`
 ``HostStore`` may be used from several threads, and several ``HostStore`` objects (processes) may
 share one database. What it guarantees, and why, is in docs/host-store.md; in short:
 
-* :meth:`record` stores a message and everything derived from it, or nothing; a (terminal, seq)
-  already stored is a duplicate that changes nothing (``Recorded(stored=False)``).
+* :meth:`record` stores a message and everything derived from it, or nothing; a (terminal, epoch,
+  seq) already stored is a duplicate that changes nothing (``Recorded(stored=False)``).
 * :meth:`authorize_redemption` lets exactly one terminal redeem a voucher, however many race.
 * :meth:`next_command_seq` never hands out the same number twice.
 """
@@ -25,7 +25,7 @@ from sqlalchemy import select, update
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
-from host import store_commands
+from host import store_commands, store_epochs
 from host import store_queries as q
 from host.store_engine import create_store_engine, normalise_url, shown, upsert, writer
 from host.store_errors import HostStoreError
@@ -60,7 +60,11 @@ class Recorded:
     """The outcome of :meth:`HostStore.record`."""
 
     stored: bool        #: False when (terminal, seq) was already stored: a duplicate, nothing changed
-    seq: int
+    seq: int            #: the stored seq: the report number within its epoch (host/store_epochs.py)
+    #: a duplicate whose content differs from the message stored under its (terminal, epoch,
+    #: number): not a resend or a replay, the terminal numbered two reports alike (its critical
+    #: memory went back)
+    conflict: bool = False
 
 
 @dataclass(frozen=True)
@@ -135,20 +139,34 @@ class HostStore:
     # --- ingest -------------------------------------------------------------------------------------
 
     def record(self, terminal_id: str, seq: int, type: str, sent_at: datetime,
-               body: Mapping[str, Any]) -> Recorded:
-        """Store one verified terminal message and what it implies, in one transaction."""
+               body: Mapping[str, Any], *, epoch: str = store_epochs.NO_EPOCH) -> Recorded:
+        """Store one verified terminal message (report number ``seq`` of the terminal's critical
+        memory ``epoch``) and what it implies, in one transaction."""
         _check_terminal(terminal_id)
-        if not (isinstance(seq, int) and not isinstance(seq, bool) and 0 <= seq <= SEQ_MAX):
-            raise HostStoreError(f"message seq must be an integer in 0..2^63-1, got {seq!r}")
+        if not (isinstance(seq, int) and not isinstance(seq, bool) and 0 <= seq < store_epochs.EPOCH_SPAN):
+            raise HostStoreError(f"message seq must be an integer in 0..2^40-1, got {seq!r}")
+        if not isinstance(epoch, str) or len(epoch) > TYPE_MAX:
+            raise HostStoreError(f"epoch must be a string of at most {TYPE_MAX} characters, got {epoch!r}")
         if not isinstance(type, str) or not 0 < len(type) <= TYPE_MAX:
             raise HostStoreError(f"message type must be a non-empty string, got {type!r}")
         _check_time(sent_at, "sent_at")
         if not isinstance(body, Mapping):
             raise HostStoreError(f"message body must be a JSON object, got {body.__class__.__name__}")
         received_at = self._now()
-        msg = Incoming(terminal_id, seq, type, sent_at, received_at, body)
-        stored = self._run(lambda conn: ingest(conn, msg), write=True)
-        return Recorded(stored=stored, seq=seq)
+
+        def work(conn: Connection) -> Recorded:
+            idx = store_epochs.index(conn, terminal_id, epoch, received_at)
+            assert idx is not None
+            key = store_epochs.key(idx, seq)
+            outcome = ingest(conn, Incoming(terminal_id, key, type, sent_at, received_at, body))
+            return Recorded(stored=outcome == "stored", seq=key, conflict=outcome == "conflict")
+
+        return self._run(work, write=True)
+
+    def held(self, terminal_id: str, epoch: str) -> int:
+        """The highest report number stored for ``terminal_id`` in ``epoch`` (0: none): the
+        host's witness of how far that critical memory got (docs/critical-memory.md)."""
+        return self._read(lambda conn: store_epochs.held(conn, terminal_id, epoch))
 
     def log_rejection(self, terminal_id: str | None, reason: str, detail: str, size: int) -> None:
         """Log an envelope the host refused (``terminal_id`` None when the sender is unknown)."""

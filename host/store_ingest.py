@@ -57,29 +57,31 @@ class Incoming:
     body: Mapping[str, Any]
 
 
-def ingest(conn: Connection, msg: Incoming) -> bool:
-    """Store ``msg`` and its derived state; False (and nothing changed) if it is a duplicate."""
+def ingest(conn: Connection, msg: Incoming) -> str:
+    """Store ``msg`` and its derived state: ``stored``; or nothing changed: ``duplicate`` (the same
+    message is stored), ``conflict`` (another message is stored under its key)."""
     stmt = upsert(conn, messages).values(
         terminal=msg.terminal, seq=msg.seq, type=msg.type, sent_at=msg.sent_at,
         received_at=msg.received_at, body=dict(msg.body),
     ).on_conflict_do_nothing(index_elements=["terminal", "seq"]).returning(messages.c.seq)
     # RETURNING, not rowcount: the psycopg dialect reports -1 for an INSERT's rowcount
     if conn.execute(stmt).first() is None:
-        _warn_if_different(conn, msg)
-        return False
+        return "conflict" if _warn_if_different(conn, msg) else "duplicate"
     power_up_seq = _touch_terminal(conn, msg)
     derive = _DERIVE.get(msg.type)
     if derive is not None:
         derive(conn, msg, power_up_seq)
-    return True
+    return "stored"
 
 
-def _warn_if_different(conn: Connection, msg: Incoming) -> None:
+def _warn_if_different(conn: Connection, msg: Incoming) -> bool:
     row = conn.execute(select(messages.c.type, messages.c.body).where(
         messages.c.terminal == msg.terminal, messages.c.seq == msg.seq)).first()
     if row is not None and (row.type != msg.type or row.body != dict(msg.body)):
         log.warning("terminal %s sent seq %d again with different content (%s); the first one "
                     "stays", msg.terminal, msg.seq, msg.type)
+        return True
+    return False
 
 
 def _touch_terminal(conn: Connection, msg: Incoming) -> int | None:

@@ -26,6 +26,7 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    UniqueConstraint,
 )
 from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeDecorator, TypeEngine
@@ -95,6 +96,22 @@ terminals = Table(
     Column("disabled", Boolean, nullable=False, default=False),
     Column("disabled_seq", BigInteger),                          # seq of the host.disabled/enabled applied
     Column("power_up_seq", BigInteger),                          # highest seq of a power_up event
+)
+
+#: The lives of each terminal's critical memory (its ``epoch``, new at each RAM clear), numbered
+#: 0, 1, 2... per terminal in the order the host first heard of them. A message's ``seq`` in the
+#: tables below is its report number within its epoch plus ``idx * EPOCH_SPAN`` (host/store_epochs.py),
+#: so (terminal, seq) is (terminal, epoch, report number) and orders a terminal's messages across
+#: RAM clears. A table of its own: a database of schema version 1 gains it at open.
+terminal_epochs = Table(
+    "terminal_epochs", metadata,
+    _terminal(),
+    Column("epoch", String(TYPE_MAX), nullable=False),
+    Column("idx", Integer, nullable=False),
+    Column("first_seen", UtcTimestamp, nullable=False),
+    PrimaryKeyConstraint("terminal", "epoch", name="terminal_epochs_pk"),
+    UniqueConstraint("terminal", "idx", name="terminal_epochs_idx"),
+    CheckConstraint("idx >= 0", name="terminal_epochs_idx_nonnegative"),
 )
 
 #: Every stored terminal message, exactly as received. (terminal, seq) is the duplicate check.

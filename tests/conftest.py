@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hypothesis import settings
+
 #: The repository's root (the tests read its docs, never anything beside it).
 ROOT = Path(__file__).resolve().parent.parent
 
-from hypothesis import settings
+
 
 # No timing assertion in the default suite (hypothesis's 200 ms deadline is one: a property test
 # failed under load on a 2-core machine with "Unreliable test timings"). Tests that set their own

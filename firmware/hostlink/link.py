@@ -32,6 +32,14 @@ its effect's records, a :data:`COMMAND_EVENT` event (the confirmation, reported 
 record) and the number applied (setting :data:`SETTING_COMMANDS`); an earlier number is a repeat
 and a later one waits for the one before it. docs/protocols/host-session.md.
 
+Epochs and the host as a witness: every report carries the epoch of critical memory (a random id
+made with the ledger, new at each RAM clear), so the host keys its duplicate check by (terminal,
+epoch, number) and a cleared terminal's reports, numbered from 1 again, are stored; an
+acknowledgement of another epoch is ignored. The host's answer to a session's hello says the
+highest report number it holds for this terminal and epoch; beyond this critical memory's last
+report, the memory went back: :data:`WITNESS_EVENT` is recorded and the terminal halts with
+:class:`CriticalMemoryError`, reporting nothing more (docs/critical-memory.md).
+
 Meter reports: every ``meter_interval_s``, when the host asks (``send_meters``), and after a
 significant record (money in or out, a door, power-up, a RAM clear): a :meth:`Ledger.meters_snapshot`,
 which the outbox then reports like any other record.
@@ -64,6 +72,7 @@ from firmware.hostlink.outbox import (
     REDEEM_REQUEST_STATE,
     Outbox,
 )
+from firmware.ledger.errors import CriticalMemoryError, LedgerError
 from firmware.ledger.ledger import Ledger
 
 log = logging.getLogger("egm.hostlink")
@@ -80,6 +89,8 @@ SETTING_DISABLED = "hostlink.disabled"
 SETTING_COMMANDS = "hostlink.commands"
 #: recorded with each host command applied: ``cmd``, ``type``, ``seq`` (the envelope's)
 COMMAND_EVENT = "host.command"
+#: recorded when the host holds more reports of this epoch than critical memory (then the halt)
+WITNESS_EVENT = "critical_memory_behind"
 #: host message types that are commands (numbered, applied once)
 COMMANDS = frozenset({"disable", "enable", "send_meters", "set_time", "package_offer"})
 
@@ -131,6 +142,8 @@ class HostLink:
         self._rejection_logged: dict[str, float] = {}
         self._rejections_suppressed: collections.Counter[str] = collections.Counter()
         self._hello: int | None = None                    #: this session's hello: sent before the rest
+        #: why critical memory is behind the host's witness (the link then reports nothing), or None
+        self.behind: str | None = None
         self.wake: Callable[[], None] = lambda: None
         self.terminal: Any = None
         self.redemptions: dict[str, dict[str, Any]] = {}  #: validation -> the host's answer
@@ -178,10 +191,11 @@ class HostLink:
     def stop(self, drain_s: float = 0.0) -> None:
         """Try for up to ``drain_s`` seconds to deliver what is outstanding, then disconnect."""
         deadline = self._clock() + drain_s
-        while len(self.outbox) and self._clock() < deadline:
+        while len(self.outbox) and self._clock() < deadline and self.behind is None:
             self.poll()
             time.sleep(0.02)
-        self.outbox.flush(force=True)
+        if self.behind is None:
+            self.outbox.flush(force=True)
         self.client.stop()
         self.outbox.close()
         if self._on_record in self.ledger.listeners:
@@ -196,7 +210,7 @@ class HostLink:
                 "last_report": self.outbox.last_number, "acknowledged": self.outbox.watermark,
                 "last_host_seq": self.last_host_seq, "sent": self.stats["sent"],
                 "resent": self.stats["resent"], "rejected": self.stats["rejected"],
-                "commands_applied": self.commands_applied,
+                "commands_applied": self.commands_applied, "epoch": self.ledger.epoch, "behind": self.behind,
                 "session": {"hello": self._hello, "open": self.session_open, "key": self.kem_public}}
 
     # --- MQTT callbacks (network thread) ---------------------------------------------------------
@@ -217,6 +231,8 @@ class HostLink:
     # --- the terminal's loop --------------------------------------------------------------------
     def poll(self) -> None:
         """Handle what the host sent, report meters when due, send what is outstanding."""
+        if self.behind is not None:                # halted: nothing more is reported
+            return
         while self._inbox:
             self._receive(self._inbox.popleft())
         if self.packages is not None:
@@ -277,6 +293,11 @@ class HostLink:
             return
         self._last_seen = msg.seq
         if msg.type == "ack":
+            if msg.body["epoch"] != self.ledger.epoch:
+                self.stats["ack_other_epoch"] += 1       # of a report of a cleared memory (a replay)
+                return
+            if msg.body["seq"] == self._hello and "held" in msg.body:
+                self._witness(msg.body["held"])
             if self.outbox.ack(msg.body["seq"]):
                 self._inflight.pop(msg.body["seq"], None)
                 self._timeout = self.ack_timeout_s
@@ -287,6 +308,23 @@ class HostLink:
             self._apply(msg.type, msg.body, msg.seq)
         else:
             self._voucher_reply(msg.body, msg.seq)
+
+    def _witness(self, held: int) -> None:
+        """The host, answering this session's hello, holds reports of this epoch up to ``held``.
+        Beyond this critical memory's last report, the memory went back (old copies restored):
+        recorded, then the critical-memory halt; the link reports nothing more."""
+        last = self.outbox.last_number
+        if held <= last:
+            return
+        why = (f"critical memory is behind the host's witness: the host holds report {held} of epoch "
+               f"{self.ledger.epoch}, critical memory's last report is {last}")
+        log.critical("%s", why)
+        self.behind = why
+        try:
+            self.ledger.event(WITNESS_EVENT, witness="host", held=held, last_report=last, epoch=self.ledger.epoch)
+        except LedgerError as exc:
+            log.critical("could not record it: %s", exc)
+        raise CriticalMemoryError(why)
 
     def _log_rejection(self, exc: EnvelopeRejected) -> None:
         """A ``host.rejected`` event, at most one per reason per :data:`REJECTION_LOG_S` (with the

@@ -1,7 +1,7 @@
 """The host link's message schema, as data: every message type, its direction and its body fields.
 
-Protocol version 2 (docs/protocols/host-envelope.md; what changed from version 1, and why, in
-docs/protocols/host-session.md). A body is a JSON object; each type lists its
+Protocol version 3 (docs/protocols/host-envelope.md; what changed from versions 1 and 2, and why,
+in docs/protocols/host-session.md). A body is a JSON object; each type lists its
 required and optional fields and each field has a *kind* (:data:`KINDS`). :func:`check_body` refuses a
 body with a missing, extra or wrongly typed field, raising :class:`EnvelopeError` with the reason.
 
@@ -22,7 +22,7 @@ from typing import Any
 
 from firmware.hostlink.errors import EnvelopeError
 
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
 SUPPORTED_VERSIONS: frozenset[int] = frozenset({PROTOCOL_VERSION})
 
 TO_HOST = "to_host"            #: direction: terminal -> host
@@ -35,6 +35,7 @@ MAX_STR = 4096                 #: longest string field of a named kind ("str", "
 
 _VALIDATION = re.compile(r"[0-9]{18}")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
+_EPOCH = re.compile(r"[0-9a-f]{16}")
 _NAME = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
 
 
@@ -57,24 +58,31 @@ def _mt(name: str, direction: str, doc: str, required: dict[str, str],
 #: Every host command carries its number for this terminal (1, 2, 3...: the same number however
 #: often it is sent again) and the highest number the host knows applied (docs/protocols/host-session.md).
 _CMD = {"cmd": "command_number", "confirmed": "count"}
+#: Every report carries the epoch of the terminal's critical memory (a random id made with the
+#: ledger: a RAM clear starts a new one), so the host keys its duplicate check by (terminal, epoch,
+#: seq) and a cleared terminal's reports, numbered from 1 again, are new (docs/protocols/host-session.md).
+_EPOCH_FIELD = {"epoch": "epoch"}
 
 #: version -> type name -> MessageType. The schema itself; docs/protocols/host-envelope.md mirrors it.
 SCHEMA: dict[int, dict[str, MessageType]] = {
-    2: {m.name: m for m in (
+    3: {m.name: m for m in (
         # terminal -> host
         _mt("hello", TO_HOST, "at every start: the software, and this boot's X25519 key (base64) for host commands",
-            {"software": "str", "last_host_seq": "count_or_null", "kem_public": "str"}, {"at": "iso_time"}),
+            {"software": "str", "last_host_seq": "count_or_null", "kem_public": "str", **_EPOCH_FIELD},
+            {"at": "iso_time"}),
         _mt("meters", TO_HOST, "the `egm meters` document",
-            {"meters": "meter_tree", "credits": "count"},
+            {"meters": "meter_tree", "credits": "count", **_EPOCH_FIELD},
             {"credit_count": "count", "denomination": "count", "reason": "str", "at": "iso_time"}),
         _mt("event", TO_HOST, "one ledger event (door, tilt, bill in, ticket out, power...)",
-            {"name": "name", "data": "object"}, {"at": "iso_time"}),
-        _mt("round", TO_HOST, "one round record (`egm recall`)", {"record": "object"}, {"at": "iso_time"}),
+            {"name": "name", "data": "object", **_EPOCH_FIELD}, {"at": "iso_time"}),
+        _mt("round", TO_HOST, "one round record (`egm recall`)", {"record": "object", **_EPOCH_FIELD},
+            {"at": "iso_time"}),
         _mt("voucher_redeem_request", TO_HOST, "may this voucher be paid here?",
-            {"validation": "validation"}, {"at": "iso_time"}),
+            {"validation": "validation", **_EPOCH_FIELD}, {"at": "iso_time"}),
         # host -> terminal
-        _mt("ack", TO_TERMINAL, "the terminal's message with this seq is stored; drop it from the outbox",
-            {"seq": "count"}),
+        _mt("ack", TO_TERMINAL, "the terminal's message with this seq is stored; drop it from the outbox; "
+            "to a hello, also the highest report number the host holds for this terminal and epoch",
+            {"seq": "count", **_EPOCH_FIELD}, {"held": "count"}),
         _mt("disable", TO_TERMINAL, "stop play", {**_CMD}, {"reason": "str"}),
         _mt("enable", TO_TERMINAL, "allow play again", {**_CMD}),
         _mt("send_meters", TO_TERMINAL, "send a `meters` message now", {**_CMD}),
@@ -172,6 +180,9 @@ def _check_kind(kind: str, v: Any, where: str) -> None:
     elif kind == "validation":
         if not isinstance(v, str) or not _VALIDATION.fullmatch(v):
             raise EnvelopeError(f"{where}: expected 18 digits, got {v!r:.40}")
+    elif kind == "epoch":
+        if not isinstance(v, str) or not _EPOCH.fullmatch(v):
+            raise EnvelopeError(f"{where}: expected 16 lower-case hex digits, got {v!r:.40}")
     elif kind == "sha256":
         if not isinstance(v, str) or not _SHA256.fullmatch(v):
             raise EnvelopeError(f"{where}: expected 64 lower-case hex digits")
@@ -192,7 +203,7 @@ def _check_kind(kind: str, v: Any, where: str) -> None:
 
 #: every field kind the schema uses (docs/protocols/host-envelope.md describes each)
 KINDS = ("count", "command_number", "count_or_null", "bool", "str", "name", "validation", "sha256", "url", "iso_time",
-         "object", "meter_tree")
+         "object", "meter_tree", "epoch")
 
 
 def check_body(type_: str, body: Any, version: int = PROTOCOL_VERSION) -> MessageType:

@@ -140,8 +140,10 @@ class Outbox:
         return list(self._pending)
 
     def message(self, number: int) -> tuple[str, dict[str, Any]]:
-        """The (type, body) of report ``number``, built from its record."""
-        return build(self.ledger, self.ledger.log_record(self._pending[number]))
+        """The (type, body) of report ``number``, built from its record, with the epoch of the
+        critical memory that numbered it (the host's duplicate check is by terminal, epoch, number)."""
+        type_, body = build(self.ledger, self.ledger.log_record(self._pending[number]))
+        return type_, {**body, "epoch": self.ledger.epoch}
 
     # --- acknowledgements -------------------------------------------------------------------------
     def ack(self, number: int) -> bool:

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import hashlib
 import json
+import secrets
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +41,9 @@ from firmware.ledger.store import (
 )
 
 ROLES = ("attendant", "technician", "auditor", "operator", "regulator")
+#: meta key of the critical memory's epoch: a random id made with the ledger, so a RAM clear (a new
+#: ledger) starts a new one; the host link's reports carry it (docs/protocols/host-session.md)
+EPOCH_META = "epoch"
 
 
 def utc_now() -> str:
@@ -84,6 +89,8 @@ class Ledger:
         self.repairs: list[str] = []
         self.rows = 0
         self._checkpoint_seq = 0                  #: the newest checkpoint's record
+        #: the life of this critical memory (:func:`epoch_of`): 16 hex digits, new at each RAM clear
+        self.epoch = ""
         self._batch: tuple[list[tuple[str, str | None, str, dict[str, Any]]], dict[str, tuple[int, int]]] | None = None
         #: Called with every record once it is durable: ``(seq, kind, ref, time, body)`` (the host
         #: link's outbox numbers its reports from them). A listener must not write to the ledger.
@@ -134,7 +141,7 @@ class Ledger:
             if read_only:
                 raise LedgerError(f"critical memory in {path} was never initialised")
             store.init_meta({"format": FORMAT, "denom_cents": str(denomination), "created": clock(),
-                             MARKED: "1"})
+                             MARKED: "1", EPOCH_META: secrets.token_hex(8)})
             verified = store.verify(repair=True)
         if verified.meta.get("format") != FORMAT:
             raise CriticalMemoryError(f"critical memory in {path} has an unknown format {verified.meta.get('format')!r}")
@@ -143,6 +150,7 @@ class Ledger:
         if verified.base is not None:
             ledger._restore(verified.base.seq, json.loads(verified.base.state))
         newest = store.latest_checkpoint() if verified.base is None and verified.rows else None
+        ledger.epoch = epoch_of(verified.meta)
         for row in verified.rows:
             ledger._absorb(row.seq, row.kind, row.data())
             if newest is not None and row.seq == newest.seq and (
@@ -522,6 +530,14 @@ class Ledger:
         ledger = cls.open(path, denomination=denomination, clock=clock)
         ledger.event("ram_clear", role=role, reason=reason, previous=previous)
         return ledger
+
+
+def epoch_of(meta: Mapping[str, str]) -> str:
+    """The epoch of a ledger with this (authenticated) meta: the random id it was created with, or,
+    for a ledger created before epochs, one derived from its creation time (stable for its life)."""
+    if meta.get(EPOCH_META):
+        return meta[EPOCH_META]
+    return hashlib.sha256(f"epoch:{meta.get('created', '')}".encode()).hexdigest()[:16]
 
 
 def accounting_difference(meters: Mapping[str, int]) -> int:

@@ -175,10 +175,12 @@ def test_duplicate_changes_nothing(store: HostStore, clock: Clock) -> None:
     meters(store, "T1", 2, credits=10)
     before = snapshot(store)
     clock.tick(60)
-    # the same seqs again, with different content: still duplicates, nothing moves
+    # the same seqs again, with different content: not stored, nothing moves (a conflict: the
+    # terminal numbered two reports alike)
     assert event(store, "T1", 1, "ticket_in", cents=999, validation=validation(1)) == \
-        Recorded(stored=False, seq=1)
-    assert meters(store, "T1", 2, credits=99) == Recorded(stored=False, seq=2)
+        Recorded(stored=False, seq=1, conflict=True)
+    assert meters(store, "T1", 2, credits=99) == Recorded(stored=False, seq=2, conflict=True)
+    assert meters(store, "T1", 2, credits=10) == Recorded(stored=False, seq=2, conflict=False)
     assert store.record("T1", 1, "hello", at(1), {"software": "x", "last_host_seq": 0}).stored is False
     assert snapshot(store) == before
     assert store.terminals()[0]["messages"] == 2

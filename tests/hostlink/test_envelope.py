@@ -24,16 +24,17 @@ ED_KEY = ed25519.Ed25519PrivateKey.generate()
 P256_KEY = ec.generate_private_key(ec.SECP256R1())
 HOST_KEY = x25519.X25519PrivateKey.generate()
 
+EPOCH = "0123456789abcdef"
 BODIES = {
-    "hello": {"software": "egm 1.0", "last_host_seq": None, "kem_public": "AAAA"},
+    "hello": {"software": "egm 1.0", "last_host_seq": None, "kem_public": "AAAA", "epoch": EPOCH},
     "meters": {"meters": {"bills_in": 2000, "games": {"war": {"coin_in": 5, "wagers": {}}},
                           "bills_in_by_denom": {"500": 4}},
-               "credits": 1500, "credit_count": 1500, "denomination": 1},
+               "credits": 1500, "credit_count": 1500, "denomination": 1, "epoch": EPOCH},
     "event": {"name": "door_open", "data": {"door": "main", "n": -1, "ok": True, "x": None,
-                                             "list": [1, "a"]}},
-    "round": {"record": {"round_id": "ab12", "net": -5, "game": "war"}},
-    "voucher_redeem_request": {"validation": "001234567890123456"},
-    "ack": {"seq": 17},
+                                             "list": [1, "a"]}, "epoch": EPOCH},
+    "round": {"record": {"round_id": "ab12", "net": -5, "game": "war"}, "epoch": EPOCH},
+    "voucher_redeem_request": {"validation": "001234567890123456", "epoch": EPOCH},
+    "ack": {"seq": 17, "epoch": EPOCH, "held": 17},
     "disable": {"cmd": 3, "confirmed": 2, "reason": "audit"},
     "enable": {"cmd": 4, "confirmed": 2},
     "send_meters": {"cmd": 5, "confirmed": 2},
@@ -71,16 +72,18 @@ def rejected(code, data, **kw):
 
 
 def test_the_schema_covers_the_brief():
-    assert set(SCHEMA[2]) == set(BODIES)
-    assert {n for n, m in SCHEMA[2].items() if m.direction == TO_HOST} == {
+    assert set(SCHEMA[3]) == set(BODIES)
+    assert {n for n, m in SCHEMA[3].items() if m.direction == TO_HOST} == {
         "hello", "meters", "event", "round", "voucher_redeem_request"}
+    # every report says which life of its terminal's critical memory numbered it
+    assert all(m.required.get("epoch") == "epoch" for m in SCHEMA[3].values() if m.direction == TO_HOST)
 
 
 @pytest.mark.parametrize("key", [ED_KEY, P256_KEY], ids=["ed25519", "p256"])
 @pytest.mark.parametrize("type_", sorted(BODIES))
 def test_round_trip_every_type(type_, key):
     data = seal(type_, key=key, seq=9)
-    assert data[:4] == b"EGM1" and data[4] == 2
+    assert data[:4] == b"EGM1" and data[4] == 3
     got = open_(data, key=key, last=8)
     assert (got.sender_id, got.seq, got.time, got.type, got.body) == (TERMINAL, 9, NOW, type_, BODIES[type_])
     assert got.kem == "X25519"
@@ -89,7 +92,7 @@ def test_round_trip_every_type(type_, key):
 def test_layout_matches_the_document():
     data = seal()
     magic, version, kem, n = struct.unpack_from(">4sBHB", data)
-    assert (magic, version, kem, n) == (b"EGM1", 2, 0x0020, len(TERMINAL))
+    assert (magic, version, kem, n) == (b"EGM1", 3, 0x0020, len(TERMINAL))
     assert data[8:8 + n] == TERMINAL.encode()
     (enc_len,) = struct.unpack_from(">H", data, 8 + n)
     assert enc_len == 32
@@ -157,7 +160,7 @@ def test_verify_key_for_may_raise_lookup_error_or_its_own_rejection():
         assert info.value.reason_code == "unknown_sender"
 
 
-def _seal_inner(inner: bytes, *, sender=TERMINAL, key=ED_KEY, version=2):
+def _seal_inner(inner: bytes, *, sender=TERMINAL, key=ED_KEY, version=3):
     """An envelope around arbitrary (signed) inner bytes: what a buggy or hostile sender could send."""
     alg, sig = E._sign(key, inner)
     header = E._header(version, E.KEM_X25519, sender.encode())
@@ -167,7 +170,7 @@ def _seal_inner(inner: bytes, *, sender=TERMINAL, key=ED_KEY, version=2):
 
 
 def _inner(**over):
-    msg = {"v": 2, "sender": TERMINAL, "seq": 5, "time": "2025-03-01T12:00:00.000000Z",
+    msg = {"v": 3, "sender": TERMINAL, "seq": 5, "time": "2025-03-01T12:00:00.000000Z",
            "type": "ack", "body": {"seq": 1}}
     msg.update(over)
     return E.canonical_json(msg)
@@ -224,12 +227,13 @@ def test_malformed_inner(inner):
 
 
 def test_unsupported_version():
-    rejected("unsupported_version", _seal_inner(_inner(v=1)))       # version 1 is no longer spoken
-    rejected("unsupported_version", _seal_inner(_inner(v=3)))
+    rejected("unsupported_version", _seal_inner(_inner(v=1)))       # versions 1 and 2 are no longer spoken
+    rejected("unsupported_version", _seal_inner(_inner(v=2)))
+    rejected("unsupported_version", _seal_inner(_inner(v=4)))
     data = bytearray(seal())
     data[4] = 1
     rejected("unsupported_version", bytes(data))
-    for version in (1, 3):
+    for version in (1, 2, 4):
         with pytest.raises(EnvelopeError):
             seal(version=version)
 
@@ -240,9 +244,9 @@ def test_too_large():
         seal("event", {"name": "x", "data": {"blob": "a" * E.MAX_ENVELOPE_BYTES}})
 
 
-@pytest.mark.parametrize("data", [b"", b"EGM", b"XXXX\x01\x00\x20\x01T", b"EGM1\x02\x00\x20\x00",
-                                  b"EGM1\x02\x00\x20\x06T-0042", b"EGM1\x02\x00\x21\x01T",
-                                  b"EGM1\x02\x00\x20\x01T\x00\x20" + bytes(40), b"EGM1\x02\x00\x20\x01T\x00\x21" + bytes(200)])
+@pytest.mark.parametrize("data", [b"", b"EGM", b"XXXX\x01\x00\x20\x01T", b"EGM1\x03\x00\x20\x00",
+                                  b"EGM1\x03\x00\x20\x06T-0042", b"EGM1\x03\x00\x21\x01T",
+                                  b"EGM1\x03\x00\x20\x01T\x00\x20" + bytes(40), b"EGM1\x03\x00\x20\x01T\x00\x21" + bytes(200)])
 def test_truncated_and_garbage(data):
     rejected("malformed", data)
 
@@ -332,7 +336,7 @@ def test_fuzz_random_bytes(data):
 
 
 @FUZZ
-@given(st.binary(max_size=200).map(lambda b: b"EGM1\x02\x00\x20" + b))
+@given(st.binary(max_size=200).map(lambda b: b"EGM1\x03\x00\x20" + b))
 def test_fuzz_random_bytes_after_a_valid_prefix(data):
     with pytest.raises(EnvelopeRejected):
         open_(data)

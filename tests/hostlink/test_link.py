@@ -98,7 +98,7 @@ def _hostile(floor: Floor) -> dict[str, bytes]:
     """One envelope for each way a message can be wrong."""
     link = floor.links["T1"]
     ident = link.identity
-    body = {"name": "door_open", "data": {"door": "main"}}
+    body = {"name": "door_open", "data": {"door": "main"}, "epoch": link.ledger.epoch}
 
     def make(seq: int, **kw) -> bytes:
         args = dict(sender_id="T1", seq=seq, time=utc(), type="event", body=body,
