@@ -8,16 +8,22 @@ beyond the store and :meth:`send`:
    the MQTT topic's terminal must be the signed sender;
 2. store it (``HostStore.record``): a (terminal, sequence) already stored changes nothing and is
    logged as a replay;
-3. act: a ``hello`` gives the terminal's key for commands, a redemption request is answered, a
-   voucher given back is released;
+3. act, only on a message stored just now (never on a duplicate: the duplicate check comes before
+   every side effect): a ``hello`` gives the terminal's key for commands, a redemption request is
+   answered, a voucher given back is released;
 4. acknowledge the sequence number (also for a duplicate: the terminal is waiting for it).
 
 A refused envelope is logged in the store's rejection log with its reason and the host goes on.
 
 Everything the host sends carries a number from one counter (``HostStore.next_command_seq``,
 reserved in blocks of :data:`SEQ_BLOCK` so a restart never reuses one), is signed with the host's
-key and sealed to the terminal's key of this boot. Commands from ``egm host disable`` and friends are
-queued in the store and sent by the running server, so numbers go out in order.
+key and sealed to the terminal's key of this boot.
+
+Commands (:meth:`HostServer.command`, and ``egm host disable`` and friends through the store's
+queue) are delivered at least once: each is a pending command of its terminal in the store, with
+the terminal's next command number, sent at once, again with every new hello of the terminal (it
+is back), and again every :data:`COMMAND_RETRY_S` while it is not confirmed; the terminal applies
+each number once and confirms it with a report (docs/protocols/host-session.md).
 """
 
 from __future__ import annotations
@@ -36,9 +42,9 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric import x25519
 
 from firmware.hostlink.envelope import open_, seal
-from firmware.hostlink.errors import EnvelopeRejected
+from firmware.hostlink.errors import EnvelopeError, EnvelopeRejected
 from firmware.hostlink.identity import HostIdentity
-from firmware.hostlink.messages import TO_HOST
+from firmware.hostlink.messages import TO_HOST, check_body
 from firmware.hostlink.mqtt import UP_WILDCARD, down_topic, terminal_of
 from host.store import HostStore
 
@@ -50,6 +56,9 @@ RELEASING = frozenset({"redeem_returned", "redeem_abandoned"})
 COMMAND_POLL_S = 0.25
 INCOMING_MAX = 10_000
 MAX_DEFERRED = 10_000                  #: per terminal, messages waiting for its key (acks come again)
+COMMAND_RETRY_S = 5.0                  #: an unconfirmed command goes again after this long
+#: message types that are commands: numbered per terminal, sent until confirmed, applied once
+COMMANDS = frozenset({"disable", "enable", "send_meters", "set_time", "package_offer"})
 
 
 def now_utc() -> datetime:
@@ -140,11 +149,13 @@ class HostServer:
         recorded = self.store.record(terminal, msg.seq, msg.type, msg.time, msg.body)
         if recorded.stored:
             self.stats["stored"] += 1
+            self._act(terminal, msg.type, msg.body)
         else:
+            # A duplicate (a resend, or a replay byte for byte) is acknowledged and nothing else:
+            # whatever it implied was done when it was first stored.
             self.stats["duplicate"] += 1
             log.info("%s: seq %d already stored; acknowledged again", terminal, msg.seq)
             self.store.log_rejection(terminal, "replay", f"seq {msg.seq} already stored (acknowledged again)", size)
-        self._act(terminal, msg.type, msg.body)
         self.send(terminal, "ack", {"seq": msg.seq})
         return "stored" if recorded.stored else "duplicate"
 
@@ -161,6 +172,7 @@ class HostServer:
                 self._kem[terminal] = key
             for deferred in self._deferred.pop(terminal, []):
                 self.send(terminal, *deferred)
+            self.send_commands(terminal, force=True)           # it is back: what it has not confirmed
         elif type_ == "voucher_redeem_request":
             answer = self.store.authorize_redemption(body["validation"], terminal)
             self.send(terminal, "voucher_redeem_reply", {"validation": body["validation"],
@@ -189,10 +201,10 @@ class HostServer:
                 self._kem[terminal] = key
         return key
 
-    def send(self, terminal: str, type_: str, body: dict[str, Any], *, requeue: bool = False) -> bool:
+    def send(self, terminal: str, type_: str, body: dict[str, Any]) -> bool:
         """Seal and publish one message to ``terminal``; False if it cannot go now (no key yet:
-        deferred until the terminal's hello; no broker: dropped, the terminal will ask again, or
-        with ``requeue`` (an operator's queued command: nobody will ask) put back in the queue)."""
+        deferred until the terminal's hello; no broker: dropped, the terminal will ask again, and a
+        command stays pending in the store until the terminal confirms it)."""
         if type_ == "package_offer" and "url" not in body:
             if self.package_url is None:
                 log.warning("%s: package %s not offered: this host serves no packages", terminal, body.get("name"))
@@ -213,24 +225,52 @@ class HostServer:
                 self.store.record_command(terminal, seq, type_, body)
             if self.client is None or not self.client.publish(down_topic(terminal), data):
                 self.stats["send_failed"] += 1
-                if requeue:
-                    self.store.queue_command(terminal, type_, body)
-                    self.stats["requeued"] += 1
                 return False
             self.stats[f"sent_{type_}"] += 1
             return True
 
+    def command(self, terminal: str, type_: str, body: dict[str, Any]) -> int:
+        """A command for ``terminal``: pending in the store (its number for this terminal,
+        returned), sent now if it can go, and again until the terminal confirms it."""
+        if type_ not in COMMANDS:
+            raise EnvelopeError(f"{type_!r} is not a host command ({', '.join(sorted(COMMANDS))})")
+        url = {"url": "https://checked.invalid/"} if type_ == "package_offer" and "url" not in body else {}
+        check_body(type_, {**body, **url, "cmd": 1, "confirmed": 0})   # refused now, not at every send
+        cmd = self.store.add_command(terminal, type_, body)
+        self.send_commands(terminal, force=True)
+        return cmd
+
+    def send_commands(self, terminal: str, *, force: bool = False) -> int:
+        """Send ``terminal``'s unconfirmed commands, in number order, if one of them is due (never
+        sent, or sent :data:`COMMAND_RETRY_S` ago) or ``force``; how many went. Nothing goes
+        before the terminal's first hello (no key to seal to): its hello sends them."""
+        pending = self.store.pending_commands(terminal)
+        if not pending or self._terminal_key(terminal) is None:
+            return 0
+        now = self._wall()
+        if not force and all(p["sent_at"] is not None and (now - p["sent_at"]).total_seconds() < COMMAND_RETRY_S
+                             for p in pending):
+            return 0
+        confirmed = self.store.confirmed_command(terminal)
+        sent = 0
+        for p in pending:
+            if not self.send(terminal, p["type"], {**p["body"], "cmd": p["cmd"], "confirmed": confirmed}):
+                break
+            self.store.command_sent(terminal, p["cmd"])
+            sent += 1
+        return sent
+
     def poll_commands(self) -> int:
-        """Send the operator's queued commands (``egm host disable``, ``offer-package``...); how many
-        were taken. While the broker is away they stay in the store's queue (taking them then
-        would lose them: a terminal never asks for an offer or a disable), and one whose publish
-        fails all the same is queued again."""
+        """Adopt the operator's queued commands (``egm host disable``, ``offer-package``...) as
+        pending commands of their terminals, and send every pending command that is due; how many
+        were adopted. While the broker is away nothing is taken or sent; a command stays pending
+        until its terminal confirms it, however many sends that takes."""
         if self.client is None or not self.client.connected:
             return 0
-        taken = self.store.take_commands()
-        for terminal, type_, body in taken:
-            self.send(terminal, type_, body, requeue=True)
-        return len(taken)
+        adopted = self.store.adopt_queued_commands()
+        for terminal in sorted({p["terminal"] for p in self.store.pending_commands()}):
+            self.send_commands(terminal, force=terminal in adopted)
+        return len(adopted)
 
     def _poll_commands(self) -> None:
         while not self._stop.wait(COMMAND_POLL_S):

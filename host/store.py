@@ -25,10 +25,11 @@ from sqlalchemy import select, update
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
+from host import store_commands
 from host import store_queries as q
-from host.store_engine import create_store_engine, normalise_url, shown, writer
+from host.store_engine import create_store_engine, normalise_url, shown, upsert, writer
 from host.store_errors import HostStoreError
-from host.store_ingest import Incoming, ingest, is_validation, upsert
+from host.store_ingest import Incoming, ingest, is_validation
 from host.store_schema import (
     SCHEMA_VERSION,
     TERMINAL_ID_MAX,
@@ -38,6 +39,7 @@ from host.store_schema import (
     host_meta,
     metadata,
     rejections,
+    voucher_terms,
     vouchers,
 )
 
@@ -161,7 +163,10 @@ class HostStore:
 
         One conditional UPDATE decides: ``issued`` -> ``authorised`` held by this terminal, or
         already ``authorised`` by this same terminal (a retry, approved again). Anything else is
-        refused with the reason.
+        refused with the reason. A terminal other than the issuer is approved only if the issuer's
+        ``issued`` record is stored and says it will not pay the voucher offline
+        (``voucher_terms``): a voucher its issuer may pay without the host is approved nowhere
+        else, so it cannot be paid twice whatever the link does.
         """
         _check_terminal(terminal_id)
         if not is_validation(validation):
@@ -169,9 +174,14 @@ class HostStore:
         return self._run(lambda conn: self._authorize(conn, validation, terminal_id), write=True)
 
     def _authorize(self, conn: Connection, validation: str, terminal: str) -> Redemption:
-        v = vouchers.c
+        v, terms = vouchers.c, voucher_terms.c
+        host_only = (select(terms.validation)
+                     .where(terms.validation == v.validation, terms.issued_by == v.issued_by,
+                            terms.offline_redemption.is_(False))
+                     .exists())
         claim = (update(vouchers)
                  .where(v.validation == validation,
+                        (v.issued_by == terminal) | host_only,
                         (v.state == "issued") | ((v.state == "authorised") & (v.held_by == terminal)))
                  .values(state="authorised", held_by=terminal, authorised_at=self._now())
                  .returning(v.amount_cents))
@@ -179,9 +189,14 @@ class HostStore:
             amount = conn.execute(claim).scalar_one_or_none()
             if amount is not None:
                 return Redemption(True, amount, "approved")
-            row = conn.execute(select(v.state, v.held_by).where(v.validation == validation)).first()
+            row = conn.execute(select(v.state, v.held_by, v.issued_by)
+                               .where(v.validation == validation)).first()
             if row is None:
                 return Redemption(False, 0, "unknown voucher")
+            if row.state == "issued" and row.issued_by != terminal and not conn.execute(
+                    select(host_only).select_from(vouchers).where(v.validation == validation)).scalar():
+                return Redemption(False, 0, f"its issuer {row.issued_by} may pay it offline: "
+                                            "redeemable there only")
             if row.state == "authorised":
                 return Redemption(False, 0, f"being redeemed at {row.held_by}")
             if row.state == "redeemed":
@@ -258,22 +273,47 @@ class HostStore:
         """The queued commands not taken yet, oldest first, as ``(terminal, type, body)``; each is
         marked taken, so two servers polling the same database never both get one."""
         n = _count(limit, "limit")
-        qc = command_queue.c
+        return self._run(lambda conn: store_commands.claim_queued(conn, n, self._now()), write=True)
 
-        def work(conn: Connection) -> list[tuple[str, str, dict[str, Any]]]:
-            ids = conn.execute(select(qc.id).where(qc.taken_at.is_(None))
-                               .order_by(qc.id).limit(n)).scalars().all()
-            taken = []
-            for id_ in ids:     # each claimed by a conditional UPDATE, as for vouchers
-                row = conn.execute(update(command_queue)
-                                   .where(qc.id == id_, qc.taken_at.is_(None))
-                                   .values(taken_at=self._now())
-                                   .returning(qc.terminal, qc.type, qc.body)).first()
-                if row is not None:
-                    taken.append((row.terminal, row.type, row.body))
-            return taken
+    # --- commands delivered at least once, applied exactly once (host/store_commands.py) ------------
+
+    def add_command(self, terminal_id: str, type: str, body: Mapping[str, Any]) -> int:
+        """A command for ``terminal_id``, pending until the terminal confirms it; its number
+        (1, 2, 3... per terminal)."""
+        _check_terminal(terminal_id)
+        if not isinstance(type, str) or not 0 < len(type) <= TYPE_MAX:
+            raise HostStoreError(f"command type must be a non-empty string, got {type!r}")
+        if not isinstance(body, Mapping):
+            raise HostStoreError("command body must be a JSON object")
+        return self._run(lambda conn: store_commands.add(conn, terminal_id, type, body, self._now()),
+                         write=True)
+
+    def adopt_queued_commands(self, limit: int = 100) -> list[str]:
+        """Take the operator's queued commands and make each a pending command of its terminal, in
+        one transaction (a host that dies in between loses none); the terminals concerned."""
+        n = _count(limit, "limit")
+
+        def work(conn: Connection) -> list[str]:
+            now = self._now()
+            taken = store_commands.claim_queued(conn, n, now)
+            for terminal, type_, body in taken:
+                store_commands.add(conn, terminal, type_, body, now)
+            return [terminal for terminal, _, _ in taken]
 
         return self._run(work, write=True)
+
+    def pending_commands(self, terminal_id: str | None = None) -> list[dict[str, Any]]:
+        """``[{"terminal", "cmd", "type", "body", "sent_at", "sends"}, ...]`` not confirmed yet, by
+        terminal and number."""
+        return self._read(lambda c: store_commands.pending(c, terminal_id))
+
+    def confirmed_command(self, terminal_id: str) -> int:
+        """The highest command number ``terminal_id`` confirmed applied (all below it too), or 0."""
+        return self._read(lambda c: store_commands.confirmed(c, terminal_id))
+
+    def command_sent(self, terminal_id: str, cmd: int) -> None:
+        """Command ``cmd`` of ``terminal_id`` went out (once more) now."""
+        self._run(lambda conn: store_commands.sent(conn, terminal_id, cmd, self._now()), write=True)
 
     # --- queries ------------------------------------------------------------------------------------
 

@@ -21,15 +21,28 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Table, case, select, update
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy import case, select, update
 from sqlalchemy.engine import Connection
 
-from host.store_schema import events, messages, meters_history, rounds, terminals, tilts, vouchers
+from host import store_commands
+from host.store_engine import upsert
+from host.store_schema import (
+    events,
+    messages,
+    meters_history,
+    rounds,
+    terminals,
+    tilts,
+    voucher_terms,
+    vouchers,
+)
 
 log = logging.getLogger(__name__)
 
 COUNT_MAX = 2**63 - 1
+#: the field of a voucher's ``issued`` record saying whether its issuer may pay it offline
+#: (firmware.cashless.vouchers.OFFLINE_FIELD; the host does not import the terminal's cashless code)
+OFFLINE_FIELD = "offline_redemption"
 
 
 @dataclass(frozen=True)
@@ -42,13 +55,6 @@ class Incoming:
     sent_at: datetime
     received_at: datetime
     body: Mapping[str, Any]
-
-
-def upsert(conn: Connection, table: Table) -> Any:
-    """The dialect's INSERT (with ``on_conflict_do_nothing`` / ``on_conflict_do_update``)."""
-    if conn.dialect.name == "postgresql":
-        return postgresql.insert(table)
-    return sqlite.insert(table)
 
 
 def ingest(conn: Connection, msg: Incoming) -> bool:
@@ -197,6 +203,15 @@ def _set_disabled(conn: Connection, msg: Incoming, disabled: bool) -> None:
     ).values(disabled=disabled, disabled_seq=msg.seq))
 
 
+def _command_applied(conn: Connection, msg: Incoming, data: dict[str, Any]) -> None:
+    """The terminal applied host command ``cmd`` (and, in order, every one before it)."""
+    cmd = data.get("cmd")
+    if not _is_count(cmd):
+        log.warning("host.command seq %d from %s: bad command number %r", msg.seq, msg.terminal, cmd)
+        return
+    store_commands.confirm(conn, msg.terminal, cmd, msg.seq, msg.received_at)
+
+
 # --- event effects: vouchers ------------------------------------------------------------------------
 
 def _ticket_out(conn: Connection, msg: Incoming, data: dict[str, Any],
@@ -245,13 +260,22 @@ def _ticket_in(conn: Connection, msg: Incoming, data: dict[str, Any],
 
 def _voucher_state(conn: Connection, msg: Incoming, data: dict[str, Any],
                    _power_up_seq: int | None) -> None:
-    """The terminal's own voucher record; only ``void`` matters to the host (issued -> voided)."""
-    if data.get("state") != "void":
+    """The terminal's own voucher record: ``issued`` gives the voucher's terms (may its issuer pay
+    it offline?), ``void`` makes it void (issued -> voided); the rest is the terminal's business."""
+    state = data.get("state")
+    if state not in ("issued", "void"):
         return
     validation = data.get("validation")
     if not is_validation(validation):
         log.warning("voucher event seq %d from %s: bad validation %r", msg.seq, msg.terminal,
                     validation)
+        return
+    if state == "issued":
+        # A record without the flag comes from a terminal that predates it: it may pay offline.
+        offline = data.get(OFFLINE_FIELD, True) is not False
+        conn.execute(upsert(conn, voucher_terms).values(
+            validation=validation, issued_by=msg.terminal, seq=msg.seq, offline_redemption=offline,
+        ).on_conflict_do_nothing(index_elements=["validation"]))
         return
     conn.execute(update(vouchers).where(
         vouchers.c.validation == validation, vouchers.c.state == "issued",
@@ -278,6 +302,7 @@ _EVENT_EFFECTS: dict[str, Callable[[Connection, Incoming, dict[str, Any], int | 
     "ticket_out": _ticket_out,
     "ticket_in": _ticket_in,
     "voucher": _voucher_state,
+    "host.command": lambda conn, msg, data, _p: _command_applied(conn, msg, data),
     "host.disabled": lambda conn, msg, _d, _p: _set_disabled(conn, msg, True),
     "host.enabled": lambda conn, msg, _d, _p: _set_disabled(conn, msg, False),
 }

@@ -192,6 +192,18 @@ vouchers = Table(
     Index("vouchers_redeemed_by", "redeemed_by"),
 )
 
+#: What a voucher's issuer said of it when it issued it (its ``voucher`` record in state ``issued``):
+#: whether the issuer may pay it without the host. The host approves a voucher at a terminal other
+#: than its issuer only when this row is here and says it may not (docs/cashless.md). A table of its
+#: own, not columns of ``vouchers``: a database of schema version 1 gains it at open.
+voucher_terms = Table(
+    "voucher_terms", metadata,
+    Column("validation", String(18), primary_key=True),
+    _terminal("issued_by"),
+    Column("seq", BigInteger, nullable=False),
+    Column("offline_redemption", Boolean, nullable=False),
+)
+
 #: Host -> terminal commands, keyed by the host's command sequence number.
 commands = Table(
     "commands", metadata,
@@ -201,6 +213,25 @@ commands = Table(
     Column("body", JSON, nullable=False),
     Column("created_at", UtcTimestamp, nullable=False),
     Index("commands_terminal", "terminal", "seq"),
+)
+
+#: Host commands to a terminal until it confirms them applied: numbered 1, 2, 3... per terminal
+#: (``cmd``, the same number at every resend), sent again until a ``host.command`` event of the
+#: terminal's confirms them (``confirmed_seq``: that report's seq). docs/protocols/host-session.md.
+terminal_commands = Table(
+    "terminal_commands", metadata,
+    _terminal(),
+    Column("cmd", BigInteger, nullable=False),
+    Column("type", String(TYPE_MAX), nullable=False),
+    Column("body", JSON, nullable=False),
+    Column("queued_at", UtcTimestamp, nullable=False),
+    Column("sent_at", UtcTimestamp),
+    Column("sends", Integer, nullable=False),
+    Column("confirmed_seq", BigInteger),
+    Column("confirmed_at", UtcTimestamp),
+    PrimaryKeyConstraint("terminal", "cmd", name="terminal_commands_pk"),
+    CheckConstraint("cmd >= 1", name="terminal_commands_cmd_positive"),
+    Index("terminal_commands_pending", "confirmed_seq", "terminal", "cmd"),
 )
 
 #: Commands waiting to be sent (queued by ``egm host disable`` and friends, taken by the server).

@@ -41,6 +41,10 @@ R_ISSUED = "issued"
 R_VOID = "void"
 R_REDEEM_PENDING = "redeem_pending"
 R_REDEEM_RETURNED = "redeem_returned"
+#: The field of an ISSUED record that says whether the issuer may pay the voucher without the host
+#: (``[money] offline_redemption`` when it was issued). The host reads it from the report: such a
+#: voucher is approved at no other terminal (docs/cashless.md, "Offline redemption").
+OFFLINE_FIELD = "offline_redemption"
 
 
 class VoucherState(enum.StrEnum):
@@ -115,6 +119,8 @@ class _Entry:
     reason: str | None = None
     previous: VoucherState | None = None          #: the state a returned redemption goes back to
     source: str = "own"                           #: of the pending or completed redemption
+    #: issued with offline redemption allowed (a record without the flag predates it: it may have been)
+    offline: bool = True
 
     def issued_voucher(self) -> IssuedVoucher:
         assert self.sequence is not None and self.issued is not None
@@ -142,13 +148,15 @@ class VoucherBook:
     """TITO vouchers over critical memory: issue, confirm or void, validate and redeem.
 
     ``terminal_id`` enters the offline validation numbers; ``expiry_days`` (0: never) is recorded
-    with each voucher when issued; ``offline_redemption`` allows this terminal's own vouchers to
-    redeem without a host; ``clock`` gives the time (aware datetimes; naive ones are taken as UTC).
+    with each voucher when issued; ``offline_redemption`` (off by default) lets this terminal's own
+    vouchers redeem without a host: it is recorded with each voucher when issued (the host then
+    approves that voucher at no other terminal, docs/cashless.md), and only a voucher issued so
+    redeems offline; ``clock`` gives the time (aware datetimes; naive ones are taken as UTC).
     One book per ledger, one writer, like the ledger.
     """
 
     def __init__(self, ledger: Ledger, *, terminal_id: str, expiry_days: int = 30,
-                 offline_redemption: bool = True, clock: Callable[[], dt.datetime] = _utc_now) -> None:
+                 offline_redemption: bool = False, clock: Callable[[], dt.datetime] = _utc_now) -> None:
         _text("a terminal id", terminal_id)
         if isinstance(expiry_days, bool) or not isinstance(expiry_days, int) or not 0 <= expiry_days <= 9999:
             raise VoucherError(f"voucher expiry is 0..9999 days, not {expiry_days!r}")
@@ -180,7 +188,8 @@ class VoucherBook:
                     return                       # a number issued twice cannot be made; keep the first
                 self._entries[v] = _Entry(
                     v, VoucherState.ISSUED, True, body["amount_cents"], body.get("cashable", True),
-                    body["sequence"], dt.datetime.fromisoformat(body["issued"]), body["expiry_days"])
+                    body["sequence"], dt.datetime.fromisoformat(body["issued"]), body["expiry_days"],
+                    offline=body.get(OFFLINE_FIELD, True))
                 self._last_sequence = max(self._last_sequence, body["sequence"])
                 self._unconfirmed = v
             elif state == R_VOID and entry is not None:
@@ -282,7 +291,7 @@ class VoucherBook:
         issued = self._now().replace(microsecond=0)
         self._record(validation, R_ISSUED, sequence=sequence, amount_cents=amount_cents, cashable=True,
                      issued=issued.isoformat(), expiry_days=self.expiry_days,
-                     terminal_id=self.terminal_id)
+                     terminal_id=self.terminal_id, **{OFFLINE_FIELD: self.offline_redemption})
         return self._entries[validation].issued_voucher()
 
     def printed(self, validation: str) -> IssuedVoucher:
@@ -327,7 +336,7 @@ class VoucherBook:
         With ``host``, a voucher the records do not refuse is validated by the host (its amount
         must match this terminal's own record, for its own vouchers): source ``"host"``. Without a
         host, only this terminal's own PRINTED, unexpired vouchers redeem, and only with
-        ``offline_redemption``: source ``"own"``.
+        ``offline_redemption`` both now and when the voucher was issued: source ``"own"``.
         """
         try:
             v = parse_validation(validation)
@@ -358,6 +367,9 @@ class VoucherBook:
             if not self.offline_redemption:
                 raise VoucherRefused("offline", f"voucher {shown}: no host, and offline redemption "
                                                 "is not configured")
+            if not entry.offline:
+                raise VoucherRefused("offline", f"voucher {shown}: no host, and it was issued for "
+                                                "redemption through the host only")
             return Redemption(v, entry.amount_cents, entry.cashable, "own")
         amount = host.validate(v)
         if amount is None:

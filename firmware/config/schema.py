@@ -153,7 +153,8 @@ class MoneySection(Section):
         description="note values the validator accepts, in cents")
     tickets_in: bool = Field(True, description="accept vouchers in the bill validator")
     offline_redemption: bool = Field(
-        True, description="redeem this terminal's own vouchers when no host can validate them")
+        False, description="redeem this terminal's own vouchers when no host can validate them; "
+                           "such vouchers then redeem at this terminal only (docs/cashless.md)")
     voucher_expiry_days: int = Field(30, ge=0, le=3650, description="0: vouchers never expire")
     venue_address: list[Annotated[str, Field(max_length=40)]] = Field(
         default_factory=lambda: ["1 Casino Way", "Las Vegas NV"], max_length=2)

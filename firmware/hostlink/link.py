@@ -6,6 +6,13 @@ the MQTT client calls on its network thread: they only queue what arrived and wa
 So the ledger has one writer, and a host command changes the cabinet between two steps, never in
 the middle of one.
 
+Sessions: every connection opens with this boot's ``hello`` (its X25519 key for what the host
+sends back), sent first and alone, outside the backlog and the window: nothing else goes until the
+host has acknowledged it, so every acknowledgement and command after it is sealed to this boot's
+key, however long the backlog left by earlier boots. The boot's first hello is recorded at
+:meth:`start`; a reconnection after the host acknowledged it records a new one (same key), so the
+host learns the terminal is back and sends again the commands it has not confirmed.
+
 Sending: the oldest :attr:`window` unacknowledged reports are sealed (signed by the terminal's key,
 encrypted to the host's X25519 key) with the *current* time and published (QoS 1). A report not
 acknowledged within ``ack_timeout_s`` is sealed and sent again (the timeout doubles up to
@@ -16,6 +23,14 @@ Receiving: every host message is opened with the host's verification key; its se
 be above the last one accepted (kept in critical memory for commands that change anything), its
 time within ``max_age_s``. A forged, replayed, stale or malformed command is logged (ledger event
 ``host.rejected``) and ignored.
+
+Commands (disable, enable, send_meters, set_time, package_offer) carry their number for this
+terminal (``cmd``: 1, 2, 3..., the same at every resend) and the highest number the host knows
+applied (``confirmed``). The host sends a command until the terminal confirms it; the terminal
+applies each number once and in order: the next one is applied in one critical-memory write with
+its effect's records, a :data:`COMMAND_EVENT` event (the confirmation, reported like every
+record) and the number applied (setting :data:`SETTING_COMMANDS`); an earlier number is a repeat
+and a later one waits for the one before it. docs/protocols/host-session.md.
 
 Meter reports: every ``meter_interval_s``, when the host asks (``send_meters``), and after a
 significant record (money in or out, a door, power-up, a RAM clear): a :meth:`Ledger.meters_snapshot`,
@@ -61,10 +76,20 @@ SIGNIFICANT_EVENTS = frozenset({"power_up", "power_down", "door_open", "door_clo
                                 "config_changed", HELLO_EVENT})
 SETTING_HOST_SEQ = "hostlink.host_seq"
 SETTING_DISABLED = "hostlink.disabled"
+#: ``{"applied": n}``: every host command up to number n is applied
+SETTING_COMMANDS = "hostlink.commands"
+#: recorded with each host command applied: ``cmd``, ``type``, ``seq`` (the envelope's)
+COMMAND_EVENT = "host.command"
+#: host message types that are commands (numbered, applied once)
+COMMANDS = frozenset({"disable", "enable", "send_meters", "set_time", "package_offer"})
 
 
 def now_utc() -> datetime:
     return datetime.now(UTC)
+
+
+def _nothing() -> None:
+    """A command with no effect on the cabinet beyond its records."""
 
 
 class HostLink:
@@ -99,11 +124,13 @@ class HostLink:
         #: The host numbers everything it sends (acks and commands) from one counter; a command's
         #: number is kept in critical memory, an ack's only in memory (a replayed ack is harmless).
         self._last_seen: int | None = self.last_host_seq
+        applied = ledger.setting(SETTING_COMMANDS)
+        self.commands_applied: int = applied["applied"] if applied else 0
         self._clock_offset = timedelta(0)
         self.kem_key = x25519.X25519PrivateKey.generate()  #: this boot's key for host -> terminal
         self._rejection_logged: dict[str, float] = {}
         self._rejections_suppressed: collections.Counter[str] = collections.Counter()
-        self._hello: int | None = None                    #: this boot's hello: sent before the rest
+        self._hello: int | None = None                    #: this session's hello: sent before the rest
         self.wake: Callable[[], None] = lambda: None
         self.terminal: Any = None
         self.redemptions: dict[str, dict[str, Any]] = {}  #: validation -> the host's answer
@@ -128,11 +155,25 @@ class HostLink:
 
     def start(self) -> None:
         """Announce this boot's encryption key (a reported event) and connect."""
-        public = self.kem_key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
-        self.ledger.event(HELLO_EVENT, kem_public=base64.b64encode(public).decode("ascii"),
-                          software=f"egm {__version__}", last_host_seq=self.last_host_seq)
-        self._hello = self.outbox.last_number
+        self._open_session()
         self.client.start()
+
+    @property
+    def kem_public(self) -> str:
+        """This boot's X25519 public key, base64, as the hello carries it."""
+        raw = self.kem_key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+        return base64.b64encode(raw).decode("ascii")
+
+    def _open_session(self) -> None:
+        """Record a hello (a report, numbered like the others): the next one to go, alone."""
+        self.ledger.event(HELLO_EVENT, kem_public=self.kem_public, software=f"egm {__version__}",
+                          last_host_seq=self.last_host_seq)
+        self._hello = self.outbox.last_number
+
+    @property
+    def session_open(self) -> bool:
+        """The host acknowledged this session's hello: it seals everything to this boot's key."""
+        return self._hello is not None and self._hello not in self.outbox
 
     def stop(self, drain_s: float = 0.0) -> None:
         """Try for up to ``drain_s`` seconds to deliver what is outstanding, then disconnect."""
@@ -154,7 +195,9 @@ class HostLink:
         return {"connected": self._connected, "outstanding": len(self.outbox),
                 "last_report": self.outbox.last_number, "acknowledged": self.outbox.watermark,
                 "last_host_seq": self.last_host_seq, "sent": self.stats["sent"],
-                "resent": self.stats["resent"], "rejected": self.stats["rejected"]}
+                "resent": self.stats["resent"], "rejected": self.stats["rejected"],
+                "commands_applied": self.commands_applied,
+                "session": {"hello": self._hello, "open": self.session_open, "key": self.kem_public}}
 
     # --- MQTT callbacks (network thread) ---------------------------------------------------------
     def _on_message(self, topic: str, payload: bytes) -> None:
@@ -188,17 +231,20 @@ class HostLink:
             self._reconnected.clear()
             self._inflight.clear()                 # everything outstanding goes again, in order
             self._timeout = self.ack_timeout_s
+            if self.session_open:                  # a new session: the host learns we are back
+                self._open_session()
         if self._connected:
             self._send(now)
         self.outbox.flush()
 
     def _send(self, now: float) -> None:
-        numbers = self.outbox.numbers()[: self.window]
-        if self._hello is not None and self._hello in numbers[1:]:
-            # The host answers with this boot's key only once it has the hello: send it first
-            # (older reports left from before a restart would otherwise be acknowledged in vain).
-            numbers.remove(self._hello)
-            numbers.insert(0, self._hello)
+        if self.session_open:
+            numbers = self.outbox.numbers()[: self.window]
+        else:
+            # The host seals to this boot's key only once it has the hello: the hello goes first
+            # and alone, however long the backlog (older reports, from earlier boots too, would
+            # otherwise be acknowledged to a key that died with them).
+            numbers = [] if self._hello is None else [self._hello]
         for number in numbers:
             due = self._inflight.get(number)
             if due is not None and due > now:
@@ -237,11 +283,10 @@ class HostLink:
             return
         self.last_host_seq = msg.seq
         self.ledger.store_setting(SETTING_HOST_SEQ, {"seq": msg.seq})
-        try:
-            self._command(msg.type, msg.body, msg.seq)
-        except EgmError as exc:
-            log.warning("host command %s failed: %s", msg.type, exc)
-            self.ledger.event("host.command_failed", command=msg.type, seq=msg.seq, detail=str(exc)[:200])
+        if msg.type in COMMANDS:
+            self._apply(msg.type, msg.body, msg.seq)
+        else:
+            self._voucher_reply(msg.body, msg.seq)
 
     def _log_rejection(self, exc: EnvelopeRejected) -> None:
         """A ``host.rejected`` event, at most one per reason per :data:`REJECTION_LOG_S` (with the
@@ -292,35 +337,49 @@ class HostLink:
     def _host_key(self, sender: str) -> Any:
         return self.identity.host_verify_key if sender == self.identity.host_name else None
 
-    def _command(self, type_: str, body: dict[str, Any], seq: int) -> None:
+    def _apply(self, type_: str, body: dict[str, Any], seq: int) -> None:
+        """Apply host command number ``body["cmd"]`` once, in order (the module's docstring)."""
+        cmd = body["cmd"]
+        done = max(self.commands_applied, body["confirmed"])   # the host's: after a RAM clear here
+        if cmd <= done:
+            self.stats["command_repeats"] += 1                 # applied already: a resend, or a replay
+            return
+        if cmd != done + 1:
+            self.stats["command_early"] += 1                   # the one before it comes first
+            log.info("host command %d waits for %d", cmd, done + 1)
+            return
+        after: Callable[[], None] = _nothing
+        with self.ledger.batch():                              # effect, confirmation, number: all or none
+            try:
+                after = self._command(type_, body, seq)
+            except EgmError as exc:
+                log.warning("host command %s failed: %s", type_, exc)
+                self.ledger.event("host.command_failed", command=type_, seq=seq, detail=str(exc)[:200])
+            self.ledger.event(COMMAND_EVENT, cmd=cmd, type=type_, seq=seq)
+            self.ledger.store_setting(SETTING_COMMANDS, {"applied": cmd})
+        self.commands_applied = cmd
+        after()
+
+    def _command(self, type_: str, body: dict[str, Any], seq: int) -> Callable[[], None]:
+        """Record command ``type_``'s effect (inside the caller's batch); what to do to the cabinet
+        once it is committed. Raises :class:`EgmError` before recording anything."""
+        cabinet = None if self.terminal is None else self.terminal.cabinet
         if type_ == "disable":
             self.ledger.store_setting(SETTING_DISABLED, {"disabled": True, "reason": body.get("reason", "")})
             self.ledger.event("host.disabled", seq=seq, reason=body.get("reason", ""))
-            if self.terminal is not None:
-                self.terminal.cabinet.disable()
-        elif type_ == "enable":
+            return cabinet.disable if cabinet is not None else _nothing
+        if type_ == "enable":
             self.ledger.store_setting(SETTING_DISABLED, {"disabled": False})
             self.ledger.event("host.enabled", seq=seq)
-            if self.terminal is not None:
-                self.terminal.cabinet.enable()
-        elif type_ == "send_meters":
+            return cabinet.enable if cabinet is not None else _nothing
+        if type_ == "send_meters":
             self.ledger.meters_snapshot("host_request")
         elif type_ == "set_time":
             target = datetime.fromisoformat(body["iso"])
             offset = target - self._wall()
-            self._clock_offset = offset
             self.ledger.event("host.set_time", seq=seq, time=body["iso"],
                               offset_ms=int(offset.total_seconds() * 1000))
-        elif type_ == "voucher_redeem_reply":
-            validation = body["validation"]
-            if (validation != self._awaiting and body["approved"]
-                    and self._last_voucher_state(validation) == REDEEM_ABANDONED_STATE):
-                # An approval after this terminal gave up: the host holds the voucher for it (its
-                # request reached the host after, or with, the abandonment). Released again, now
-                # ordered after that approval; otherwise the voucher could be redeemed nowhere.
-                self.ledger.voucher_record(validation, REDEEM_ABANDONED_STATE, late_reply_seq=seq)
-            else:
-                self.redemptions[validation] = dict(body)
+            return lambda: setattr(self, "_clock_offset", offset)
         elif type_ == "package_offer":
             if self.packages is not None:
                 self.packages.offer(body, seq)          # records package.offered, then downloads
@@ -328,5 +387,18 @@ class HostLink:
                 self.ledger.event("package.rejected", seq=seq, package=body["name"], version=body["version"],
                                   sha256=body["sha256"], reason="download_failed",
                                   detail="this terminal takes no game packages")
-        else:  # pragma: no cover - the schema has no other host -> terminal type
+        else:  # pragma: no cover - COMMANDS has no other type
             raise EnvelopeError(f"no handler for {type_}")
+        return _nothing
+
+    def _voucher_reply(self, body: dict[str, Any], seq: int) -> None:
+        """The host's answer to a redemption request (:meth:`validate` takes it)."""
+        validation = body["validation"]
+        if (validation != self._awaiting and body["approved"]
+                and self._last_voucher_state(validation) == REDEEM_ABANDONED_STATE):
+            # An approval after this terminal gave up: the host holds the voucher for it (its
+            # request reached the host after, or with, the abandonment). Released again, now
+            # ordered after that approval; otherwise the voucher could be redeemed nowhere.
+            self.ledger.voucher_record(validation, REDEEM_ABANDONED_STATE, late_reply_seq=seq)
+        else:
+            self.redemptions[validation] = dict(body)

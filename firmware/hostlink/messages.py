@@ -1,6 +1,7 @@
 """The host link's message schema, as data: every message type, its direction and its body fields.
 
-Protocol version 1 (docs/protocols/host-envelope.md). A body is a JSON object; each type lists its
+Protocol version 2 (docs/protocols/host-envelope.md; what changed from version 1, and why, in
+docs/protocols/host-session.md). A body is a JSON object; each type lists its
 required and optional fields and each field has a *kind* (:data:`KINDS`). :func:`check_body` refuses a
 body with a missing, extra or wrongly typed field, raising :class:`EnvelopeError` with the reason.
 
@@ -21,7 +22,7 @@ from typing import Any
 
 from firmware.hostlink.errors import EnvelopeError
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 SUPPORTED_VERSIONS: frozenset[int] = frozenset({PROTOCOL_VERSION})
 
 TO_HOST = "to_host"            #: direction: terminal -> host
@@ -53,9 +54,13 @@ def _mt(name: str, direction: str, doc: str, required: dict[str, str],
     return MessageType(name, direction, required, optional or {}, doc)
 
 
+#: Every host command carries its number for this terminal (1, 2, 3...: the same number however
+#: often it is sent again) and the highest number the host knows applied (docs/protocols/host-session.md).
+_CMD = {"cmd": "command_number", "confirmed": "count"}
+
 #: version -> type name -> MessageType. The schema itself; docs/protocols/host-envelope.md mirrors it.
 SCHEMA: dict[int, dict[str, MessageType]] = {
-    1: {m.name: m for m in (
+    2: {m.name: m for m in (
         # terminal -> host
         _mt("hello", TO_HOST, "at every start: the software, and this boot's X25519 key (base64) for host commands",
             {"software": "str", "last_host_seq": "count_or_null", "kem_public": "str"}, {"at": "iso_time"}),
@@ -70,14 +75,14 @@ SCHEMA: dict[int, dict[str, MessageType]] = {
         # host -> terminal
         _mt("ack", TO_TERMINAL, "the terminal's message with this seq is stored; drop it from the outbox",
             {"seq": "count"}),
-        _mt("disable", TO_TERMINAL, "stop play", {}, {"reason": "str"}),
-        _mt("enable", TO_TERMINAL, "allow play again", {}),
-        _mt("send_meters", TO_TERMINAL, "send a `meters` message now", {}),
-        _mt("set_time", TO_TERMINAL, "set the terminal clock", {"iso": "iso_time"}),
+        _mt("disable", TO_TERMINAL, "stop play", {**_CMD}, {"reason": "str"}),
+        _mt("enable", TO_TERMINAL, "allow play again", {**_CMD}),
+        _mt("send_meters", TO_TERMINAL, "send a `meters` message now", {**_CMD}),
+        _mt("set_time", TO_TERMINAL, "set the terminal clock", {**_CMD, "iso": "iso_time"}),
         _mt("voucher_redeem_reply", TO_TERMINAL, "the answer to a voucher_redeem_request",
             {"validation": "validation", "approved": "bool", "amount_cents": "count"}),
         _mt("package_offer", TO_TERMINAL, "a signed game package is available",
-            {"name": "name", "version": "name", "url": "url", "sha256": "sha256"}),
+            {**_CMD, "name": "name", "version": "name", "url": "url", "sha256": "sha256"}),
     )},
 }
 
@@ -149,6 +154,9 @@ def _check_kind(kind: str, v: Any, where: str) -> None:
     if kind == "count":
         if not (_is_int(v) and 0 <= v <= COUNT_MAX):
             raise EnvelopeError(f"{where}: expected an integer in 0..2^63-1, got {v!r:.40}")
+    elif kind == "command_number":
+        if not (_is_int(v) and 1 <= v <= COUNT_MAX):
+            raise EnvelopeError(f"{where}: expected an integer in 1..2^63-1, got {v!r:.40}")
     elif kind == "count_or_null":
         if v is not None:
             _check_kind("count", v, where)
@@ -183,7 +191,7 @@ def _check_kind(kind: str, v: Any, where: str) -> None:
 
 
 #: every field kind the schema uses (docs/protocols/host-envelope.md describes each)
-KINDS = ("count", "count_or_null", "bool", "str", "name", "validation", "sha256", "url", "iso_time",
+KINDS = ("count", "command_number", "count_or_null", "bool", "str", "name", "validation", "sha256", "url", "iso_time",
          "object", "meter_tree")
 
 

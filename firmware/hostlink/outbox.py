@@ -131,6 +131,10 @@ class Outbox:
     def __len__(self) -> int:
         return len(self._pending)
 
+    def __contains__(self, number: object) -> bool:
+        """Report ``number`` is outstanding (not acknowledged yet)."""
+        return number in self._pending
+
     def numbers(self) -> list[int]:
         """Unacknowledged report numbers, oldest first."""
         return list(self._pending)

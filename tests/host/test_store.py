@@ -121,6 +121,12 @@ def event(store: HostStore, term: str, seq: int, name: str, **data: Any) -> Reco
     return store.record(term, seq, "event", at(seq), {"name": name, "data": data})
 
 
+def issued(store: HostStore, term: str, seq: int, v: str, *, offline: bool | None = False) -> Recorded:
+    """The issuer's ``voucher`` record in state ``issued``; ``offline=None``: one without the flag."""
+    flag = {} if offline is None else {"offline_redemption": offline}
+    return event(store, term, seq, "voucher", validation=v, state="issued", **flag)
+
+
 def meters(store: HostStore, term: str, seq: int, credits: int, **tree: int) -> Recorded:
     body = {"meters": {"coin_in": tree.get("coin_in", 0), "nested": {"games_played": seq}},
             "credits": credits, "denomination": 1}
@@ -293,7 +299,8 @@ def test_power_up_closes_open_tilts(store: HostStore) -> None:
 
 def test_voucher_lifecycle(store: HostStore) -> None:
     v1 = validation(1)
-    event(store, "T1", 1, "ticket_out", cents=500, validation=v1, cashable=True)
+    issued(store, "T1", 1, v1)
+    event(store, "T1", 2, "ticket_out", cents=500, validation=v1, cashable=True)
     assert voucher(store, v1) == {"validation": v1, "amount_cents": 500, "issued_by": "T1",
                                   "state": "issued", "held_by": None, "redeemed_by": None}
     assert store.authorize_redemption(v1, "T2") == Redemption(True, 500, "approved")
@@ -314,6 +321,27 @@ def test_voucher_lifecycle(store: HostStore) -> None:
     # a second redemption report does not move the voucher
     event(store, "T2", 1, "ticket_in", cents=500, validation=v1)
     assert voucher(store, v1)["redeemed_by"] == "T3"
+
+
+def test_a_voucher_its_issuer_may_pay_offline_is_approved_there_only(store: HostStore) -> None:
+    # campaign item 2: the issuer may pay it while cut off from the host, so no other terminal
+    # may ever be approved for it; nor for a voucher whose issuer's terms have not arrived.
+    v5, v6, v7 = validation(5), validation(6), validation(7)
+    issued(store, "T1", 1, v5, offline=True)
+    event(store, "T1", 2, "ticket_out", cents=500, validation=v5)
+    event(store, "T1", 3, "ticket_out", cents=600, validation=v6)          # its issued record is late
+    issued(store, "T1", 4, v7, offline=None)                               # an old terminal's record
+    event(store, "T1", 5, "ticket_out", cents=700, validation=v7)
+    for v in (v5, v6, v7):
+        refusal = store.authorize_redemption(v, "T2")
+        assert not refusal.approved and refusal.reason.startswith("its issuer T1 may pay it offline")
+        assert voucher(store, v)["state"] == "issued"
+    assert store.authorize_redemption(v5, "T1") == Redemption(True, 500, "approved")   # the issuer
+    issued(store, "T1", 6, v6)                                               # now known: host only
+    assert store.authorize_redemption(v6, "T2") == Redemption(True, 600, "approved")
+    issued(store, "T1", 7, v5, offline=False)          # a second issued record changes no terms
+    assert store.release_redemption(v5, "T1")
+    assert not store.authorize_redemption(v5, "T2").approved
 
 
 def test_voided_unknown_and_unauthorised_vouchers(store: HostStore) -> None:
@@ -350,7 +378,8 @@ def test_authorize_race_is_exactly_once(open_store: Callable[[], HostStore]) -> 
     n_vouchers, rounds_, tries = 25, 4, 2
     vs = [validation(100 + i) for i in range(n_vouchers)]
     for i, v in enumerate(vs):
-        event(stores[0], "ISSUER", i + 1, "ticket_out", cents=100 + i, validation=v)
+        issued(stores[0], "ISSUER", 2 * i + 1, v)
+        event(stores[0], "ISSUER", 2 * i + 2, "ticket_out", cents=100 + i, validation=v)
     workers = [(stores[0], "T1"), (stores[0], "T2"), (stores[1], "T3"), (stores[1], "T4")]
 
     for _round in range(rounds_):
@@ -539,6 +568,7 @@ def test_reopening_keeps_everything(db_url: str, clock: Clock) -> None:
     event(first, "T1", 2, "cabinet.tilt_raised", tilt="door.main", reason="open")
     event(first, "T1", 3, "ticket_out", cents=900, validation=validation(7))
     first.record("T1", 5, "round", at(5), {"record": {"round_id": "r1", "game": "baccarat-war"}})
+    issued(first, "T1", 6, validation(7))
     assert first.authorize_redemption(validation(7), "T2").approved
     first.log_rejection("T9", "bad_signature", "does not verify", 99)
     assert first.next_command_seq() == 1

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from paho.mqtt.client import topic_matches_sub
 
+from firmware.cashless.vouchers import VoucherBook
 from firmware.hostlink.identity import HostIdentity, TerminalIdentity
 from firmware.hostlink.link import HostLink
 from firmware.hostlink.pki import ensure_development_pki, issue
@@ -72,7 +73,7 @@ class Bus:
             self.seen.append((topic, payload))
             if self.drop(topic, payload):
                 continue
-            for client in list(self.clients):
+            for client in list(self.clients):                # a client cut off hears nothing
                 if client.connected and any(topic_matches_sub(s, topic) for s in client.subscriptions):
                     client.on_message(topic, payload)
                     n += 1
@@ -114,6 +115,22 @@ class Floor:
         link.start()
         self.links[terminal_id], self.ledgers[terminal_id] = link, ledger
         return link
+
+    def cash_out(self, terminal_id: str, cents: int, *, offline: bool = False) -> str:
+        """Notes in and a voucher out at ``terminal_id``, as its voucher book does it (issued, then
+        printed; ``offline``: issued with offline redemption allowed); the validation number."""
+        ledger = self.ledgers[terminal_id]
+        ledger.bill_in(cents)
+        book = VoucherBook(ledger, terminal_id=terminal_id, offline_redemption=offline)
+        validation = book.issue(cents).validation
+        book.printed(validation)
+        return validation
+
+    def link_down(self, terminal_id: str, down: bool = True) -> None:
+        """Cut (or restore) one terminal's connection: it publishes nothing and hears nothing."""
+        link = self.links[terminal_id]
+        link.client.connected = not down
+        link._on_connection(not down)
 
     def settle(self, rounds: int = 50) -> None:
         """Poll every terminal and deliver every message until nothing moves."""

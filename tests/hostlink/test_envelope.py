@@ -34,13 +34,14 @@ BODIES = {
     "round": {"record": {"round_id": "ab12", "net": -5, "game": "war"}},
     "voucher_redeem_request": {"validation": "001234567890123456"},
     "ack": {"seq": 17},
-    "disable": {"reason": "audit"},
-    "enable": {},
-    "send_meters": {},
-    "set_time": {"iso": "2025-03-01T12:00:00+00:00"},
+    "disable": {"cmd": 3, "confirmed": 2, "reason": "audit"},
+    "enable": {"cmd": 4, "confirmed": 2},
+    "send_meters": {"cmd": 5, "confirmed": 2},
+    "set_time": {"cmd": 6, "confirmed": 2, "iso": "2025-03-01T12:00:00+00:00"},
     "voucher_redeem_reply": {"validation": "001234567890123456", "approved": True,
                              "amount_cents": 2500},
-    "package_offer": {"name": "war", "version": "1.2.0", "url": "https://host/p/war-1.2.0.egp",
+    "package_offer": {"cmd": 7, "confirmed": 2, "name": "war", "version": "1.2.0",
+                      "url": "https://host/p/war-1.2.0.egp",
                       "sha256": "ab" * 32},
 }
 
@@ -70,8 +71,8 @@ def rejected(code, data, **kw):
 
 
 def test_the_schema_covers_the_brief():
-    assert set(SCHEMA[1]) == set(BODIES)
-    assert {n for n, m in SCHEMA[1].items() if m.direction == TO_HOST} == {
+    assert set(SCHEMA[2]) == set(BODIES)
+    assert {n for n, m in SCHEMA[2].items() if m.direction == TO_HOST} == {
         "hello", "meters", "event", "round", "voucher_redeem_request"}
 
 
@@ -79,7 +80,7 @@ def test_the_schema_covers_the_brief():
 @pytest.mark.parametrize("type_", sorted(BODIES))
 def test_round_trip_every_type(type_, key):
     data = seal(type_, key=key, seq=9)
-    assert data[:4] == b"EGM1" and data[4] == 1
+    assert data[:4] == b"EGM1" and data[4] == 2
     got = open_(data, key=key, last=8)
     assert (got.sender_id, got.seq, got.time, got.type, got.body) == (TERMINAL, 9, NOW, type_, BODIES[type_])
     assert got.kem == "X25519"
@@ -88,7 +89,7 @@ def test_round_trip_every_type(type_, key):
 def test_layout_matches_the_document():
     data = seal()
     magic, version, kem, n = struct.unpack_from(">4sBHB", data)
-    assert (magic, version, kem, n) == (b"EGM1", 1, 0x0020, len(TERMINAL))
+    assert (magic, version, kem, n) == (b"EGM1", 2, 0x0020, len(TERMINAL))
     assert data[8:8 + n] == TERMINAL.encode()
     (enc_len,) = struct.unpack_from(">H", data, 8 + n)
     assert enc_len == 32
@@ -156,7 +157,7 @@ def test_verify_key_for_may_raise_lookup_error_or_its_own_rejection():
         assert info.value.reason_code == "unknown_sender"
 
 
-def _seal_inner(inner: bytes, *, sender=TERMINAL, key=ED_KEY, version=1):
+def _seal_inner(inner: bytes, *, sender=TERMINAL, key=ED_KEY, version=2):
     """An envelope around arbitrary (signed) inner bytes: what a buggy or hostile sender could send."""
     alg, sig = E._sign(key, inner)
     header = E._header(version, E.KEM_X25519, sender.encode())
@@ -166,7 +167,7 @@ def _seal_inner(inner: bytes, *, sender=TERMINAL, key=ED_KEY, version=1):
 
 
 def _inner(**over):
-    msg = {"v": 1, "sender": TERMINAL, "seq": 5, "time": "2025-03-01T12:00:00.000000Z",
+    msg = {"v": 2, "sender": TERMINAL, "seq": 5, "time": "2025-03-01T12:00:00.000000Z",
            "type": "ack", "body": {"seq": 1}}
     msg.update(over)
     return E.canonical_json(msg)
@@ -223,12 +224,14 @@ def test_malformed_inner(inner):
 
 
 def test_unsupported_version():
-    rejected("unsupported_version", _seal_inner(_inner(v=2)))
+    rejected("unsupported_version", _seal_inner(_inner(v=1)))       # version 1 is no longer spoken
+    rejected("unsupported_version", _seal_inner(_inner(v=3)))
     data = bytearray(seal())
-    data[4] = 2
+    data[4] = 1
     rejected("unsupported_version", bytes(data))
-    with pytest.raises(EnvelopeError):
-        seal(version=2)
+    for version in (1, 3):
+        with pytest.raises(EnvelopeError):
+            seal(version=version)
 
 
 def test_too_large():
@@ -237,9 +240,9 @@ def test_too_large():
         seal("event", {"name": "x", "data": {"blob": "a" * E.MAX_ENVELOPE_BYTES}})
 
 
-@pytest.mark.parametrize("data", [b"", b"EGM", b"XXXX\x01\x00\x20\x01T", b"EGM1\x01\x00\x20\x00",
-                                  b"EGM1\x01\x00\x20\x06T-0042", b"EGM1\x01\x00\x21\x01T",
-                                  b"EGM1\x01\x00\x20\x01T\x00\x20" + bytes(40), b"EGM1\x01\x00\x20\x01T\x00\x21" + bytes(200)])
+@pytest.mark.parametrize("data", [b"", b"EGM", b"XXXX\x01\x00\x20\x01T", b"EGM1\x02\x00\x20\x00",
+                                  b"EGM1\x02\x00\x20\x06T-0042", b"EGM1\x02\x00\x21\x01T",
+                                  b"EGM1\x02\x00\x20\x01T\x00\x20" + bytes(40), b"EGM1\x02\x00\x20\x01T\x00\x21" + bytes(200)])
 def test_truncated_and_garbage(data):
     rejected("malformed", data)
 
@@ -329,7 +332,7 @@ def test_fuzz_random_bytes(data):
 
 
 @FUZZ
-@given(st.binary(max_size=200).map(lambda b: b"EGM1\x01\x00\x20" + b))
+@given(st.binary(max_size=200).map(lambda b: b"EGM1\x02\x00\x20" + b))
 def test_fuzz_random_bytes_after_a_valid_prefix(data):
     with pytest.raises(EnvelopeRejected):
         open_(data)

@@ -71,8 +71,8 @@ def test_an_offer_over_the_link_is_downloaded_and_its_fate_reported(floor: Floor
     link.packages = manager
     floor.settle()
     good = served.depot.add(signer.package(), signer.check)
-    assert floor.host.send("T1", "package_offer", {"name": good.name, "version": good.version,
-                                                   "sha256": good.sha256})
+    assert floor.host.command("T1", "package_offer", {"name": good.name, "version": good.version,
+                                                      "sha256": good.sha256}) == 1
     floor.settle()
     _settle_downloads(floor, manager)
     assert manager.pending()["tcp-flush-3"]["sha256"] == good.sha256
@@ -80,7 +80,7 @@ def test_an_offer_over_the_link_is_downloaded_and_its_fate_reported(floor: Floor
     bad = served.depot.add(signer.package("tcp-other", "1.0.1"), signer.check)
     path = served.depot.path(bad.sha256)
     path.write_bytes(path.read_bytes() + b" ")
-    floor.host.send("T1", "package_offer", {"name": bad.name, "version": bad.version, "sha256": bad.sha256})
+    floor.host.command("T1", "package_offer", {"name": bad.name, "version": bad.version, "sha256": bad.sha256})
     floor.settle()
     _settle_downloads(floor, manager)
     assert "tcp-other" not in manager.pending()
