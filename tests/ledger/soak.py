@@ -7,7 +7,7 @@ cycle's :data:`MODES`, and checks what the kill left. The modes:
 * ``start-up``: anywhere in the first 1.8 s (imports, critical-memory verification and repair, the
   self-test, the settlement of what the last kill left open, the host link starting);
 * ``play``: autoplay rounds, notes in and vouchers out, 0-0.3 s after the first round (when a
-  voucher is printing then, half the time just after the printer confirmed it);
+  voucher is printing then, sometimes just after the printer confirmed it: :meth:`Soak._let_printer_finish`);
 * ``backlog``: while the host link sends the reports the earlier kills left unacknowledged (at a
   random point of the part the host has not stored yet);
 * ``voucher``: no autoplay; a voucher the terminal printed earlier goes into the simulated
@@ -31,8 +31,8 @@ records and messages that are new since the last look (:class:`CriticalMemory`,
   longer than the backlog's drain time (:meth:`Soak._check_outstanding`).
 
 In ``play`` and ``voucher`` cycles the harness first waits (at most :data:`DRAIN_LIMIT_S`) for the
-backlog to drain: the host has stored every report up to this boot's hello, so everything the
-last kill left and what start-up settled. Then every voucher inserted before is either redeemed
+backlog to drain: the host has stored every report up to this boot's hello and the one after it,
+so everything the last kill left and what start-up settled. Then every voucher inserted before is either redeemed
 (credited once, the host says redeemed by this terminal) or returned (not credited, the host has
 it back as issued), never both.
 """
@@ -65,9 +65,11 @@ from firmware.ledger.ledger import Ledger, accounting_difference
 from firmware.ledger.store import GENESIS, PRIMARY_FILE, load_or_create_key, log_mac
 
 #: cycle modes and their weights in the long soak
-MODES = {"start-up": 10, "play": 50, "backlog": 20, "voucher": 20}
+MODES = {"start-up": 20, "play": 40, "backlog": 20, "voucher": 20}
 #: where a voucher cycle's kill lands
 VOUCHER_PHASES = ("escrow", "request", "approved", "pending", "credit", "after")
+#: printed vouchers not yet redeemed that the play cycles keep in stock for the voucher cycles
+VOUCHER_STOCK = 3
 #: the backlog must drain within this many seconds of the host link's start
 DRAIN_LIMIT_S = 10.0
 #: a report may be outstanding this long (or the backlog's drain time, if longer) once the link runs
@@ -410,10 +412,12 @@ class Soak:
                            "rounds": run.rounds})
 
     def _let_printer_finish(self) -> None:
-        """Half the time a voucher is printing at the kill, let the printer confirm it first (and
-        kill 0-0.1 s later): otherwise nearly every cash-out is killed mid-print and voided."""
+        """When a voucher is printing at the kill, let the printer confirm it first (and kill 0-0.1 s
+        later) if fewer than :data:`VOUCHER_STOCK` printed vouchers wait to be inserted (one time in
+        five otherwise): nearly every cash-out would be killed mid-print and voided, and a voucher
+        printed leaves no credits, so the next run waits a second for a note."""
         self.memory.read()
-        if self.memory.printing is None or self.rnd.random() < 0.5:
+        if self.memory.printing is None or (len(self._available()) >= VOUCHER_STOCK and self.rnd.random() >= 0.2):
             return
         deadline = time.monotonic() + 5.0
         while self.memory.printing is not None and time.monotonic() < deadline:
@@ -427,13 +431,17 @@ class Soak:
         self.host.read(self.memory)
 
     def _drain(self, run: Run, mark: int) -> float:
-        """Wait until the host stored every report up to this boot's hello; the drain time (from the
-        link's start). Then check the vouchers inserted before."""
+        """Wait until the host stored every report up to this boot's hello and the one after it; the
+        drain time (from the link's start). Then check the vouchers inserted before.
+
+        The hello goes first and alone, then the backlog in order, then what this boot made; the
+        host handles one message at a time (stores it, acts on it, acknowledges it). So once the
+        report after the hello is stored, every report before it was stored *and acted on*."""
         assert run.link_up is not None
         while True:
             self._follow()
             hello = next((n for n in self.memory.hellos if n > mark), None)
-            if hello is not None and self.host.stored >= hello:
+            if hello is not None and self.host.stored > hello:
                 break
             if time.monotonic() - run.link_up > DRAIN_LIMIT_S or run.proc.poll() is not None:
                 raise SoakFailure(f"the backlog did not drain in {DRAIN_LIMIT_S:g} s: the host stored "
@@ -523,11 +531,11 @@ class Soak:
         return self.memory.refused.get(validation, 0) > seq
 
     def _check_vouchers(self) -> None:
-        """Every voucher inserted, once the host stored its last record: redeemed (credited once,
+        """Every voucher inserted, once the host stored a report after its last record: redeemed (credited once,
         the host says redeemed here) or returned (not credited, the host has it as issued). The host
         acts on a report just after storing it, so a state that differs is looked at again for up
         to a second before it is a failure."""
-        due = [v for v in self._unverified if self.memory.voucher_number.get(v, 0) <= self.host.stored]
+        due = [v for v in self._unverified if self.memory.voucher_number.get(v, 0) < self.host.stored]
         deadline = time.monotonic() + 1.0
         while due:
             host = self.host.vouchers()
