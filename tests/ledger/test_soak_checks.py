@@ -99,3 +99,21 @@ def test_the_hosts_meters_must_be_the_terminals(tmp_path, bills_in):
                 host.read(memory)
     finally:
         host.close()
+
+
+@pytest.mark.parametrize("details, allowed", [
+    (["ledger-mirror.db: 1 log record(s) behind (record 9); restored from ledger.db",
+      "ledger-mirror.db: meters did not match the log, rewritten from it"], True),
+    (["ledger-mirror.db: meters did not match the log, rewritten from it"], False),
+    (["ledger.db: 1 log record(s) bad or missing (record 9); restored from ledger-mirror.db"], False),
+])
+def test_only_the_mirrors_tail_may_be_repaired_after_a_kill(tmp_path, details, allowed):
+    with Ledger.open(tmp_path) as ledger:
+        ledger.event("critical_memory_repaired", details=details)
+    memory = CriticalMemory(tmp_path)
+    if allowed:
+        memory.read()
+        assert memory.repairs == details
+    else:
+        with pytest.raises(SoakFailure, match="start-up repaired more than the mirror's tail"):
+            memory.read()
