@@ -288,7 +288,8 @@ class Run:
 
 
 class Soak:
-    """``cycles`` kill/restart cycles on ``work``/soak; ``schedule`` fixes the modes (else drawn).
+    """``cycles`` kill/restart cycles on ``work``/soak; ``schedule`` fixes the modes (else drawn; a
+    voucher cycle before any voucher is printed is a play cycle, and the voucher cycle comes later).
 
     :meth:`run` raises :class:`SoakFailure` when a check fails that leaves nothing sound to go on
     from (critical memory, the rounds, the backlog not draining); a voucher or an outstanding report
@@ -324,15 +325,16 @@ class Soak:
     # --- the loop -------------------------------------------------------------------------------
     def run(self) -> dict[str, Any]:
         started = time.monotonic()
-        owed = 0                                   # voucher cycles scheduled before a voucher was printed
+        owed: list[str] = []                       # voucher cycles due before a voucher was printed
         try:
             for cycle in range(1, self.cycles + 1):
                 self.cycle = cycle
                 mode = self.schedule[self.cycle - 1] if self.schedule else self._draw()
-                if owed and mode != "voucher" and self._available():
-                    mode, owed = "voucher", owed - 1
-                elif mode == "voucher" and not self._available():
-                    mode, owed = "play", owed + 1
+                if mode.startswith("voucher") and not self._available():
+                    owed.append(mode)
+                    mode = "play"
+                elif owed and not mode.startswith("voucher") and self._available():
+                    mode = owed.pop(0)
                 self._one(mode)
                 if self.cycle % self.log_every == 0 or self.cycle == self.cycles:
                     print(f"soak: cycle {self.cycle}/{self.cycles}, {self.memory.rounds_completed} rounds, "
@@ -380,7 +382,9 @@ class Soak:
             if run.proc.poll() is not None or time.monotonic() > deadline:
                 raise SoakFailure(f"no {what} (exit {run.proc.poll()}): {self._stderr_tail()}")
 
-    def _one(self, mode: str) -> None:
+    def _one(self, wanted: str) -> None:
+        """One cycle; ``wanted`` is a mode of :data:`MODES`, or ``voucher:PHASE`` for one phase."""
+        mode, _, phase_wanted = wanted.partition(":")
         t0 = time.monotonic()
         mark = self.memory.last_number
         run = self._start(autoplay=mode != "voucher")
@@ -400,7 +404,7 @@ class Soak:
                     time.sleep(self.rnd.uniform(0.0, 0.3))
                     self._let_printer_finish()
                 else:
-                    phase = self._redeem(run)
+                    phase = self._redeem(run, phase_wanted or self.rnd.choice(VOUCHER_PHASES))
         killed = time.monotonic()
         self._kill(run)
         self.memory.read()
@@ -485,10 +489,9 @@ class Soak:
                 break
 
     # --- vouchers -------------------------------------------------------------------------------
-    def _redeem(self, run: Run) -> str:
-        """Insert a printed voucher and return at the chosen phase of its redemption."""
+    def _redeem(self, run: Run, phase: str) -> str:
+        """Insert a printed voucher and return at ``phase`` of its redemption."""
         validation = self.rnd.choice(self._available())
-        phase = self.rnd.choice(VOUCHER_PHASES)
         self.inserted.add(validation)
         self._unverified.add(validation)
         deadline = time.monotonic() + 10.0

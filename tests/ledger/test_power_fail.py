@@ -50,8 +50,10 @@ def test_kill_at_every_write_step_then_restart_completes_the_round_identically(t
 
 def test_power_fail_soak_short(tmp_path):
     """A few cycles of every kind: kills during play, during the backlog and at three phases of a
-    voucher redemption through the host, then a clean start (tests/ledger/soak.py)."""
-    schedule = ["play"] * 4 + ["voucher", "backlog", "play", "voucher", "start-up", "backlog", "voucher"]
+    voucher redemption through the host (the terminal waiting for the host's answer, the credit
+    being recorded, in escrow), then a clean start (tests/ledger/soak.py)."""
+    schedule = ["play"] * 4 + ["voucher:request", "backlog", "play", "voucher:credit", "start-up", "backlog",
+                               "voucher:escrow"]
     soak = Soak(tmp_path, cycles=len(schedule), seed=1, schedule=schedule, log_every=len(schedule))
     result = soak.run()
     print(f"soak summary: {json.dumps(result)}")
