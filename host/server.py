@@ -232,10 +232,9 @@ class HostServer:
     def command(self, terminal: str, type_: str, body: dict[str, Any]) -> int:
         """A command for ``terminal``: pending in the store (its number for this terminal,
         returned), sent now if it can go, and again until the terminal confirms it."""
-        if type_ not in COMMANDS:
-            raise EnvelopeError(f"{type_!r} is not a host command ({', '.join(sorted(COMMANDS))})")
-        url = {"url": "https://checked.invalid/"} if type_ == "package_offer" and "url" not in body else {}
-        check_body(type_, {**body, **url, "cmd": 1, "confirmed": 0})   # refused now, not at every send
+        why = _unsendable(type_, body)
+        if why is not None:                              # refused now, not at every send
+            raise EnvelopeError(why)
         cmd = self.store.add_command(terminal, type_, body)
         self.send_commands(terminal, force=True)
         return cmd
@@ -267,7 +266,7 @@ class HostServer:
         until its terminal confirms it, however many sends that takes."""
         if self.client is None or not self.client.connected:
             return 0
-        adopted = self.store.adopt_queued_commands()
+        adopted = self.store.adopt_queued_commands(refuse=_unsendable)
         for terminal in sorted({p["terminal"] for p in self.store.pending_commands()}):
             self.send_commands(terminal, force=terminal in adopted)
         return len(adopted)
@@ -279,6 +278,21 @@ class HostServer:
             except Exception:  # the poller must outlive a database hiccup
                 log.exception("command queue")
                 time.sleep(1)
+
+
+def _unsendable(type_: str, body: Any) -> str | None:
+    """Why command ``type_`` with ``body`` can never be sent (not a command, a body outside the
+    schema), or None. The number fields and a package's URL are filled in at each send."""
+    if type_ not in COMMANDS:
+        return f"{type_!r} is not a host command ({', '.join(sorted(COMMANDS))})"
+    if not isinstance(body, dict):
+        return "a command body is an object"
+    url = {"url": "https://checked.invalid/"} if type_ == "package_offer" and "url" not in body else {}
+    try:
+        check_body(type_, {**body, **url, "cmd": 1, "confirmed": 0})
+    except EnvelopeError as exc:
+        return str(exc)
+    return None
 
 
 def _kem_key(text: Any) -> x25519.X25519PublicKey | None:

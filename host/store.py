@@ -288,17 +288,25 @@ class HostStore:
         return self._run(lambda conn: store_commands.add(conn, terminal_id, type, body, self._now()),
                          write=True)
 
-    def adopt_queued_commands(self, limit: int = 100) -> list[str]:
+    def adopt_queued_commands(self, limit: int = 100,
+                              refuse: Callable[[str, Mapping[str, Any]], str | None] | None = None) -> list[str]:
         """Take the operator's queued commands and make each a pending command of its terminal, in
-        one transaction (a host that dies in between loses none); the terminals concerned."""
+        one transaction (a host that dies in between loses none); the terminals concerned.
+        ``refuse(type, body)`` says why a command can never be sent (it is taken and logged,
+        not adopted), or None."""
         n = _count(limit, "limit")
 
         def work(conn: Connection) -> list[str]:
             now = self._now()
-            taken = store_commands.claim_queued(conn, n, now)
-            for terminal, type_, body in taken:
+            adopted = []
+            for terminal, type_, body in store_commands.claim_queued(conn, n, now):
+                why = None if refuse is None else refuse(type_, body)
+                if why is not None:
+                    log.warning("queued %s for %s dropped: %s", type_, terminal, why)
+                    continue
                 store_commands.add(conn, terminal, type_, body, now)
-            return [terminal for terminal, _, _ in taken]
+                adopted.append(terminal)
+            return adopted
 
         return self._run(work, write=True)
 

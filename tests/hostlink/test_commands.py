@@ -152,3 +152,21 @@ def test_a_terminal_that_applied_fewer_than_the_host_knows_takes_the_next_comman
     floor.settle()
     assert link.commands_applied == 5 and link.stats["command_repeats"] == 1
     assert link.ledger.setting("hostlink.commands") == {"applied": 5}
+
+
+def test_a_command_that_can_never_be_sent_is_refused_not_retried_forever(floor: Floor) -> None:
+    import pytest
+
+    from firmware.hostlink.errors import EnvelopeError
+
+    floor.terminal("T1")
+    cabinet = _attached(floor, "T1")
+    floor.settle()
+    with pytest.raises(EnvelopeError, match="reason"):
+        floor.host.command("T1", "disable", {"reason": "x" * 5000})
+    floor.store.queue_command("T1", "disable", {"reason": "x" * 5000})    # straight into the queue
+    floor.store.queue_command("T1", "disable", {"reason": "audit"})
+    assert floor.host.poll_commands() == 1
+    floor.settle()
+    assert cabinet.disabled and floor.store.pending_commands() == []
+    assert [c["type"] for c in floor.store.commands("T1")] == ["disable"]

@@ -63,6 +63,7 @@ def _story(floor: Floor, offline: bool, victim: str, cut_before: int) -> tuple[l
     return paid, count[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("offline", [True, False], ids=["offline_on", "offline_off"])
 @pytest.mark.parametrize("victim", ["T1", "T2"])
 def test_a_voucher_pays_once_with_the_link_cut_before_any_message(tmp_path, offline: bool, victim: str) -> None:
