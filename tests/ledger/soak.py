@@ -267,6 +267,7 @@ class Run:
 
     proc: subprocess.Popen
     started: float
+    idle: float | None = None              #: monotonic time of the "cabinet:" line (power-up done)
     link_up: float | None = None           #: monotonic time of the "host link:" line
     link_wall: float | None = None
     backlog: int | None = None             #: "reports outstanding" when the link started
@@ -280,6 +281,8 @@ class Run:
             if line.startswith(b"  round "):
                 self.rounds += 1
                 self.first_round.set()
+            elif line.startswith(b"cabinet: "):
+                self.idle = time.monotonic()
             elif line.startswith(b"host link:"):
                 self.link_up, self.link_wall = time.monotonic(), time.time()
                 found = re.search(rb"reports outstanding: (\d+)", line)
@@ -414,6 +417,7 @@ class Soak:
         self.kills[mode] += 1
         done = time.monotonic()
         self.times.append({"cycle": self.cycle, "mode": mode, "phase": phase, "total": done - t0,
+                           "to_idle": None if run.idle is None else run.idle - t0,
                            "to_link": None if run.link_up is None else run.link_up - t0,
                            "drain": drain, "killed_at": killed - t0, "checks": done - killed,
                            "rounds": run.rounds})
@@ -619,6 +623,7 @@ class Soak:
         return {
             "cycles": len(self.times), "wall_s": round(wall, 1), "per_cycle": stats(totals),
             "first_50": stats(totals[:50]), "last_50": stats(totals[-50:]), "by_mode": by_mode,
+            "to_idle": stats([t["to_idle"] for t in self.times if t["to_idle"] is not None]),
             "to_link": stats([t["to_link"] for t in self.times if t["to_link"] is not None]),
             "checks": stats([t["checks"] for t in self.times]),
             "drain": stats(self.drains), "backlog_at_link_start": stats([float(b) for b in self.backlogs]),
