@@ -408,12 +408,12 @@ class Soak:
                     self._let_printer_finish()
                 else:
                     phase = self._redeem(run, phase_wanted or self.rnd.choice(VOUCHER_PHASES))
-        killed = time.monotonic()
+        killed, killed_wall = time.monotonic(), time.time()
         self._kill(run)
         self.memory.read()
         self.host.read(self.memory)
         if drain is not None:
-            self._check_outstanding(run, drain, time.time())
+            self._check_outstanding(run, drain, killed_wall)
         self.kills[mode] += 1
         done = time.monotonic()
         self.times.append({"cycle": self.cycle, "mode": mode, "phase": phase, "total": done - t0,
