@@ -416,6 +416,8 @@ class ServiceApi:
 
     def _change_blocked(self) -> str | None:
         t = self.terminal
+        if getattr(t, "memory_locked", False):
+            return None          # critical memory failed at power-up: nothing plays, nothing takes money
         state = t.cabinet.state
         if state is S.SERVICE:
             return None

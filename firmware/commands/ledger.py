@@ -43,6 +43,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     v = lsub.add_parser("verify", help="verify both copies; repair one from the other with --repair")
     _state(v)
     v.add_argument("--repair", action="store_true", help="repair a bad copy (the terminal must be stopped)")
+    v.add_argument("--full", action="store_true",
+                   help="every record and page of both copies (start-up checks what follows the last checkpoint)")
     v.set_defaults(func=_verify)
     c = lsub.add_parser("clear", help="RAM clear: erase critical memory, keeping the record of the clear")
     state_dir_argument(c)
@@ -58,11 +60,12 @@ def _state(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON document (CONTRACTS.md) instead of a table")
 
 
-def _open(args: argparse.Namespace, *, read_only: bool = True, warn: bool = True):
+def _open(args: argparse.Namespace, *, read_only: bool = True, warn: bool = True, full: bool = False):
     """Critical memory in ``--state-dir``; with ``warn``, a line on stderr for each damaged copy."""
     from firmware.ledger.ledger import Ledger
 
-    ledger = Ledger.open(checked_state_dir(chosen_state_dir(args), write=not read_only), read_only=read_only)
+    ledger = Ledger.open(checked_state_dir(chosen_state_dir(args), write=not read_only), read_only=read_only,
+                         full=full)
     if warn:
         for problem in ledger.repairs:
             print(f"egm {args.command}: warning: critical memory: {problem}", file=sys.stderr)
@@ -108,15 +111,20 @@ def _events(args: argparse.Namespace) -> int:
 def _verify(args: argparse.Namespace) -> int:
     from firmware.ledger.ledger import accounting_difference
 
-    with _open(args, read_only=not args.repair, warn=False) as ledger:
-        doc = {"ok": not ledger.repairs or args.repair, "records": ledger.rows, "problems": ledger.repairs,
+    with _open(args, read_only=not args.repair, warn=False, full=args.full) as ledger:
+        doc = {"ok": not ledger.repairs or args.repair, "records": ledger.rows, "full": args.full,
+               "problems": ledger.repairs,
                "repaired": bool(args.repair and ledger.repairs),
                "accounting_difference_cents": accounting_difference(ledger.meters),
                "round_in_progress": ledger.open_round.round_id if ledger.open_round else None}
     if args.json:
         emit_json(doc)
     else:
-        sys.stdout.write(f"{doc['records']} records verified{'' if doc['problems'] else ' in both copies'}\n")
+        # "in both copies" only when both are whole: with problems, one of them is not (yet).
+        where = "" if doc["problems"] else " in both copies"
+        what = f"records verified{where}" if args.full else \
+            f"records; verified{where} from the last checkpoint on (--full: every record)"
+        sys.stdout.write(f"{doc['records']} {what}\n")
         for p in doc["problems"]:
             sys.stdout.write(f"  {'repaired' if args.repair else 'needs repair'}: {p}\n")
         sys.stdout.write(f"accounting difference: {doc['accounting_difference_cents']} cents\n")

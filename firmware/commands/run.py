@@ -101,7 +101,6 @@ def _terminal(cfg, args, game_id: str, rng_results, path: Path, out) -> None:
     from firmware.cabinet.terminal import Devices, Terminal
     from firmware.cashless.vouchers import VoucherBook
     from firmware.errors import EgmError
-    from firmware.ledger.ledger import Ledger
     from firmware.rng.service import RngService
     from hal import registry
     from sim_hardware.rig import SimRig
@@ -131,7 +130,7 @@ def _terminal(cfg, args, game_id: str, rng_results, path: Path, out) -> None:
                     continue
                 stack.callback(device.close)
                 setattr(devices, slot, device)
-        ledger = stack.enter_context(Ledger.open(path, denomination=cfg.terminal.denomination))
+        ledger = stack.enter_context(_open_ledger(cfg, args, path, out))
         for problem in ledger.repairs:
             out.write(f"critical memory repaired: {problem}\n")
         vouchers = VoucherBook(ledger, terminal_id=cfg.terminal.id, expiry_days=cfg.money.voucher_expiry_days,
@@ -212,6 +211,41 @@ def _terminal(cfg, args, game_id: str, rng_results, path: Path, out) -> None:
                       f"critical memory in {path}\n")
             if difference:
                 raise EgmError(f"the accounting identity is off by {difference} cents")
+
+
+def _open_ledger(cfg, args, path: Path, out):
+    """Critical memory, verified; if it fails verification the cabinet comes up locked
+    (:class:`~firmware.cabinet.memory_lock.MemoryLock`): the error on the screens and through the
+    control socket, until a technician's RAM clear (then the new, empty memory is opened) or the
+    cabinet is turned off (then the error is raised: ``egm run`` fails with it)."""
+    from firmware.cabinet.control import ControlServer, socket_path
+    from firmware.cabinet.memory_lock import MemoryLock
+    from firmware.ledger.errors import CriticalMemoryError
+    from firmware.ledger.ledger import Ledger
+
+    try:
+        return Ledger.open(path, denomination=cfg.terminal.denomination)
+    except CriticalMemoryError as exc:
+        error = exc
+    lock = MemoryLock(cfg, path, error)
+    server = ControlServer(lock, socket_path(path)).start()
+    try:
+        _signals(lock)
+        out.write(f"critical memory: LOCKED: {error}\n"
+                  f"  egm simctl --state-dir {path} status shows it; a technician clears it with "
+                  "service login technician PIN, then service ram-clear CLEAR REASON\n")
+        out.flush()
+        screens = _screens(lock, args, None, out)
+        if screens is None:
+            lock.run()
+        else:
+            _run_with_screens(lock, screens, args, 0.05)
+    finally:
+        server.close()
+    if lock.cleared is None:
+        raise error
+    out.write("critical memory: RAM cleared by a technician; the terminal starts\n")
+    return Ledger.open(path, denomination=cfg.terminal.denomination)
 
 
 def _print_started(out, cfg, specs, rig, problems, hosted, path: Path, control: Path, screens, args) -> None:

@@ -26,7 +26,17 @@ from typing import Any
 from firmware.kernel.journal import JournalEntry
 from firmware.ledger import meters as M
 from firmware.ledger.errors import CriticalMemoryError, LedgerError, LedgerStateError
-from firmware.ledger.store import FORMAT, MIRROR_FILE, PRIMARY_FILE, DualStore, load_or_create_key
+from firmware.ledger.mark import MARK_FILE
+from firmware.ledger.store import (
+    FORMAT,
+    GENESIS,
+    KEY_FILE,
+    MARKED,
+    MIRROR_FILE,
+    PRIMARY_FILE,
+    DualStore,
+    load_or_create_key,
+)
 
 ROLES = ("attendant", "technician", "auditor", "operator", "regulator")
 
@@ -73,6 +83,7 @@ class Ledger:
         self.open_round: OpenRound | None = None
         self.repairs: list[str] = []
         self.rows = 0
+        self._checkpoint_seq = 0                  #: the newest checkpoint's record
         self._batch: tuple[list[tuple[str, str | None, str, dict[str, Any]]], dict[str, tuple[int, int]]] | None = None
         #: Called with every record once it is durable: ``(seq, kind, ref, time, body)`` (the host
         #: link's outbox numbers its reports from them). A listener must not write to the ledger.
@@ -81,37 +92,64 @@ class Ledger:
     # --- opening -------------------------------------------------------------------------------
     @classmethod
     def open(cls, state_dir: str | Path, *, denomination: int = 1, clock: Callable[[], str] = utc_now,
-             read_only: bool = False) -> Ledger:
+             read_only: bool = False, full: bool = False) -> Ledger:
         """Open (or, the first time, create) critical memory in ``state_dir``, verifying both copies.
 
         Raises :class:`CriticalMemoryError` when the data cannot be trusted. A copy that can be
         repaired from the other is repaired (not in ``read_only`` mode) and the repair is logged.
+        Start-up verifies the records after the newest checkpoint (constant time, however long the
+        history); ``full`` verifies every record and every page of both copies (``egm ledger verify
+        --full``).
         """
         path = Path(state_dir)
-        has_db = (path / PRIMARY_FILE).exists() or (path / MIRROR_FILE).exists()
-        if read_only and not has_db:
+        # Only a first installation (none of the key, the mark or either copy) creates a ledger;
+        # any of them left without the others is a loss that verification reports.
+        present = any((path / name).exists() for name in (PRIMARY_FILE, MIRROR_FILE, KEY_FILE, MARK_FILE))
+        if read_only and not present:
             raise LedgerError(f"no critical memory in {path}")
         if not read_only:
             path.mkdir(parents=True, exist_ok=True)
-        # The key is made (and synced) before the first database file, so a database without its
-        # key means the key was lost: nothing in critical memory can be authenticated any more.
-        key = load_or_create_key(path, create=not has_db)
+        # The key is made (and synced) first, then the high-water mark at record 0, then the
+        # database files: a database or a mark without its key means the key was lost (nothing can
+        # be authenticated any more), and copies missing or empty while the mark says records
+        # were committed mean they were lost.
+        key = load_or_create_key(path, create=not present)
         store = DualStore(path, key, read_only=read_only)
-        verified = store.verify(repair=not read_only)
+        try:
+            if not present:
+                store.mark.create(0, GENESIS)
+            return cls._verified(store, path, denomination, clock, read_only, full)
+        except BaseException:
+            store.close()
+            raise
+
+    @classmethod
+    def _verified(cls, store: DualStore, path: Path, denomination: int, clock: Callable[[], str],
+                  read_only: bool, full: bool) -> Ledger:
+        verified = store.verify(repair=not read_only, full=full)
         exists = bool(verified.meta or verified.rows)
         if not exists:
-            # First start, or a first start the power cut short before anything was committed.
+            # First start, or a first start the power cut short before anything was committed
+            # (the mark, checked by verify, is still at record 0).
             if read_only:
                 raise LedgerError(f"critical memory in {path} was never initialised")
-            store.init_meta({"format": FORMAT, "denom_cents": str(denomination), "created": clock()})
+            store.init_meta({"format": FORMAT, "denom_cents": str(denomination), "created": clock(),
+                             MARKED: "1"})
             verified = store.verify(repair=True)
         if verified.meta.get("format") != FORMAT:
             raise CriticalMemoryError(f"critical memory in {path} has an unknown format {verified.meta.get('format')!r}")
         denom = int(verified.meta["denom_cents"])
         ledger = cls(store, path, denom, clock)
+        if verified.base is not None:
+            ledger._restore(verified.base.seq, json.loads(verified.base.state))
+        newest = store.latest_checkpoint() if verified.base is None and verified.rows else None
         for row in verified.rows:
             ledger._absorb(row.seq, row.kind, row.data())
-        ledger.rows = len(verified.rows)
+            if newest is not None and row.seq == newest.seq and (
+                    row.mac != newest.mac or json.loads(ledger._state()) != json.loads(newest.state)):
+                raise CriticalMemoryError(f"critical memory: the checkpoint at record {row.seq} does not "
+                                          "agree with the log before it")
+        ledger.rows = store.last_seq
         notes = store.check_meters(verified, ledger.meters, ledger._meter_seq, repair=not read_only)
         ledger.repairs = verified.repairs + notes
         if not read_only:
@@ -119,6 +157,7 @@ class Ledger:
                 ledger.event("critical_memory_repaired", details=ledger.repairs)
             if not exists:
                 ledger.event("ledger_created", denom_cents=denom)
+            ledger._checkpoint_if_due()
             if denom != denomination:
                 raise LedgerStateError(
                     f"critical memory holds denomination {denom} cents per credit, the configuration "
@@ -139,6 +178,34 @@ class Ledger:
                 self.open_round.entries.append(entry)
                 if entry["trigger"] == "complete":
                     self.open_round = None
+
+    # --- checkpoints -------------------------------------------------------------------------
+    #: Records between checkpoints: start-up verifies at most about this many (and what a power
+    #: cut left after the last one), whatever the length of the history.
+    CHECKPOINT_EVERY = 1000
+
+    def _state(self) -> str:
+        """What a checkpoint keeps: the meters (and the record each last changed at) and the round
+        in progress, so that start-up recomputes only from the checkpoint on."""
+        round_ = self.open_round
+        return json.dumps({"meters": self.meters, "meter_seq": self._meter_seq,
+                           "open_round": None if round_ is None else {
+                               "round_id": round_.round_id, "game": round_.game,
+                               "initial_stakes": round_.initial_stakes, "credits_before": round_.credits_before,
+                               "entries": round_.entries}},
+                          separators=(",", ":"), sort_keys=True)
+
+    def _restore(self, seq: int, state: Mapping[str, Any]) -> None:
+        self.meters = dict(state["meters"])
+        self._meter_seq = dict(state["meter_seq"])
+        self.open_round = OpenRound(**state["open_round"]) if state["open_round"] else None
+        self._checkpoint_seq = seq
+
+    def _checkpoint_if_due(self) -> None:
+        seq = self._store.last_seq
+        if seq - self._checkpoint_seq >= self.CHECKPOINT_EVERY and self._batch is None:
+            self._store.write_checkpoint(seq, self._store.last_mac, self._state())
+            self._checkpoint_seq = seq
 
     def close(self) -> None:
         self._store.close()
@@ -168,6 +235,7 @@ class Ledger:
         self._absorb(seq, kind, body)
         self.rows += 1
         if self._batch is None:
+            self._checkpoint_if_due()
             self._notify(seq, kind, ref, now, body)
 
     def _notify(self, seq: int, kind: str, ref: str | None, time: str, body: dict[str, Any]) -> None:
@@ -192,6 +260,7 @@ class Ledger:
                 first = self._store.last_seq + 1
                 self._store.append(records, pending)
                 self._batch = None
+                self._checkpoint_if_due()
                 for i, (kind, ref, time, body) in enumerate(records):
                     self._notify(first + i, kind, ref, time, body)
         finally:
@@ -448,7 +517,8 @@ class Ledger:
         for name in (PRIMARY_FILE, MIRROR_FILE):
             for suffix in ("", "-wal", "-shm"):
                 (path / (name + suffix)).unlink(missing_ok=True)
-        (path / "ledger.key").unlink(missing_ok=True)
+        (path / MARK_FILE).unlink(missing_ok=True)
+        (path / KEY_FILE).unlink(missing_ok=True)
         ledger = cls.open(path, denomination=denomination, clock=clock)
         ledger.event("ram_clear", role=role, reason=reason, previous=previous)
         return ledger

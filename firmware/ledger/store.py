@@ -36,12 +36,15 @@ from pathlib import Path
 from typing import Any
 
 from firmware.ledger.errors import CriticalMemoryError
+from firmware.ledger.mark import MARK_FILE, HighWaterMark, check, fsync_dir
 
 FORMAT = "egm-ledger-1"
 KEY_FILE = "ledger.key"
 PRIMARY_FILE = "ledger.db"
 MIRROR_FILE = "ledger-mirror.db"
 GENESIS = b"\x00" * 32
+#: Meta key of a ledger that keeps a high-water mark (every ledger made since the mark exists).
+MARKED = "high_water_mark"
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL, mac BLOB NOT NULL);
@@ -52,6 +55,8 @@ CREATE INDEX IF NOT EXISTS log_kind ON log(kind, seq);
 CREATE INDEX IF NOT EXISTS log_ref ON log(ref, seq);
 CREATE TABLE IF NOT EXISTS meters (
     name TEXT PRIMARY KEY, value INTEGER NOT NULL, seq INTEGER NOT NULL, mac BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS checkpoint (
+    seq INTEGER PRIMARY KEY, mac BLOB NOT NULL, state TEXT NOT NULL, tag BLOB NOT NULL);
 """
 
 
@@ -85,6 +90,30 @@ def meta_mac(key: bytes, name: str, value: str) -> bytes:
     return _h(key, b"meta", name.encode(), value.encode())
 
 
+def checkpoint_tag(key: bytes, seq: int, mac: bytes, state: str) -> bytes:
+    return _h(key, b"checkpoint", str(seq).encode(), mac, state.encode())
+
+
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    """The ledger's state as of record ``seq`` (whose MAC is ``mac``): start-up verifies only what
+    follows it. ``state`` is the JSON the ledger wrote (meters, their seqs, the open round)."""
+
+    seq: int
+    mac: bytes
+    state: str
+
+
+def finding(name: str, found: str, done: str, would: str, *, fixing: bool) -> str:
+    """One line of a verification's report: the file, what was found in it, and what was ``done``
+    or, when nothing is repaired (read-only, no ``--repair``), what ``--repair`` ``would`` do."""
+    return f"{name}: {found}; {done if fixing else f'egm ledger verify --repair would {would}'}"
+
+
+class _NeedFull(Exception):
+    """Something about the copies does not fit a checkpoint start: verify them whole instead."""
+
+
 def load_or_create_key(state_dir: Path, *, create: bool) -> bytes:
     path = state_dir / KEY_FILE
     try:
@@ -98,18 +127,10 @@ def load_or_create_key(state_dir: Path, *, create: bool) -> bytes:
             f.write(key)
             f.flush()
             os.fsync(f.fileno())
-        _fsync_dir(state_dir)
+        fsync_dir(state_dir)
     if len(key) != 32:
         raise CriticalMemoryError(f"the per-machine ledger key {path} is damaged")
     return key
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 class Copy:
@@ -120,7 +141,9 @@ class Copy:
         self.name = path.name
         self.read_only = read_only
         self.conn: sqlite3.Connection | None = None
-        #: Why :meth:`load` found nothing (``missing``, ``damaged (...)``), for the reports.
+        self._ready = False
+        #: What :meth:`load` found wrong with the file (``unreadable (...)``, ``damaged (...)``), or
+        #: ``missing``, for the reports; None when it read whole.
         self.problem: str | None = None
 
     # A seam for the power-fail tests: called between the steps of every write. It does nothing in
@@ -128,16 +151,19 @@ class Copy:
     def checkpoint(self, label: str) -> None:
         return None
 
-    def connect(self) -> sqlite3.Connection:
+    def connect(self, *, writing: bool = False) -> sqlite3.Connection:
+        """The connection; reading changes nothing in the file (nor creates it): the tables and
+        WAL mode are set up only when ``writing``, so a start-up that fails leaves the evidence."""
         if self.conn is None:
-            if self.read_only:
-                uri = f"file:{self.path}?mode=ro"
-                self.conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
-            else:
-                self.conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-                self.conn.execute("PRAGMA journal_mode=WAL")
+            mode = "ro" if self.read_only else "rwc" if writing else "rw"
+            self.conn = sqlite3.connect(f"file:{self.path}?mode={mode}", uri=True, isolation_level=None,
+                                        check_same_thread=False)
+            if not self.read_only:
                 self.conn.execute("PRAGMA synchronous=FULL")
-                self.conn.executescript(SCHEMA)
+        if writing and not self._ready:
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.executescript(SCHEMA)
+            self._ready = True
         return self.conn
 
     def close(self) -> None:
@@ -146,34 +172,103 @@ class Copy:
                 self.conn.close()
             finally:
                 self.conn = None
+                self._ready = False
 
-    def load(self) -> tuple[dict[int, LogRow], dict[str, tuple[int, int, bytes]], dict[str, tuple[str, bytes]]] | None:
-        """Everything in the file, or None when SQLite cannot read it (a damaged file; :attr:`problem`
-        says what was found)."""
+    def load_after(self, base: Checkpoint) -> Loaded:
+        """The log after ``base`` (read on the table's b-tree, no whole-file check: that is the full
+        verification's), the meters and meta; :class:`_NeedFull` if anything cannot be read or
+        this copy does not hold the checkpoint's record."""
+        try:
+            conn = self.connect()
+            at = conn.execute("SELECT mac FROM log WHERE seq = ?", (base.seq,)).fetchone()
+            if at is None or not isinstance(at[0], bytes) or not hmac.compare_digest(at[0], base.mac):
+                raise _NeedFull(f"{self.name} does not hold record {base.seq} of the checkpoint")
+            return Loaded(_log_rows(conn.execute(_LOG_SELECT + " WHERE seq > ? ORDER BY seq", (base.seq,))),
+                          _meters(conn), _meta(conn))
+        except (sqlite3.DatabaseError, UnicodeDecodeError, TypeError, ValueError) as exc:
+            self.close()
+            raise _NeedFull(f"{self.name}: {exc}") from exc
+
+    def checkpoints(self) -> list[tuple[int, bytes, str, bytes]]:
+        """The newest few checkpoints in this file (none if it cannot say)."""
+        try:
+            return [(r[0], bytes(r[1]), r[2], bytes(r[3])) for r in self.connect().execute(
+                "SELECT seq, mac, state, tag FROM checkpoint ORDER BY seq DESC LIMIT 3")]
+        except (sqlite3.DatabaseError, UnicodeDecodeError, TypeError, ValueError):
+            self.close()
+            return []
+
+    def write_checkpoint(self, checkpoint: tuple[int, bytes, str, bytes]) -> None:
+        conn = self.connect(writing=True)
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.execute("INSERT OR REPLACE INTO checkpoint (seq, mac, state, tag) VALUES (?,?,?,?)", checkpoint)
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+
+    def load(self) -> Loaded | None:
+        """Everything in the file that SQLite can still read, or None when it cannot open it at all.
+
+        A file whose structure is whole (``integrity_check``: pages, b-trees, every index agreeing
+        with its table) is read at once. A damaged one is read row by row, by ranges of sequence
+        numbers on the table's own b-tree (no index), a range that fails split in two until each
+        readable row is had: a damaged page costs only the rows on it (``Loaded.damaged``).
+        :attr:`problem` says what was found: ``unreadable (...)`` when SQLite fails on the file
+        itself (truncated, not a database), ``damaged (...)`` when the check or a row fails."""
         self.problem = None
         try:
             conn = self.connect()
-            # Structure first: pages, b-trees, and that every index agrees with its table
-            # (integrity_check, not quick_check: a damaged index would mislead recall's queries).
-            if conn.execute("PRAGMA integrity_check(1)").fetchone()[0] != "ok":
-                self.problem = "damaged (SQLite's integrity check fails)"
-                self.close()
-                return None
-            rows = {
-                r[0]: LogRow(r[0], r[1], r[2], r[3], r[4], bytes(r[5]))
-                for r in conn.execute("SELECT seq, kind, ref, time, body, mac FROM log ORDER BY seq")
-            }
-            meters = {r[0]: (r[1], r[2], bytes(r[3])) for r in conn.execute("SELECT name, value, seq, mac FROM meters")}
-            meta = {r[0]: (r[1], bytes(r[2])) for r in conn.execute("SELECT key, value, mac FROM meta")}
-            return rows, meters, meta
-        except (sqlite3.DatabaseError, UnicodeDecodeError, TypeError) as exc:
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if not tables:
+                return Loaded({}, {}, {})         # created, never written (a first start cut short)
+            # integrity_check, not quick_check: a damaged index would mislead recall's queries.
+            whole = conn.execute("PRAGMA integrity_check(1)").fetchone()[0] == "ok"
+            if not whole:
+                self.problem = "damaged (integrity check failed)"
+        except sqlite3.DatabaseError as exc:
             self.problem = f"unreadable ({exc})"
+            whole = False
+            conn = None
+        if whole and conn is not None:
+            try:
+                return Loaded(_log_rows(conn.execute(_LOG_SELECT + " ORDER BY seq")), _meters(conn), _meta(conn))
+            except (sqlite3.DatabaseError, UnicodeDecodeError, TypeError, ValueError) as exc:
+                self.problem = f"damaged ({exc})"
+        return self._salvage()
+
+    def _salvage(self) -> Loaded | None:
+        self.close()
+        try:
+            conn = self.connect()
+            conn.execute("SELECT 1 FROM log LIMIT 0")
+        except sqlite3.DatabaseError:
             self.close()
             return None
+        rows: dict[int, LogRow] = {}
+        spans = [(1, _MAX_SEQ)]
+        while spans:
+            lo, hi = spans.pop()
+            try:
+                rows.update(_log_rows(conn.execute(_LOG_SELECT + " WHERE seq BETWEEN ? AND ? ORDER BY seq",
+                                                   (lo, hi))))
+            except (sqlite3.DatabaseError, UnicodeDecodeError, TypeError, ValueError):
+                if lo < hi:
+                    mid = (lo + hi) // 2
+                    spans += [(mid + 1, hi), (lo, mid)]
+        tables = []
+        for read in (_meters, _meta):
+            try:
+                tables.append(read(conn))
+            except (sqlite3.DatabaseError, UnicodeDecodeError, TypeError, ValueError):
+                tables.append({})
+        return Loaded(rows, tables[0], tables[1], damaged=True)
 
     def write(self, rows: Iterable[LogRow], meters: Iterable[tuple[str, int, int, bytes]],
               meta: Iterable[tuple[str, str, bytes]] = ()) -> None:
-        conn = self.connect()
+        conn = self.connect(writing=True)
         self.checkpoint("begin")
         conn.execute("BEGIN IMMEDIATE")
         try:
@@ -192,7 +287,7 @@ class Copy:
         self.checkpoint("commit")
 
     def replace_meters(self, meters: Iterable[tuple[str, int, int, bytes]]) -> None:
-        conn = self.connect()
+        conn = self.connect(writing=True)
         conn.execute("BEGIN IMMEDIATE")
         try:
             conn.execute("DELETE FROM meters")
@@ -210,6 +305,38 @@ class Copy:
                 os.unlink(str(self.path) + suffix)
 
 
+_LOG_SELECT = "SELECT seq, kind, ref, time, body, mac FROM log"
+_MAX_SEQ = 2**62
+
+
+def _log_rows(cursor: Iterable[tuple]) -> dict[int, LogRow]:
+    out = {}
+    for seq, kind, ref, time, body, mac in cursor:
+        if not (isinstance(seq, int) and isinstance(kind, str) and isinstance(ref, str | None)
+                and isinstance(time, str) and isinstance(body, str) and isinstance(mac, bytes)):
+            raise TypeError(f"log row {seq!r} has the wrong types")
+        out[seq] = LogRow(seq, kind, ref, time, body, mac)
+    return out
+
+
+def _meters(conn: sqlite3.Connection) -> dict[str, tuple[int, int, bytes]]:
+    return {r[0]: (r[1], r[2], bytes(r[3])) for r in conn.execute("SELECT name, value, seq, mac FROM meters")}
+
+
+def _meta(conn: sqlite3.Connection) -> dict[str, tuple[str, bytes]]:
+    return {r[0]: (r[1], bytes(r[2])) for r in conn.execute("SELECT key, value, mac FROM meta")}
+
+
+@dataclass(slots=True)
+class Loaded:
+    """What one copy held: its log rows by seq, meters, meta, and whether its file was damaged."""
+
+    rows: dict[int, LogRow]
+    meters: dict[str, tuple[int, int, bytes]]
+    meta: dict[str, tuple[str, bytes]]
+    damaged: bool = False
+
+
 @dataclass(slots=True)
 class Verified:
     """The result of start-up verification: the authentic log, and what was repaired."""
@@ -218,6 +345,8 @@ class Verified:
     meta: dict[str, str]
     repairs: list[str]
     meter_tables: list[dict[str, tuple[int, int, bytes]] | None]
+    #: The checkpoint the verification started from (``rows`` are the records after it), or None.
+    base: Checkpoint | None = None
 
 
 class DualStore:
@@ -229,41 +358,76 @@ class DualStore:
         self.read_only = read_only
         self.copies = [Copy(state_dir / PRIMARY_FILE, read_only=read_only),
                        Copy(state_dir / MIRROR_FILE, read_only=read_only)]
+        self.mark = HighWaterMark(state_dir, key, read_only=read_only)
         self.last_seq = 0
         self.last_mac = GENESIS
         self.readable = 0
 
     # --- start-up ------------------------------------------------------------------------------
-    def verify(self, *, repair: bool) -> Verified:
+    def latest_checkpoint(self) -> Checkpoint | None:
+        """The newest checkpoint authentic in either copy, or None."""
+        found = [c for copy in self.copies for c in copy.checkpoints()
+                 if hmac.compare_digest(c[3], checkpoint_tag(self.key, c[0], c[1], c[2]))]
+        if not found:
+            return None
+        seq, mac, state, _ = max(found, key=lambda c: c[0])
+        return Checkpoint(seq, mac, state)
+
+    def write_checkpoint(self, seq: int, mac: bytes, state: str) -> None:
+        row = (seq, mac, state, checkpoint_tag(self.key, seq, mac, state))
+        for copy in self.copies:
+            try:
+                copy.write_checkpoint(row)
+            except sqlite3.Error as exc:
+                raise CriticalMemoryError(f"critical memory write failed in {copy.name}: {exc}") from exc
+
+    def verify(self, *, repair: bool, full: bool = True) -> Verified:
         """Check both copies row by row; repair one from the other where ``repair`` allows.
 
-        Each line of ``repairs`` names the copy, what was found in it, and what was done about it
-        or, when nothing is repaired (``repair`` off, or read-only), what ``--repair`` would do.
-        """
+        Not ``full``: start from the newest checkpoint and verify only the records after it (the
+        start-up's constant time); anything that does not fit (no checkpoint, a copy that cannot
+        be read or does not hold the checkpoint's record, a mark older than it) verifies whole."""
+        if not full:
+            base = self.latest_checkpoint()
+            if base is not None:
+                try:
+                    return self._verify(repair=repair, base=base)
+                except _NeedFull:
+                    for copy in self.copies:
+                        copy.close()
+        return self._verify(repair=repair, base=None)
+
+    def _verify(self, *, repair: bool, base: Checkpoint | None) -> Verified:
+        """Each line of ``repairs`` names the file, what was found in it, and what was done about it
+        or, when nothing is repaired (``repair`` off, or read-only), what ``--repair`` would do."""
         key = self.key
         fixing = repair and not self.read_only
-        present = [c.path.exists() for c in self.copies]
-        loaded = []
-        for copy, here in zip(self.copies, present, strict=True):
-            if here or not any(present):               # none yet: a first start makes both
-                loaded.append(copy.load())
-            else:
-                copy.problem = "missing"
-                loaded.append(None)
+        # A missing file reads as an empty copy: rebuilt from the other one, or, both missing,
+        # a new ledger only if the high-water mark says nothing was ever committed.
+        missing = [not c.path.exists() for c in self.copies]
+        if base is not None and any(missing):
+            raise _NeedFull("a copy is missing")
+        loaded: list[Loaded | None] = (
+            [c.load_after(base) for c in self.copies] if base is not None else
+            [Loaded({}, {}, {}) if gone else c.load() for c, gone in zip(self.copies, missing, strict=True)])
         repairs: list[str] = []
-        if all(x is None for x in loaded):
-            raise CriticalMemoryError("neither copy of critical memory can be read")
 
         def note(i: int, found: str, done: str, would: str) -> None:
             other = self.copies[1 - i].name
-            action = done if fixing else f"egm ledger verify --repair would {would}"
-            repairs.append(f"{self.copies[i].name}: {found}; {action.format(other=other)}")
+            repairs.append(finding(self.copies[i].name, found, done.format(other=other), would.format(other=other),
+                                   fixing=fixing))
 
-        for i, x in enumerate(loaded):
-            if x is None:
-                note(i, self.copies[i].problem or "unreadable", "rebuilt from {other}", "rebuild it from {other}")
-        logs = [x[0] if x else {} for x in loaded]
-        metas = [x[2] if x else {} for x in loaded]
+        if all(x is None for x in loaded):
+            raise CriticalMemoryError("neither copy of critical memory can be read")
+        for i, (copy, x) in enumerate(zip(self.copies, loaded, strict=True)):
+            gone = missing[i] and not all(missing)
+            if gone:
+                copy.problem = "missing"
+            if x is None or gone:
+                note(i, copy.problem or "unreadable", "rebuilt from {other}", "rebuild it from {other}")
+        logs = [x.rows if x else {} for x in loaded]
+        metas = [x.meta if x else {} for x in loaded]
+        damaged = [x is not None and x.damaged for x in loaded]
 
         # meta: each key authentic in at least one copy
         meta: dict[str, str] = {}
@@ -276,16 +440,19 @@ class DualStore:
                 raise CriticalMemoryError(f"critical memory: meta '{name}' differs between the copies")
             meta[name] = good[0]
             for i, m in enumerate(metas):
-                if loaded[i] is not None and (name not in m or m[name][0] != good[0]
-                                              or not hmac.compare_digest(m[name][1], meta_mac(key, name, good[0]))):
+                if loaded[i] is None or missing[i] or damaged[i]:
+                    continue                    # rebuilt whole, and reported as such
+                if name not in m or m[name][0] != good[0] or not hmac.compare_digest(
+                        m[name][1], meta_mac(key, name, good[0])):
                     bad_meta[i] = True
                     note(i, f"meta '{name}' bad or missing", "restored from {other}", "restore it from {other}")
 
         rows: list[LogRow] = []
         fix: list[list[LogRow]] = [[], []]
-        prev = GENESIS
-        last = max([max(log, default=0) for log in logs])
-        for seq in range(1, last + 1):
+        start = base.seq if base is not None else 0
+        prev = base.mac if base is not None else GENESIS
+        last = max([max(log, default=start) for log in logs])
+        for seq in range(start + 1, last + 1):
             valid = []
             for log in logs:
                 row = log.get(seq)
@@ -303,34 +470,85 @@ class DualStore:
                     fix[i].append(row)
             rows.append(row)
             prev = row.mac
+        held = [loaded[i] is not None and not missing[i] and len(fix[i]) < len(rows) for i in (0, 1)]
         for i in (0, 1):
-            if fix[i] and loaded[i] is not None:
+            if damaged[i]:
+                # Rebuilt from the verified log: the other copy's when it holds every record of it,
+                # else whatever is authentic in either.
+                source = ("{other}" if held[1 - i] and not fix[1 - i] else
+                          "both copies, record by record" if held[1 - i] else "the records authentic in it")
+                note(i, f"{self.copies[i].problem or 'damaged'}, {len(rows) - len(fix[i])} of {len(rows)} "
+                        "log records authentic in it", f"rebuilt from {source}", f"rebuild it from {source}")
+            elif fix[i] and loaded[i] is not None and not missing[i]:
                 tail = all(r.seq > max(logs[i], default=0) for r in fix[i])
                 what = "behind" if tail else "bad or missing"
                 seqs = f"record {fix[i][0].seq}" if len(fix[i]) == 1 else f"records {fix[i][0].seq}..{fix[i][-1].seq}"
                 note(i, f"{len(fix[i])} log record(s) {what} ({seqs})", "restored from {other}",
                      "restore them from {other}")
-        # Recall and the event log are queried from a copy whose log is whole (read-only, the other
-        # copy stays as it was found).
-        clean = [i for i in (0, 1) if loaded[i] is not None and not fix[i]]
-        self.readable = clean[0] if clean else (0 if loaded[0] is not None else 1)
-        self.last_seq = rows[-1].seq if rows else 0
-        self.last_mac = rows[-1].mac if rows else GENESIS
+        # Recall and the event log are queried from a copy whose file and log are whole (read-only,
+        # the other copy stays as it was found); failing that, one that is at least there.
+        usable = [i for i in (0, 1) if loaded[i] is not None and not missing[i] and not damaged[i]]
+        clean = [i for i in usable if not fix[i]]
+        self.readable = (clean or usable or [0 if loaded[0] is not None and not missing[0] else 1])[0]
+        self.last_seq = rows[-1].seq if rows else start
+        self.last_mac = rows[-1].mac if rows else base.mac if base is not None else GENESIS
 
-        meter_tables = [x[1] if x else None for x in loaded]
+        def mac_at(seq: int) -> bytes | None:
+            if base is not None and seq == base.seq:
+                return base.mac
+            if base is not None and seq < base.seq:
+                raise _NeedFull("the high-water mark is older than the checkpoint")
+            return rows[seq - start - 1].mac if start < seq <= start + len(rows) else None
+
+        self._check_mark(meta, mac_at, repairs, repair=repair)
+
+        # A missing or damaged copy's meters are rewritten after its rebuild, not reported apart.
+        meter_tables = [x.meters if x and not x.damaged and not gone else None
+                        for x, gone in zip(loaded, missing, strict=True)]
         if repair and not self.read_only:
             meta_rows = [(k, v, meta_mac(key, k, v)) for k, v in meta.items()]
             for i, copy in enumerate(self.copies):
-                if loaded[i] is None:
+                if loaded[i] is None or damaged[i] or (missing[i] and not all(missing)):
                     self._rebuild(copy, rows, meta_rows)
                 elif fix[i] or bad_meta[i]:
                     try:
                         copy.write(fix[i], [], meta_rows)
                     except sqlite3.DatabaseError:
-                        repairs.append(f"{copy.name}: could not be repaired in place, rebuilt from the other copy")
+                        repairs.append(f"{copy.name}: could not be repaired in place; rebuilt from the verified log")
                         self._rebuild(copy, rows, meta_rows)
                         meter_tables[i] = None
-        return Verified(rows=rows, meta=meta, repairs=repairs, meter_tables=meter_tables)
+        return Verified(rows=rows, meta=meta, repairs=repairs, meter_tables=meter_tables, base=base)
+
+    def _check_mark(self, meta: Mapping[str, str], mac_at: Callable[[int], bytes | None], repairs: list[str],
+                    *, repair: bool) -> None:
+        """The verified log against the high-water mark: behind it is the critical-memory error;
+        ahead of it (a cut after the copies committed, before the mark) rolls the mark forward."""
+        fixing = repair and not self.read_only
+        mark = self.mark.read()
+        if mark is None and self.mark.damaged:
+            raise CriticalMemoryError(f"critical memory: the high-water mark {MARK_FILE} is damaged "
+                                      "(no authentic slot): it cannot be told whether records were lost")
+        if mark is None:
+            if MARKED in meta or not meta.get("format"):
+                raise CriticalMemoryError(f"critical memory: the high-water mark {MARK_FILE} is missing "
+                                          "(it cannot be told whether records were lost)")
+            # A ledger made before the mark existed: adopt it as it verified.
+            repairs.append(finding(MARK_FILE, "missing, for a ledger made before the high-water mark",
+                                   "created from the log", "create it from the log", fixing=fixing))
+        else:
+            check(mark, self.last_seq, mac_at(mark.seq))
+            if self.mark.damaged:
+                repairs.append(finding(MARK_FILE, "a torn or damaged slot", "rewritten from the log",
+                                       "rewrite it from the log", fixing=fixing))
+        if fixing:
+            if mark is None:
+                meta_row = [(MARKED, "1", meta_mac(self.key, MARKED, "1"))]
+                for copy in self.copies:
+                    copy.write([], [], meta_row)
+            if mark is None or self.mark.damaged:
+                self.mark.create(self.last_seq, self.last_mac)
+            elif mark.seq != self.last_seq:
+                self.mark.advance(self.last_seq, self.last_mac)
 
     @staticmethod
     def _rebuild(copy: Copy, rows: list[LogRow], meta_rows: list[tuple[str, str, bytes]]) -> None:
@@ -383,6 +601,7 @@ class DualStore:
                 copy.write(rows, meter_rows)
             except sqlite3.Error as exc:
                 raise CriticalMemoryError(f"critical memory write failed in {copy.name}: {exc}") from exc
+        self.mark.advance(seq, prev)        # after both copies: a cut before it leaves the log ahead
         self.last_seq, self.last_mac = seq, prev
         return rows
 
@@ -398,6 +617,7 @@ class DualStore:
     def close(self) -> None:
         for copy in self.copies:
             copy.close()
+        self.mark.close()
 
 
 def sha256_hex(data: bytes) -> str:

@@ -16,12 +16,11 @@ from treys import Evaluator
 
 from firmware.cards.card import Card
 from firmware.cards.poker5 import eval7, eval7_batch
-from firmware.games.registry import get_game, make_options
+from firmware.games.registry import make_options
 from firmware.games.war_engine import WarScoring
-from firmware.kernel.simulate import simulate
 from firmware.math import holdem_war, holdem_war_tie
 from firmware.math.par import par_sheet
-from firmware.rng.service import RngService
+from tests.math.agreement import assert_simulation_agrees
 
 
 def _brute_ties(board: tuple[int, ...], decks: int) -> int:
@@ -129,8 +128,4 @@ def test_egm_simulate_lands_inside_its_interval_around_the_exact_figures(options
     """The real kernel, 30,000 seeded rounds, every wager's return within 99.9% of the exact one."""
     opts = make_options("holdem-war", options)
     exact = holdem_war.par_sheet(opts)
-    result = simulate(get_game("holdem-war"), opts, 30_000, rng=RngService.seeded("verify:holdem"), seed="v")
-    for name, stats in result.to_json()["wagers"].items():
-        lo, hi = stats["ci95"]
-        mid, half = (lo + hi) / 2, (hi - lo) / 2 * 3.29 / 1.96
-        assert mid - half <= float(exact.wagers[name].rtp) <= mid + half, (name, mid, half)
+    assert_simulation_agrees("holdem-war", opts, exact, 30_000, "verify:holdem")

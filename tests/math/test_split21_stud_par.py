@@ -14,12 +14,11 @@ import pytest
 
 from firmware.cards.card import BLACKJACK_VALUE, Card
 from firmware.cards.poker5 import HandCategory, category
-from firmware.games.registry import get_game, make_options
+from firmware.games.registry import make_options
 from firmware.games.split21_stud_house_way import house_way
-from firmware.kernel.simulate import simulate
 from firmware.math import split21_stud
 from firmware.math.par import ParError, par_sheet
-from firmware.rng.service import RngService
+from tests.math.agreement import assert_simulation_agrees
 
 
 def test_house_way_ranks_depend_only_on_the_values():
@@ -98,8 +97,4 @@ def test_egm_simulate_lands_inside_its_interval_around_the_exact_figures():
     """The real kernel, 20,000 seeded rounds, every wager's return within 99.9% of the exact one."""
     opts = make_options("split21-stud", {"jackpot": {"house_ante": 10}, "low_pays": "3:2"})
     exact = split21_stud.par_sheet(opts)
-    result = simulate(get_game("split21-stud"), opts, 20_000, rng=RngService.seeded("verify:s21"), seed="v")
-    for name, stats in result.to_json()["wagers"].items():
-        lo, hi = stats["ci95"]
-        mid, half = (lo + hi) / 2, (hi - lo) / 2 * 3.29 / 1.96
-        assert mid - half <= float(exact.wagers[name].rtp) <= mid + half, (name, mid, half)
+    assert_simulation_agrees("split21-stud", opts, exact, 20_000, "verify:s21")

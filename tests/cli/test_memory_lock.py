@@ -1,0 +1,141 @@
+"""A critical-memory error at power-up locks the cabinet instead of ending the process: the control
+socket answers ``status`` (HALTED, the error), a technician logs in and RAM-clears through the
+service API, and the terminal then starts on the new memory."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from firmware.cabinet.control import ControlError, request
+from firmware.ledger.ledger import Ledger
+from firmware.ledger.store import MIRROR_FILE, PRIMARY_FILE
+
+
+def broken_memory(state: Path) -> None:
+    """A ledger with money in it whose two copies were then deleted (key and mark kept)."""
+    with Ledger.open(state) as ledger:
+        ledger.bill_in(5000)
+    for name in (PRIMARY_FILE, MIRROR_FILE):
+        for suffix in ("", "-wal", "-shm"):
+            (state / (name + suffix)).unlink(missing_ok=True)
+
+
+def start(tmp_path: Path, state: Path) -> subprocess.Popen:
+    cfg = tmp_path / "egm.toml"
+    cfg.write_text("[host]\nenabled = false\n")
+    return subprocess.Popen([sys.executable, "-m", "firmware.cli", "run", "--sim", "--headless", "--config",
+                             str(cfg), "--state-dir", str(state)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+
+
+def status_when(proc: subprocess.Popen, state: Path, predicate, timeout: float = 60.0) -> dict:
+    deadline = time.monotonic() + timeout
+    last: object = None
+    while True:
+        assert proc.poll() is None, f"the terminal exited: {proc.stderr.read() if proc.stderr else ''}"
+        try:
+            last = request(state, "status", timeout=10)
+            if last and predicate(last):
+                return last
+        except ControlError as exc:         # not up yet, or between the lock and the terminal
+            last = str(exc)
+        assert time.monotonic() < deadline, f"waited {timeout} s: {last}"
+        time.sleep(0.1)
+
+
+def service(state: Path, *words: str):
+    return request(state, "service", {"words": list(words)}, timeout=30)
+
+
+def test_a_memory_error_at_power_up_locks_the_cabinet_until_a_technician_clears_it(tmp_path):
+    state = tmp_path / "state"
+    broken_memory(state)
+    proc = start(tmp_path, state)
+    try:
+        s = status_when(proc, state, lambda s: s.get("state") == "HALTED")
+        assert "behind its high-water mark" in s["halted"]
+        assert s["tilts"][0]["tilt"] == "critical_memory:ledger" and s["accepting_notes"] is False
+        assert s["critical_memory"]["locked"] is True
+        with pytest.raises(ControlError, match="log in first"):
+            service(state, "ram-clear", "CLEAR", "memory lost")
+        with pytest.raises(ControlError, match="critical memory is locked"):
+            request(state, "play", {"wagers": {"1": {"bac": 10}}})
+        assert service(state, "login", "attendant", "1111")["role"] == "attendant"
+        with pytest.raises(ControlError, match="may not use ram-clear"):
+            service(state, "ram-clear", "CLEAR", "memory lost")
+        with pytest.raises(ControlError, match="critical memory is locked"):
+            service(state, "meters")
+        assert service(state, "login", "technician", "2222")["role"] == "technician"
+        with pytest.raises(ControlError, match="confirm"):
+            service(state, "ram-clear", "memory lost")
+        assert status_when(proc, state, lambda s: True)["state"] == "HALTED"    # still locked
+        assert service(state, "ram-clear", "CLEAR", "both", "copies", "lost")["cleared"] is True
+        s = status_when(proc, state, lambda s: s.get("state") == "IDLE")
+        assert s["credits_cents"] == 0
+        request(state, "stop")
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0, err
+    assert "critical memory: LOCKED: " in out and "RAM cleared by a technician" in out and "cabinet: IDLE" in out
+    with Ledger.open(state, read_only=True) as ledger:
+        events = list(reversed(ledger.events(100)))
+    names = [e["event"] for e in events]
+    assert names[:2] == ["ledger_created", "ram_clear"]
+    clear = events[1]
+    assert clear["role"] == "technician" and clear["reason"] == "both copies lost"
+    assert "behind its high-water mark" in clear["previous"]["unreadable"]
+    locked = [e for e in events if e.get("while_locked")]
+    assert [e["role"] for e in locked if e["event"] == "service_entry"] == ["attendant", "technician"]
+    assert any(e["event"] == "service_action" and e["result"] == "refused" for e in locked)
+
+
+def test_a_locked_cabinet_turned_off_fails_with_the_error(tmp_path):
+    state = tmp_path / "state"
+    broken_memory(state)
+    proc = start(tmp_path, state)
+    try:
+        status_when(proc, state, lambda s: s.get("state") == "HALTED")
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 2
+    assert "critical memory" in err and "behind its high-water mark" in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert not (state / "control.sock").exists()
+    assert not (state / PRIMARY_FILE).exists()          # nothing was created or repaired
+
+
+def test_the_screens_show_memory_error_with_the_reason(tmp_path, monkeypatch):
+    """The player's window over the lock: the lockup notice and the error."""
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
+    from firmware.cabinet.memory_lock import MemoryLock
+    from firmware.config import load_config
+    from firmware.ledger.errors import CriticalMemoryError
+    from firmware.ui.app import UiApp
+    from firmware.ui.messages import text
+
+    state = tmp_path / "state"
+    broken_memory(state)
+    with pytest.raises(CriticalMemoryError) as caught:
+        Ledger.open(state)
+    lock = MemoryLock(load_config(None), state, caught.value)
+    app = UiApp(lock, size=(1280, 800), drive_terminal=False, par_cache=tmp_path / "par")
+    app.step(1 / 30)
+    overlay = " ".join(app.frame.texts_in("overlay"))
+    assert text("overlay.halted") in overlay and "MEMORY ERROR" in overlay
+    assert "behind its high-water mark" in " ".join(t.text for t in app.frame.texts)
+    assert not app.betting
+    assert not any(h.name in ("deal", "cash_out") for h in app.frame.hits)
