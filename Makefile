@@ -25,6 +25,7 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks $(ARGS)
 
+# 10,000 kill/restart cycles by default (EGM_SOAK_CYCLES=N for fewer; docs/benchmarks.md).
 soak: $(STAMP)
 	$(BIN)/python -m pytest -m soak -p no:xdist $(ARGS)
 

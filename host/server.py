@@ -6,12 +6,14 @@ beyond the store and :meth:`send`:
 1. open it (decrypt with the host's X25519 key, verify the signature against the terminal's
    certificate, which must chain to the casino CA and not be revoked; schema, freshness);
    the MQTT topic's terminal must be the signed sender;
-2. store it (``HostStore.record``): a (terminal, epoch, sequence) already stored changes nothing
-   and is logged as a replay (or, with other content, as a conflict: the terminal's critical
-   memory went back);
+2. store it (``HostStore.record``) with everything it implies, in one transaction: a redemption
+   request authorises the voucher (or not), a voucher given back is released, a command is
+   confirmed. A host that dies at any instant has done all of it or none, so the terminal's resend
+   is new or a duplicate. A (terminal, epoch, sequence) already stored changes nothing and is logged
+   as a replay (or, with other content, as a conflict: the terminal's critical memory went back);
 3. act, only on a message stored just now (never on a duplicate: the duplicate check comes before
    every side effect): a ``hello`` gives the terminal's key for commands, a redemption request is
-   answered, a voucher given back is released;
+   answered with the decision stored with it;
 4. acknowledge the sequence number and epoch (also for a duplicate: the terminal is waiting for
    it); the acknowledgement of a hello also says the highest number the host holds for that
    terminal and epoch (``held``): a terminal whose critical memory is behind it halts.
@@ -49,14 +51,12 @@ from firmware.hostlink.errors import EnvelopeError, EnvelopeRejected
 from firmware.hostlink.identity import HostIdentity
 from firmware.hostlink.messages import TO_HOST, check_body
 from firmware.hostlink.mqtt import UP_WILDCARD, down_topic, terminal_of
-from host.store import HostStore
+from host.store import HostStore, Recorded
 from host.store_epochs import EPOCH_SPAN
 
 log = logging.getLogger("egm.host")
 
 SEQ_BLOCK = 1000
-#: voucher record states by which a terminal gives back a voucher the host authorised it to redeem
-RELEASING = frozenset({"redeem_returned", "redeem_abandoned"})
 COMMAND_POLL_S = 0.25
 INCOMING_MAX = 10_000
 MAX_DEFERRED = 10_000                  #: per terminal, messages waiting for its key (acks come again)
@@ -157,7 +157,7 @@ class HostServer:
         recorded = self.store.record(terminal, msg.seq, msg.type, msg.time, msg.body, epoch=epoch)
         if recorded.stored:
             self.stats["stored"] += 1
-            self._act(terminal, msg.type, msg.body)
+            self._act(terminal, msg.type, msg.body, recorded)
         elif recorded.conflict:
             # Another report is stored under this (terminal, epoch, number): the terminal's critical
             # memory went back. Nothing is stored or done; a hello is answered (below) with what the
@@ -183,7 +183,9 @@ class HostServer:
         self.send(terminal, "ack", ack, key=key)
         return "stored" if recorded.stored else "conflict" if recorded.conflict else "duplicate"
 
-    def _act(self, terminal: str, type_: str, body: dict[str, Any]) -> None:
+    def _act(self, terminal: str, type_: str, body: dict[str, Any], recorded: Recorded) -> None:
+        """What goes out for a report stored just now. Its effects on the store (a voucher
+        authorised or released, a command confirmed) were made in the transaction that stored it."""
         if type_ == "hello":
             # The newest boot's key (by seq): a hello left over from an earlier boot, arriving late,
             # must not replace it.
@@ -197,15 +199,11 @@ class HostServer:
             for deferred in self._deferred.pop(terminal, []):
                 self.send(terminal, *deferred)
             self.send_commands(terminal, force=True)           # it is back: what it has not confirmed
-        elif type_ == "voucher_redeem_request":
-            answer = self.store.authorize_redemption(body["validation"], terminal)
+        elif type_ == "voucher_redeem_request" and recorded.redemption is not None:
+            answer = recorded.redemption
             self.send(terminal, "voucher_redeem_reply", {"validation": body["validation"],
                                                          "approved": answer.approved,
                                                          "amount_cents": answer.amount_cents})
-        elif type_ == "event" and body["name"] == "voucher" and body["data"].get("state") in RELEASING:
-            validation = body["data"].get("validation")
-            if isinstance(validation, str):
-                self.store.release_redemption(validation, terminal)
 
     # --- outgoing ----------------------------------------------------------------------------------
     def _next_seq(self) -> int:

@@ -6,7 +6,9 @@ it about the floor. Every method is one short transaction on one shared :class:`
 share one database. What it guarantees, and why, is in docs/host-store.md; in short:
 
 * :meth:`record` stores a message and everything derived from it, or nothing; a (terminal, epoch,
-  seq) already stored is a duplicate that changes nothing (``Recorded(stored=False)``).
+  seq) already stored is a duplicate that changes nothing (``Recorded(stored=False)``). What a
+  report does to a voucher (a request authorises it, a return or an abandonment releases it) is part
+  of that transaction.
 * :meth:`authorize_redemption` lets exactly one terminal redeem a voucher, however many race.
 * :meth:`next_command_seq` never hands out the same number twice.
 """
@@ -39,9 +41,8 @@ from host.store_schema import (
     host_meta,
     metadata,
     rejections,
-    voucher_terms,
-    vouchers,
 )
+from host.store_vouchers import Redemption, authorize, release
 
 __all__ = ["HostStore", "HostStoreError", "Recorded", "Redemption"]
 
@@ -65,15 +66,8 @@ class Recorded:
     #: number): not a resend or a replay, the terminal numbered two reports alike (its critical
     #: memory went back)
     conflict: bool = False
-
-
-@dataclass(frozen=True)
-class Redemption:
-    """The host's answer to "may this voucher be paid at this terminal?"."""
-
-    approved: bool
-    amount_cents: int   #: 0 when refused
-    reason: str         #: "approved", or why not
+    #: the answer to a ``voucher_redeem_request`` stored just now (decided in the same transaction)
+    redemption: Redemption | None = None
 
 
 class HostStore:
@@ -158,8 +152,7 @@ class HostStore:
             idx = store_epochs.index(conn, terminal_id, epoch, received_at)
             assert idx is not None
             key = store_epochs.key(idx, seq)
-            outcome = ingest(conn, Incoming(terminal_id, key, type, sent_at, received_at, body))
-            return Recorded(stored=outcome == "stored", seq=key, conflict=outcome == "conflict")
+            return self._ingest(conn, Incoming(terminal_id, key, type, sent_at, received_at, body))
 
         return self._run(work, write=True)
 
@@ -167,6 +160,17 @@ class HostStore:
         """The highest report number stored for ``terminal_id`` in ``epoch`` (0: none): the
         host's witness of how far that critical memory got (docs/critical-memory.md)."""
         return self._read(lambda conn: store_epochs.held(conn, terminal_id, epoch))
+
+    def _ingest(self, conn: Connection, msg: Incoming) -> Recorded:
+        outcome = ingest(conn, msg)
+        if outcome != "stored":
+            return Recorded(stored=False, seq=msg.seq, conflict=outcome == "conflict")
+        if msg.type != "voucher_redeem_request":
+            return Recorded(stored=True, seq=msg.seq)
+        validation = msg.body.get("validation")
+        answer = (authorize(conn, validation, msg.terminal, self._now) if is_validation(validation)
+                  else Redemption(False, 0, "invalid validation number"))
+        return Recorded(stored=True, seq=msg.seq, redemption=answer)
 
     def log_rejection(self, terminal_id: str | None, reason: str, detail: str, size: int) -> None:
         """Log an envelope the host refused (``terminal_id`` None when the sender is unknown)."""
@@ -189,41 +193,8 @@ class HostStore:
         _check_terminal(terminal_id)
         if not is_validation(validation):
             return Redemption(False, 0, "invalid validation number")
-        return self._run(lambda conn: self._authorize(conn, validation, terminal_id), write=True)
+        return self._run(lambda conn: authorize(conn, validation, terminal_id, self._now), write=True)
 
-    def _authorize(self, conn: Connection, validation: str, terminal: str) -> Redemption:
-        v, terms = vouchers.c, voucher_terms.c
-        host_only = (select(terms.validation)
-                     .where(terms.validation == v.validation, terms.issued_by == v.issued_by,
-                            terms.offline_redemption.is_(False))
-                     .exists())
-        claim = (update(vouchers)
-                 .where(v.validation == validation,
-                        (v.issued_by == terminal) | host_only,
-                        (v.state == "issued") | ((v.state == "authorised") & (v.held_by == terminal)))
-                 .values(state="authorised", held_by=terminal, authorised_at=self._now())
-                 .returning(v.amount_cents))
-        for _ in range(3):
-            amount = conn.execute(claim).scalar_one_or_none()
-            if amount is not None:
-                return Redemption(True, amount, "approved")
-            row = conn.execute(select(v.state, v.held_by, v.issued_by)
-                               .where(v.validation == validation)).first()
-            if row is None:
-                return Redemption(False, 0, "unknown voucher")
-            if row.state == "issued" and row.issued_by != terminal and not conn.execute(
-                    select(host_only).select_from(vouchers).where(v.validation == validation)).scalar():
-                return Redemption(False, 0, f"its issuer {row.issued_by} may pay it offline: "
-                                            "redeemable there only")
-            if row.state == "authorised":
-                return Redemption(False, 0, f"being redeemed at {row.held_by}")
-            if row.state == "redeemed":
-                return Redemption(False, 0, "already redeemed")
-            if row.state == "voided":
-                return Redemption(False, 0, "voided")
-            # "issued" again: its holder released it between the UPDATE and the SELECT
-            # (PostgreSQL, READ COMMITTED: each statement sees the latest commits); claim again
-        return Redemption(False, 0, "busy, try again")
 
     def release_redemption(self, validation: str, terminal_id: str) -> bool:
         """The terminal gave the voucher back: ``authorised`` -> ``issued`` again, only if held by
@@ -231,12 +202,7 @@ class HostStore:
         _check_terminal(terminal_id)
         if not is_validation(validation):
             return False
-        v = vouchers.c
-        stmt = (update(vouchers)
-                .where(v.validation == validation, v.state == "authorised", v.held_by == terminal_id)
-                .values(state="issued", held_by=None, authorised_at=None))
-        return self._run(lambda conn: conn.execute(stmt.returning(v.validation)).first() is not None,
-                         write=True)
+        return self._run(lambda conn: release(conn, validation, terminal_id), write=True)
 
     # --- host -> terminal commands -------------------------------------------------------------------
 

@@ -8,7 +8,8 @@ Order inside the transaction, which is what makes it correct under concurrency:
    on the unique index and then sees the conflict.
 2. Upsert the ``terminals`` row. On PostgreSQL this takes the row lock, so the derivations of two
    messages from one terminal never interleave; on SQLite the whole write is serialised anyway.
-3. Derive: ``meters`` -> ``meters_history``, ``event`` -> ``events`` (+ tilts, vouchers, disabled),
+3. Derive: ``meters`` -> ``meters_history``, ``event`` -> ``events`` (+ tilts, vouchers and their
+   release, disabled),
    ``round`` -> ``rounds``. Every derived state change is ordered by seq, so a message that arrives
    late never undoes a newer one.
 """
@@ -36,6 +37,7 @@ from host.store_schema import (
     voucher_terms,
     vouchers,
 )
+from host.store_vouchers import RELEASING, release
 
 log = logging.getLogger(__name__)
 
@@ -263,9 +265,11 @@ def _ticket_in(conn: Connection, msg: Incoming, data: dict[str, Any],
 def _voucher_state(conn: Connection, msg: Incoming, data: dict[str, Any],
                    _power_up_seq: int | None) -> None:
     """The terminal's own voucher record: ``issued`` gives the voucher's terms (may its issuer pay
-    it offline?), ``void`` makes it void (issued -> voided); the rest is the terminal's business."""
+    it offline?), ``void`` makes it void (issued -> voided), ``redeem_returned`` and
+    ``redeem_abandoned`` release the terminal's hold on it (in this transaction: a host that dies
+    after storing the report has released it too); the rest is the terminal's business."""
     state = data.get("state")
-    if state not in ("issued", "void"):
+    if state not in ("issued", "void") and state not in RELEASING:
         return
     validation = data.get("validation")
     if not is_validation(validation):
@@ -278,6 +282,9 @@ def _voucher_state(conn: Connection, msg: Incoming, data: dict[str, Any],
         conn.execute(upsert(conn, voucher_terms).values(
             validation=validation, issued_by=msg.terminal, seq=msg.seq, offline_redemption=offline,
         ).on_conflict_do_nothing(index_elements=["validation"]))
+        return
+    if state in RELEASING:
+        release(conn, validation, msg.terminal)
         return
     conn.execute(update(vouchers).where(
         vouchers.c.validation == validation, vouchers.c.state == "issued",

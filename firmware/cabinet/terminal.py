@@ -48,6 +48,7 @@ from firmware.cabinet.machine import Cabinet, Tilt
 from firmware.cabinet.states import CabinetState, HandpayReason, TiltSource
 from firmware.cards.errors import ShoeExhausted
 from firmware.cards.source import PhysicalShoeSource, RngShoe
+from firmware.cashless.vouchers import POWER_LOST_ASKING
 from firmware.errors import EgmError
 from firmware.games.registry import configured_options, get_game
 from firmware.kernel.limits import BetLimits, validate_wagers
@@ -317,8 +318,9 @@ class Terminal:
 
     def _settle_after_power_loss(self) -> None:
         """A voucher sent but unconfirmed is voided; a redemption in escrow is cancelled (the
-        validator returns what it held at power-up); a handpay lockup is entered again; an
-        interrupted round finishes once the cabinet can play."""
+        validator returns what it held at power-up); a redemption asked of the host that had not
+        gone ahead is abandoned (the host releases the voucher, docs/cashless.md); a handpay
+        lockup is entered again; an interrupted round finishes once the cabinet can play."""
         book = self.vouchers
         issued = book.unconfirmed()
         if issued is not None:
@@ -327,6 +329,8 @@ class Terminal:
         pending = book.pending_redemption()
         if pending is not None:
             book.cancel_redeem(pending.validation, "power lost with the voucher in escrow")
+        for validation in book.unsettled_requests():  # asked of the host, never went ahead
+            book.abandon_request(validation, POWER_LOST_ASKING)
         handpay = self.ledger.setting("cabinet.handpay")
         if handpay and handpay.get("credits") and self.cabinet.state is S.IDLE:
             self.cabinet.cashout()

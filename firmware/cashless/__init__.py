@@ -5,12 +5,13 @@ from firmware.cashless.errors import REASON_CODES, VoucherError, VoucherRefused,
 from firmware.cashless.validation import offline_validation, parse_validation
 from firmware.cashless.vouchers import (
     POWER_LOST,
+    POWER_LOST_ASKING,
     IssuedVoucher,
     Redemption,
     VoucherBook,
     VoucherState,
 )
 
-__all__ = ["POWER_LOST", "REASON_CODES", "IssuedVoucher", "Redemption", "VoucherBook", "VoucherError",
+__all__ = ["POWER_LOST", "POWER_LOST_ASKING", "REASON_CODES", "IssuedVoucher", "Redemption", "VoucherBook", "VoucherError",
            "VoucherRefused", "VoucherState", "VoucherStateError", "offline_validation",
            "parse_validation"]

@@ -41,6 +41,12 @@ R_ISSUED = "issued"
 R_VOID = "void"
 R_REDEEM_PENDING = "redeem_pending"
 R_REDEEM_RETURNED = "redeem_returned"
+#: the host link's records of a redemption through the host (firmware/hostlink): the request, in
+#: critical memory before it is sent, and the terminal giving up on it (the host releases the voucher)
+R_HOST_REQUEST = "host_request"
+R_REDEEM_ABANDONED = "redeem_abandoned"
+#: The reason :meth:`VoucherBook.abandon_request` records for a request found unanswered at power-up.
+POWER_LOST_ASKING = "power lost before the redemption went ahead"
 #: The field of an ISSUED record that says whether the issuer may pay the voucher without the host
 #: (``[money] offline_redemption`` when it was issued). The host reads it from the report: such a
 #: voucher is approved at no other terminal (docs/cashless.md, "Offline redemption").
@@ -171,16 +177,29 @@ class VoucherBook:
         self._last_sequence = 0
         self._unconfirmed: str | None = None
         self._pending: str | None = None
+        #: redemptions asked of the host and not gone ahead (no REDEEM_PENDING), returned or
+        #: abandoned yet: validation -> None, oldest first
+        self._asked: dict[str, None] = {}
         records = ledger.transactions(("voucher", "ticket_out", "ticket_in"), -1)
         for record in reversed(records):
             body = {k: v for k, v in record.items() if k not in ("seq", "kind", "time")}
             self._apply(record["kind"], body)
+        ledger.listeners.append(self._on_record)
+
+    def _on_record(self, seq: int, kind: str, ref: str | None, time_: str, body: dict[str, Any]) -> None:
+        """The host link records a request and its abandonment itself: fold them in as committed."""
+        if kind == "voucher" and body.get("state") in (R_HOST_REQUEST, R_REDEEM_ABANDONED):
+            self._apply(kind, body)
 
     # --- the fold: records -> state ------------------------------------------------------------
     def _apply(self, kind: str, body: dict[str, Any]) -> None:
         """Update the book with one committed record (at open, and after each commit)."""
         v = body["validation"]
         entry = self._entries.get(v)
+        if kind == "voucher" and body["state"] == R_HOST_REQUEST:
+            self._asked[v] = None
+        else:                                    # any later step of it settles the request
+            self._asked.pop(v, None)
         if kind == "voucher":
             state = body["state"]
             if state == R_ISSUED:
@@ -424,6 +443,24 @@ class VoucherBook:
         entry = self._entries[self._pending]
         return Redemption(entry.validation, entry.amount_cents, entry.cashable, entry.source)
 
+    def unsettled_requests(self) -> list[str]:
+        """The redemptions asked of the host (a ``host_request`` record, committed before the
+        request is sent) that neither went ahead (REDEEM_PENDING) nor were abandoned: at power-up
+        the terminal abandons each (:meth:`abandon_request`) so the host releases its approval,
+        whether or not it gave one. Oldest first."""
+        return list(self._asked)
+
+    def abandon_request(self, validation: str, reason: str) -> None:
+        """Record that this terminal gave up the redemption it asked the host for (a
+        ``redeem_abandoned`` record, reported to the host, which releases the voucher if it holds
+        it for this terminal). A request that is not unsettled is a :class:`VoucherStateError`."""
+        _text("an abandon reason", reason)
+        v = parse_validation(validation)
+        if v not in self._asked:
+            raise VoucherStateError(f"no unsettled request to the host for voucher {format_validation(v)}")
+        self._ledger.voucher_record(v, R_REDEEM_ABANDONED, reason=reason)
+        self._asked.pop(v, None)
+
     # --- looking ---------------------------------------------------------------------------------
     def state(self, validation: str) -> VoucherState | None:
         """The voucher's state, or None if the book has no voucher of that number."""
@@ -472,4 +509,4 @@ class VoucherBook:
         return times
 
 
-__all__ = ["POWER_LOST", "Host", "IssuedVoucher", "Redemption", "VoucherBook", "VoucherState"]
+__all__ = ["POWER_LOST", "POWER_LOST_ASKING", "Host", "IssuedVoucher", "Redemption", "VoucherBook", "VoucherState"]

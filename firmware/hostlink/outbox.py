@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from firmware.cashless.vouchers import R_HOST_REQUEST, R_REDEEM_ABANDONED
 from firmware.ledger.ledger import Ledger
 
 #: record kind -> message type. Other kinds (settings, host acks, a round's intermediate journal
@@ -43,9 +44,9 @@ REPORTED: dict[str, str] = {
     "meters": "meters",
 }
 #: voucher records in this state ask the host to authorise a redemption (see ``firmware/cashless``)
-REDEEM_REQUEST_STATE = "host_request"
+REDEEM_REQUEST_STATE = R_HOST_REQUEST
 #: ... and in this state say the terminal stopped waiting for the answer (the host releases it)
-REDEEM_ABANDONED_STATE = "redeem_abandoned"
+REDEEM_ABANDONED_STATE = R_REDEEM_ABANDONED
 #: the event a terminal records at each start with its encryption key for the host's commands
 HELLO_EVENT = "hostlink.hello"
 ACK_FLUSH_EVERY = 64

@@ -15,6 +15,7 @@ from firmware.cards.errors import ShoeExhausted
 from firmware.cards.source import StackedSource
 from firmware.cashless import (
     POWER_LOST,
+    POWER_LOST_ASKING,
     REASON_CODES,
     IssuedVoucher,
     Redemption,
@@ -219,6 +220,29 @@ def test_a_pending_redemption_at_power_up_settles_either_way(term, stacked):
         assert term.book.check(v.validation).amount_cents == 700        # and it redeems later
         assert term.book.history()[0]["times"]["redeem_returned"]
     assert term.book.pending_redemption() is None
+
+
+def test_a_request_to_the_host_that_never_went_ahead_is_unsettled_until_abandoned(term):
+    # the host link records the request (and an abandonment) itself; the book folds them in, at
+    # open and as they are committed
+    own = term.book.issue(700)
+    term.book.printed(own.validation)
+    term.ledger.voucher_record(FOREIGN, "host_request")
+    assert term.book.unsettled_requests() == [FOREIGN]
+    term.power_cycle()
+    assert term.book.unsettled_requests() == [FOREIGN]                 # rebuilt from the records
+    term.ledger.voucher_record(own.validation, "host_request")
+    term.book.begin_redeem(own.validation, host=Host({own.validation: 700}))   # it went ahead
+    assert term.book.unsettled_requests() == [FOREIGN]
+    with pytest.raises(VoucherStateError, match="no unsettled request"):
+        term.book.abandon_request(own.validation, "power lost")
+    term.book.abandon_request(FOREIGN, POWER_LOST_ASKING)
+    assert term.book.unsettled_requests() == []
+    assert term.ledger.records_for(FOREIGN)[-1]["body"] == {
+        "validation": FOREIGN, "state": "redeem_abandoned", "reason": POWER_LOST_ASKING}
+    term.power_cycle()
+    assert term.book.unsettled_requests() == [] and term.meters()["ticket_in"] == 0
+    assert term.book.pending_redemption() == Redemption(own.validation, 700, True, "host")
 
 
 def test_a_voucher_redeemed_twice_pays_once(term):
