@@ -92,20 +92,24 @@ def build(ledger: Ledger, record: dict[str, Any]) -> tuple[str, dict[str, Any]]:
 
 
 class Outbox:
-    """The reports not yet acknowledged, by number, rebuilt from critical memory at start."""
+    """The reports not yet acknowledged, by number, rebuilt from critical memory at start (in a time
+    that follows what is outstanding, not the length of the history)."""
 
     def __init__(self, ledger: Ledger, *, clock: Callable[[], float] = time.monotonic) -> None:
         self.ledger = ledger
         self._clock = clock
-        self.last_number = 0                      #: the newest report's number
-        self.watermark = 0                        #: every report up to here is acknowledged
-        self._flushed = 0                         #: the watermark critical memory holds
+        # From what the ledger keeps as it absorbs records (carried by its checkpoints): how many
+        # reports were made and the highest acknowledged; only the outstanding ones are read.
+        #: the newest report's number
+        self.last_number = sum(ledger.kind_counts.get(kind, 0) for kind in REPORTED)
+        self.watermark = ledger.host_acked        #: every report up to here is acknowledged
+        self._flushed = self.watermark            #: the watermark critical memory holds
         self._flushed_at = clock()
-        self._pending: dict[int, int] = {}        #: report number -> log seq, ascending
+        outstanding = ledger.newest_of(REPORTED, self.last_number - self.watermark)
+        #: report number -> log seq, ascending
+        self._pending: dict[int, int] = dict(zip(range(self.last_number - len(outstanding) + 1,
+                                                       self.last_number + 1), outstanding, strict=True))
         self._acked: set[int] = set()             #: acknowledged above the watermark
-        for seq, kind, ref in ledger.log_index():
-            self._absorb(seq, kind, ref)
-        self._flushed = self.watermark
         ledger.listeners.append(self._on_record)
 
     def _absorb(self, seq: int, kind: str, ref: str | None) -> None:

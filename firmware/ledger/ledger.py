@@ -20,7 +20,7 @@ import datetime as _dt
 import hashlib
 import json
 import secrets
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -86,6 +86,11 @@ class Ledger:
         self.meters: dict[str, int] = {}
         self._meter_seq: dict[str, int] = {}
         self.open_round: OpenRound | None = None
+        #: How many records of each kind the log holds (the host link numbers its reports from them).
+        self.kind_counts: dict[str, int] = {}
+        #: The highest report number a ``host_ack`` record holds (0: none).
+        self.host_acked = 0
+        self._doors: dict[str, bool] = {}         #: each door's last recorded state (True: open)
         self.repairs: list[str] = []
         self.rows = 0
         self._checkpoint_seq = 0                  #: the newest checkpoint's record
@@ -147,14 +152,16 @@ class Ledger:
             raise CriticalMemoryError(f"critical memory in {path} has an unknown format {verified.meta.get('format')!r}")
         denom = int(verified.meta["denom_cents"])
         ledger = cls(store, path, denom, clock)
-        if verified.base is not None:
-            ledger._restore(verified.base.seq, json.loads(verified.base.state))
+        if verified.base is not None and not ledger._restore(verified.base.seq, json.loads(verified.base.state)):
+            # A checkpoint from before its state grew (see _state): verified whole once, after
+            # which the next checkpoint carries everything.
+            verified = store.verify(repair=not read_only, full=True)
         newest = store.latest_checkpoint() if verified.base is None and verified.rows else None
         ledger.epoch = epoch_of(verified.meta)
         for row in verified.rows:
             ledger._absorb(row.seq, row.kind, row.data())
             if newest is not None and row.seq == newest.seq and (
-                    row.mac != newest.mac or json.loads(ledger._state()) != json.loads(newest.state)):
+                    row.mac != newest.mac or not ledger._agrees(json.loads(newest.state))):
                 raise CriticalMemoryError(f"critical memory: the checkpoint at record {row.seq} does not "
                                           "agree with the log before it")
         ledger.rows = store.last_seq
@@ -177,6 +184,11 @@ class Ledger:
         """Update the in-memory state with one authentic record (at open and after each commit)."""
         for name in M.apply(self.meters, M.deltas(kind, body)):
             self._meter_seq[name] = seq
+        self.kind_counts[kind] = self.kind_counts.get(kind, 0) + 1
+        if kind == "event" and body.get("event") in ("door_open", "door_close") and isinstance(body.get("door"), str):
+            self._doors[body["door"]] = body["event"] == "door_open"
+        elif kind == "host_ack":
+            self.host_acked = max(self.host_acked, body["upto"])
         if kind.startswith("round."):
             entry = body["entry"]
             if entry["trigger"] == "deal":
@@ -192,22 +204,40 @@ class Ledger:
     #: cut left after the last one), whatever the length of the history.
     CHECKPOINT_EVERY = 1000
 
+    #: What a checkpoint's state holds; one written before the last three were kept lacks them.
+    _STATE_KEYS = frozenset({"meters", "meter_seq", "open_round", "kind_counts", "host_acked", "doors"})
+
     def _state(self) -> str:
-        """What a checkpoint keeps: the meters (and the record each last changed at) and the round
-        in progress, so that start-up recomputes only from the checkpoint on."""
+        """What a checkpoint keeps: the meters (and the record each last changed at), the round in
+        progress, the records of each kind, the host's acknowledgement and the doors, so that
+        start-up recomputes only from the checkpoint on and nothing at power-up reads the history."""
         round_ = self.open_round
         return json.dumps({"meters": self.meters, "meter_seq": self._meter_seq,
                            "open_round": None if round_ is None else {
                                "round_id": round_.round_id, "game": round_.game,
                                "initial_stakes": round_.initial_stakes, "credits_before": round_.credits_before,
-                               "entries": round_.entries}},
+                               "entries": round_.entries},
+                           "kind_counts": self.kind_counts, "host_acked": self.host_acked, "doors": self._doors},
                           separators=(",", ":"), sort_keys=True)
 
-    def _restore(self, seq: int, state: Mapping[str, Any]) -> None:
+    def _restore(self, seq: int, state: Mapping[str, Any]) -> bool:
+        """Start from a checkpoint's state; False (nothing taken) if it lacks part of it."""
+        if set(state) != self._STATE_KEYS:
+            return False
         self.meters = dict(state["meters"])
         self._meter_seq = dict(state["meter_seq"])
         self.open_round = OpenRound(**state["open_round"]) if state["open_round"] else None
+        self.kind_counts = dict(state["kind_counts"])
+        self.host_acked = state["host_acked"]
+        self._doors = dict(state["doors"])
         self._checkpoint_seq = seq
+        return True
+
+    def _agrees(self, state: Mapping[str, Any]) -> bool:
+        """A checkpoint's state is this ledger's as the log before it makes it (an older checkpoint:
+        the part it holds)."""
+        mine = json.loads(self._state())
+        return set(state) <= set(mine) and all(state[k] == mine[k] for k in state)
 
     def _checkpoint_if_due(self) -> None:
         seq = self._store.last_seq
@@ -369,6 +399,17 @@ class Ledger:
             raise LedgerError(f"host_ack: {upto!r} is not a report number")
         self._commit("host_ack", str(upto), {"upto": upto})
 
+    def newest_of(self, kinds: Iterable[str], count: int) -> list[int]:
+        """The seqs of the newest ``count`` records whose kind is one of ``kinds``, oldest first
+        (read newest first on the log's kind index: the cost follows ``count``, not the history)."""
+        kinds = sorted(set(kinds))
+        if count <= 0 or not kinds:
+            return []
+        marks = ",".join("?" * len(kinds))
+        rows = self._store.query(f"SELECT seq FROM log WHERE kind IN ({marks}) ORDER BY seq DESC LIMIT ?",
+                                 (*kinds, count))
+        return [seq for (seq,) in reversed(rows)]
+
     def log_index(self, after: int = 0) -> list[tuple[int, str, str | None]]:
         """``(seq, kind, ref)`` of every record after ``after``, oldest first (no bodies)."""
         return [(seq, kind, ref) for seq, kind, ref in self._store.query(
@@ -465,16 +506,9 @@ class Ledger:
         return [{"seq": seq, "time": time, **json.loads(body)} for seq, time, body in rows]
 
     def door_states(self) -> dict[str, bool]:
-        """Each door's state as the event log last recorded it (True: open)."""
-        rows = self._store.query(
-            "SELECT body FROM log WHERE kind = 'event' AND (body LIKE '%\"event\":\"door_open\"%' "
-            "OR body LIKE '%\"event\":\"door_close\"%') ORDER BY seq")
-        state: dict[str, bool] = {}
-        for (body,) in rows:
-            event = json.loads(body)
-            if event.get("event") in ("door_open", "door_close") and isinstance(event.get("door"), str):
-                state[event["door"]] = event["event"] == "door_open"
-        return state
+        """Each door's state as the event log last recorded it (True: open): kept as the records
+        are absorbed and carried by the checkpoints, so no power-up reads the whole event log."""
+        return dict(self._doors)
 
     def transactions(self, kinds: tuple[str, ...], last: int) -> list[dict[str, Any]]:
 

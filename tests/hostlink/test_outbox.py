@@ -105,3 +105,36 @@ def test_build_meters_is_the_egm_meters_document(tmp_path: Path) -> None:
         report = ledger.meters_report()
         assert type_ == "meters"
         assert body["meters"] == report["meters"] and body["credits"] == report["credits"]
+
+
+def _outbox_from_whole_history(ledger: Ledger) -> tuple[int, int, dict[int, int]]:
+    """The outbox as a walk of every record gives it: (last number, watermark, number -> seq)."""
+    from firmware.hostlink.outbox import REPORTED
+
+    numbered = [seq for seq, kind, _ in ledger.log_index() if kind in REPORTED]
+    watermark = max((ledger.log_record(seq)["body"]["upto"] for seq, kind, _ in ledger.log_index()
+                     if kind == "host_ack"), default=0)
+    return len(numbered), watermark, {n: seq for n, seq in enumerate(numbered, 1) if n > watermark}
+
+
+def test_the_outbox_at_power_up_reads_only_what_is_outstanding(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(Ledger, "CHECKPOINT_EVERY", 10)
+    with Ledger.open(tmp_path) as ledger:
+        outbox = Outbox(ledger)
+        for i in range(400):
+            ledger.bill_in(100) if i % 3 else ledger.store_setting("touch.calibration", {"i": i})
+            if i % 50 == 49:
+                for n in outbox.numbers()[:-7]:              # the newest 7 stay outstanding
+                    outbox.ack(n)
+                outbox.flush(force=True)
+        outbox.close()
+    with Ledger.open(tmp_path) as booted:
+        read: list[int] = []
+        query = booted._store.query
+        monkeypatch.setattr(booted._store, "query", lambda sql, params=(): read.append(
+            len(rows := query(sql, params))) or rows)
+        rebuilt = Outbox(booted)
+        assert sum(read) <= len(rebuilt) == 7
+        monkeypatch.undo()
+        assert (rebuilt.last_number, rebuilt.watermark, rebuilt._pending) == _outbox_from_whole_history(booted)
+        assert rebuilt.last_number > 250
