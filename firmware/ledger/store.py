@@ -30,7 +30,7 @@ import json
 import os
 import sqlite3
 import stat
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -133,6 +133,20 @@ def load_or_create_key(state_dir: Path, *, create: bool) -> bytes:
     return key
 
 
+@contextlib.contextmanager
+def _transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """``BEGIN IMMEDIATE`` ... ``COMMIT``; anything raised inside (a power-fail test's kill aside)
+    rolls it back."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+
+
 class Copy:
     """One SQLite file of critical memory."""
 
@@ -199,15 +213,8 @@ class Copy:
             return []
 
     def write_checkpoint(self, checkpoint: tuple[int, bytes, str, bytes]) -> None:
-        conn = self.connect(writing=True)
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with _transaction(self.connect(writing=True)) as conn:
             conn.execute("INSERT OR REPLACE INTO checkpoint (seq, mac, state, tag) VALUES (?,?,?,?)", checkpoint)
-            conn.execute("COMMIT")
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
 
     def load(self) -> Loaded | None:
         """Everything in the file that SQLite can still read, or None when it cannot open it at all.
@@ -270,8 +277,7 @@ class Copy:
               meta: Iterable[tuple[str, str, bytes]] = ()) -> None:
         conn = self.connect(writing=True)
         self.checkpoint("begin")
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with _transaction(conn):
             for row in rows:
                 conn.execute("INSERT OR REPLACE INTO log (seq, kind, ref, time, body, mac) VALUES (?,?,?,?,?,?)",
                              (row.seq, row.kind, row.ref, row.time, row.body, row.mac))
@@ -279,24 +285,12 @@ class Copy:
             conn.executemany("INSERT OR REPLACE INTO meters (name, value, seq, mac) VALUES (?,?,?,?)", meters)
             conn.executemany("INSERT OR REPLACE INTO meta (key, value, mac) VALUES (?,?,?)", meta)
             self.checkpoint("meters")
-            conn.execute("COMMIT")
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
         self.checkpoint("commit")
 
     def replace_meters(self, meters: Iterable[tuple[str, int, int, bytes]]) -> None:
-        conn = self.connect(writing=True)
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with _transaction(self.connect(writing=True)) as conn:
             conn.execute("DELETE FROM meters")
             conn.executemany("INSERT INTO meters (name, value, seq, mac) VALUES (?,?,?,?)", meters)
-            conn.execute("COMMIT")
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
 
     def destroy(self) -> None:
         self.close()

@@ -121,15 +121,21 @@ def test_a_mark_behind_the_log_by_one_write_is_rolled_forward(tmp_path):
         assert ledger._store.mark.read().seq == ledger.rows
 
 
-def test_a_torn_mark_slot_keeps_the_previous_mark(tmp_path):
+def _tear_the_newest_mark_slot(tmp_path):
+    """A ledger whose newest mark slot is torn (the slot being written when the power went)."""
     make(tmp_path)
     mark = tmp_path / MARK_FILE
     with Ledger.open(tmp_path, read_only=True) as ledger:
         newest = ledger._store.mark.read()
     data = bytearray(mark.read_bytes())
     at = (newest.gen % 2) * SLOT
-    data[at + 40: at + 80] = b"\x00" * 40             # the slot being written when the power went
+    data[at + 40: at + 80] = b"\x00" * 40
     mark.write_bytes(bytes(data))
+    return mark
+
+
+def test_a_torn_mark_slot_keeps_the_previous_mark(tmp_path):
+    _tear_the_newest_mark_slot(tmp_path)
     with Ledger.open(tmp_path) as ledger:
         assert any(MARK_FILE in r for r in ledger.repairs)
         assert ledger.meters["ticket_out"] == 2010
@@ -190,14 +196,8 @@ def test_a_ledger_made_before_the_mark_is_adopted_once(tmp_path):
 
 
 def test_a_torn_mark_slot_seen_read_only_says_what_repair_would_do_and_writes_nothing(tmp_path, capsys):
-    make(tmp_path)
-    mark = tmp_path / MARK_FILE
-    with Ledger.open(tmp_path, read_only=True) as ledger:
-        newest = ledger._store.mark.read()
-    data = bytearray(mark.read_bytes())
-    at = (newest.gen % 2) * SLOT
-    data[at + 40: at + 80] = b"\x00" * 40
-    mark.write_bytes(bytes(data))
+    mark = _tear_the_newest_mark_slot(tmp_path)
+    torn = mark.read_bytes()
     problem = f"{MARK_FILE}: a torn or damaged slot"
 
     assert main(["meters", "--json", "--state-dir", str(tmp_path)]) == 0
@@ -205,7 +205,7 @@ def test_a_torn_mark_slot_seen_read_only_says_what_repair_would_do_and_writes_no
     assert line == f"egm meters: warning: critical memory: {problem}; egm ledger verify --repair would rewrite it from the log"
     assert main(["ledger", "verify", "--state-dir", str(tmp_path)]) == 1
     assert f"needs repair: {problem}; egm ledger verify --repair would rewrite it from the log" in capsys.readouterr().out
-    assert mark.read_bytes() == bytes(data)           # read-only: the torn slot left as found
+    assert mark.read_bytes() == torn                   # read-only: the torn slot left as found
 
     assert main(["ledger", "verify", "--state-dir", str(tmp_path), "--repair"]) == 0
     assert f"repaired: {problem}; rewritten from the log" in capsys.readouterr().out
