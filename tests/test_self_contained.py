@@ -38,6 +38,7 @@ def test_nothing_refers_to_the_folder_beside_the_repository() -> None:
 
 
 def test_the_guard_catches_a_reference() -> None:
-    assert OUTSIDE.search("egm rng kat ../shared/vectors/hmac_drbg_sha256.json")
-    assert OUTSIDE.search('SHARED = ROOT.parent / "shared"')
+    folder = "sha" + "red"              # spelt in two parts, so this file holds no reference itself
+    assert OUTSIDE.search(f"egm rng kat ../{folder}/vectors/hmac_drbg_sha256.json")
+    assert OUTSIDE.search(f'SHARED = ROOT.parent / "{folder}"')
     assert not OUTSIDE.search("copied from the reference folder's shared/rules/baccarat-war.md")
