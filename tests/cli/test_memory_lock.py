@@ -16,6 +16,7 @@ import pytest
 from firmware.cabinet.control import ControlError, request
 from firmware.ledger.ledger import Ledger
 from firmware.ledger.store import MIRROR_FILE, PRIMARY_FILE
+from tests.cli.processes import reaped
 
 
 def broken_memory(state: Path) -> None:
@@ -58,7 +59,7 @@ def test_a_memory_error_at_power_up_locks_the_cabinet_until_a_technician_clears_
     state = tmp_path / "state"
     broken_memory(state)
     proc = start(tmp_path, state)
-    try:
+    with reaped(proc):
         s = status_when(proc, state, lambda s: s.get("state") == "HALTED")
         assert "behind its high-water mark" in s["halted"]
         assert s["tilts"][0]["tilt"] == "critical_memory:ledger" and s["accepting_notes"] is False
@@ -81,10 +82,6 @@ def test_a_memory_error_at_power_up_locks_the_cabinet_until_a_technician_clears_
         assert s["credits_cents"] == 0
         request(state, "stop")
         out, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
     assert proc.returncode == 0, err
     assert "critical memory: LOCKED: " in out and "RAM cleared by a technician" in out and "cabinet: IDLE" in out
     with Ledger.open(state, read_only=True) as ledger:
@@ -103,14 +100,10 @@ def test_a_locked_cabinet_turned_off_fails_with_the_error(tmp_path):
     state = tmp_path / "state"
     broken_memory(state)
     proc = start(tmp_path, state)
-    try:
+    with reaped(proc):
         status_when(proc, state, lambda s: s.get("state") == "HALTED")
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
     assert proc.returncode == 2
     assert "critical memory" in err and "behind its high-water mark" in err
     assert err.count("\n") == 1 and "Traceback" not in err

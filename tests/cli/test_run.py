@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+from tests.cli.processes import reaped
+
 
 def test_run_sim_power_up_self_test_reaches_attract_with_the_host_link(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "firmware.cli", "run", "--sim", "--headless",
@@ -156,7 +158,7 @@ def test_run_with_a_validator_port_that_does_not_exist_stays_up_in_tilt_and_reco
     proc = subprocess.Popen([sys.executable, "-m", "firmware.cli", "run", "--headless", "--config", str(cfg),
                              "--state-dir", str(state)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "PYTHONUNBUFFERED": "1"})
-    try:
+    with reaped(proc):
         deadline = time.monotonic() + 60
         while not (state / "control.sock").exists():
             assert proc.poll() is None, f"the terminal exited: {proc.stderr.read()}"
@@ -177,10 +179,6 @@ def test_run_with_a_validator_port_that_does_not_exist_stays_up_in_tilt_and_reco
         with contextlib.redirect_stdout(io.StringIO()):
             assert main(["simctl", "--state-dir", str(state), "stop"]) == 0
         out, err = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
     assert proc.returncode == 0, err
     assert f"devices                  FAILED: bill_validator: not connected ({port})" in out
     assert "cabinet: TILT; tilts: device_disconnected:bill_validator" in out and "Traceback" not in err

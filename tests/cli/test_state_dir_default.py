@@ -10,6 +10,7 @@ import sys
 import time
 
 from firmware.commands._common import default_state_dir
+from tests.cli.processes import reaped
 
 
 def egm(*argv: str, env: dict[str, str], timeout: float = 60) -> subprocess.CompletedProcess:
@@ -28,7 +29,7 @@ def test_every_reading_command_finds_the_terminal_run_without_state_dir(tmp_path
     state = tmp_path / "egm" / "EGM-0001"
     proc = subprocess.Popen([sys.executable, "-m", "firmware.cli", "run", "--sim", "--headless"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    try:
+    with reaped(proc):
         deadline = time.monotonic() + 60
         while not (state / "control.sock").exists():
             assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read()
@@ -39,10 +40,6 @@ def test_every_reading_command_finds_the_terminal_run_without_state_dir(tmp_path
         stop = egm("simctl", "stop", env=env)
         assert stop.returncode == 0, stop.stderr
         out, err = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
     assert proc.returncode == 0, err
     events = egm("events", "--last", "1", "--json", env=env)
     assert events.returncode == 0, events.stderr
