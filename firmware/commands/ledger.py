@@ -112,8 +112,8 @@ def _verify(args: argparse.Namespace) -> int:
     from firmware.ledger.ledger import accounting_difference
 
     with _open(args, read_only=not args.repair, warn=False, full=args.full) as ledger:
-        doc = {"ok": not ledger.repairs or args.repair, "records": ledger.rows, "full": args.full,
-               "problems": ledger.repairs,
+        doc = {"ok": (not ledger.repairs or args.repair) and not ledger.locked, "records": ledger.rows,
+               "full": args.full, "problems": ledger.repairs, "locked": ledger.locked,
                "repaired": bool(args.repair and ledger.repairs),
                "accounting_difference_cents": accounting_difference(ledger.meters),
                "round_in_progress": ledger.open_round.round_id if ledger.open_round else None}
@@ -127,6 +127,8 @@ def _verify(args: argparse.Namespace) -> int:
         sys.stdout.write(f"{doc['records']} {what}\n")
         for p in doc["problems"]:
             sys.stdout.write(f"  {'repaired' if args.repair else 'needs repair'}: {p}\n")
+        if doc["locked"]:
+            sys.stdout.write(f"  LOCKED: {doc['locked']}\n")
         sys.stdout.write(f"accounting difference: {doc['accounting_difference_cents']} cents\n")
     return 0 if doc["ok"] and doc["accounting_difference_cents"] == 0 else 1
 

@@ -74,7 +74,13 @@ def _run(args: argparse.Namespace) -> int:
     _math_check(cfg, out, args.state_dir)
     out.write(f"games: {', '.join(playable)} playable\n")
     out.flush()
-    _terminal(cfg, args, game_id, rng_results, path, out)
+    while (halted := _terminal(cfg, args, game_id, rng_results, path, out)) is not None:
+        # Critical memory failed while the terminal ran (a write failed, or the host's witness
+        # showed it behind): everything is closed; the cabinet stays up in the lock, as at power-up.
+        if not _memory_lock(cfg, args, path, halted, out):
+            raise halted
+        out.write("critical memory: RAM cleared by a technician; the terminal starts\n")
+        out.flush()
     return 0
 
 
@@ -93,7 +99,10 @@ def _device_specs(cfg, *, sim: bool) -> dict:
     return specs
 
 
-def _terminal(cfg, args, game_id: str, rng_results, path: Path, out) -> None:
+def _terminal(cfg, args, game_id: str, rng_results, path: Path, out):
+    """Run the terminal until it stops (None) or critical memory fails while it runs (the
+    :class:`~firmware.ledger.errors.CriticalMemoryError`, once every device and the host link are
+    closed)."""
     from firmware.cabinet.autoplay import Autoplay
     from firmware.cabinet.control import ControlServer, socket_path
     from firmware.cabinet.selftest import check_software, run_self_test
@@ -101,6 +110,7 @@ def _terminal(cfg, args, game_id: str, rng_results, path: Path, out) -> None:
     from firmware.cabinet.terminal import Devices, Terminal
     from firmware.cashless.vouchers import VoucherBook
     from firmware.errors import EgmError
+    from firmware.ledger.errors import CriticalMemoryError
     from firmware.rng.service import RngService
     from hal import registry
     from sim_hardware.rig import SimRig
@@ -194,10 +204,15 @@ def _terminal(cfg, args, game_id: str, rng_results, path: Path, out) -> None:
             if args.autoplay == 0:
                 terminal.stop()
         idle_wait = 0.001 if args.autoplay else 0.02
-        if screens is None:
-            terminal.run(idle_wait=idle_wait)
-        else:
-            _run_with_screens(terminal, screens, args, idle_wait)
+        try:
+            if screens is None:
+                terminal.run(idle_wait=idle_wait)
+            else:
+                _run_with_screens(terminal, screens, args, idle_wait)
+        except CriticalMemoryError as exc:
+            out.write(f"critical memory: HALTED: {exc}\n")
+            out.flush()
+            return exc
         terminal.ledger.event("power_down")
         report = ledger.meters_report()
         if args.autoplay is not None:
@@ -218,8 +233,6 @@ def _open_ledger(cfg, args, path: Path, out):
     (:class:`~firmware.cabinet.memory_lock.MemoryLock`): the error on the screens and through the
     control socket, until a technician's RAM clear (then the new, empty memory is opened) or the
     cabinet is turned off (then the error is raised: ``egm run`` fails with it)."""
-    from firmware.cabinet.control import ControlServer, socket_path
-    from firmware.cabinet.memory_lock import MemoryLock
     from firmware.ledger.errors import CriticalMemoryError
     from firmware.ledger.ledger import Ledger
 
@@ -227,6 +240,18 @@ def _open_ledger(cfg, args, path: Path, out):
         return Ledger.open(path, denomination=cfg.terminal.denomination)
     except CriticalMemoryError as exc:
         error = exc
+    if not _memory_lock(cfg, args, path, error, out):
+        raise error
+    out.write("critical memory: RAM cleared by a technician; the terminal starts\n")
+    return Ledger.open(path, denomination=cfg.terminal.denomination)
+
+
+def _memory_lock(cfg, args, path: Path, error, out) -> bool:
+    """Hold the cabinet in the critical-memory lock (the error on the screens and the control
+    socket) until a technician's RAM clear (True) or the cabinet is turned off (False)."""
+    from firmware.cabinet.control import ControlServer, socket_path
+    from firmware.cabinet.memory_lock import MemoryLock
+
     lock = MemoryLock(cfg, path, error)
     server = ControlServer(lock, socket_path(path)).start()
     try:
@@ -242,10 +267,7 @@ def _open_ledger(cfg, args, path: Path, out):
             _run_with_screens(lock, screens, args, 0.05)
     finally:
         server.close()
-    if lock.cleared is None:
-        raise error
-    out.write("critical memory: RAM cleared by a technician; the terminal starts\n")
-    return Ledger.open(path, denomination=cfg.terminal.denomination)
+    return lock.cleared is not None
 
 
 def _print_started(out, cfg, specs, rig, problems, hosted, path: Path, control: Path, screens, args) -> None:

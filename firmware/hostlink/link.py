@@ -37,8 +37,9 @@ made with the ledger, new at each RAM clear), so the host keys its duplicate che
 epoch, number) and a cleared terminal's reports, numbered from 1 again, are stored; an
 acknowledgement of another epoch is ignored. The host's answer to a session's hello says the
 highest report number it holds for this terminal and epoch; beyond this critical memory's last
-report, the memory went back: :data:`WITNESS_EVENT` is recorded and the terminal halts with
-:class:`CriticalMemoryError`, reporting nothing more (docs/critical-memory.md).
+report, the memory went back: :data:`WITNESS_EVENT` is recorded, the memory locked (:meth:`Ledger.lock`, which outlives a
+power cut) and the terminal halts with :class:`CriticalMemoryError`, reporting nothing more; ``egm
+run`` then holds the cabinet in the critical-memory lock until a RAM clear (docs/critical-memory.md).
 
 Meter reports: every ``meter_interval_s``, when the host asks (``send_meters``), and after a
 significant record (money in or out, a door, power-up, a RAM clear): a :meth:`Ledger.meters_snapshot`,
@@ -322,6 +323,7 @@ class HostLink:
         self.behind = why
         try:
             self.ledger.event(WITNESS_EVENT, witness="host", held=held, last_report=last, epoch=self.ledger.epoch)
+            self.ledger.lock(why)
         except LedgerError as exc:
             log.critical("could not record it: %s", exc)
         raise CriticalMemoryError(why)

@@ -44,6 +44,8 @@ ROLES = ("attendant", "technician", "auditor", "operator", "regulator")
 #: meta key of the critical memory's epoch: a random id made with the ledger, so a RAM clear (a new
 #: ledger) starts a new one; the host link's reports carry it (docs/protocols/host-session.md)
 EPOCH_META = "epoch"
+#: the setting that locks critical memory found behind a witness outside it (:meth:`Ledger.lock`)
+LOCK_SETTING = "critical_memory_lock"
 
 
 def utc_now() -> str:
@@ -92,6 +94,8 @@ class Ledger:
         self.host_acked = 0
         self._doors: dict[str, bool] = {}         #: each door's last recorded state (True: open)
         self.repairs: list[str] = []
+        #: why this critical memory is locked (:meth:`lock`), or None; a writable open refuses it
+        self.locked: str | None = None
         self.rows = 0
         self._checkpoint_seq = 0                  #: the newest checkpoint's record
         #: the life of this critical memory (:func:`epoch_of`): 16 hex digits, new at each RAM clear
@@ -165,6 +169,10 @@ class Ledger:
                 raise CriticalMemoryError(f"critical memory: the checkpoint at record {row.seq} does not "
                                           "agree with the log before it")
         ledger.rows = store.last_seq
+        if (lock := ledger.setting(LOCK_SETTING)) is not None:
+            ledger.locked = f"{lock['reason']} (locked {lock['at']}; a technician's RAM clear is needed)"
+            if not read_only:
+                raise CriticalMemoryError(ledger.locked)
         notes = store.check_meters(verified, ledger.meters, ledger._meter_seq, repair=not read_only)
         ledger.repairs = verified.repairs + notes
         if not read_only:
@@ -367,6 +375,14 @@ class Ledger:
             "SELECT body FROM log WHERE kind = 'setting' AND ref = ? ORDER BY seq DESC LIMIT 1", (name,))
         return json.loads(rows[0][0])["value"] if rows else None
 
+    def lock(self, reason: str) -> None:
+        """Lock this critical memory: it verifies, but a witness outside it (the host) showed it is
+        behind, so nothing may be paid from it. The lock is a record of its own, so it outlives a
+        power cut: every later writable :meth:`open` raises :class:`CriticalMemoryError` with the
+        reason until a RAM clear (read-only opens, for the meters and the audit, still work)."""
+        self.store_setting(LOCK_SETTING, {"reason": reason, "at": self._clock()})
+        self.locked = reason
+
     # --- TITO vouchers (firmware/cashless) -----------------------------------------------------
     def voucher_record(self, validation: str, state: str, **data: Any) -> None:
         """Commit a voucher's state change (``ref`` = its validation number). Meter-neutral: only
@@ -554,6 +570,8 @@ class Ledger:
             with cls.open(path, read_only=True) as old:
                 previous = {"meters": old.meters_report()["meters"], "credits": old.credits_cents,
                             "records": old.rows}
+            if old.locked:
+                previous["locked"] = old.locked
         except LedgerError as exc:
             previous = {"unreadable": str(exc)}
         for name in (PRIMARY_FILE, MIRROR_FILE):

@@ -132,3 +132,72 @@ def test_the_screens_show_memory_error_with_the_reason(tmp_path, monkeypatch):
     assert "behind its high-water mark" in " ".join(t.text for t in app.frame.texts)
     assert not app.betting
     assert not any(h.name in ("deal", "cash_out") for h in app.frame.hits)
+
+
+def _autoplay(tmp_path: Path, state: Path, rounds: int) -> None:
+    proc = subprocess.run([sys.executable, "-m", "firmware.cli", "run", "--sim", "--headless", "--autoplay",
+                           str(rounds), "--state-dir", str(state)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+
+
+def _ledger_files(state: Path) -> list[Path]:
+    from firmware.ledger.mark import MARK_FILE
+    from firmware.ledger.store import KEY_FILE
+
+    return [state / (name + suffix) for name in (PRIMARY_FILE, MIRROR_FILE) for suffix in ("", "-wal", "-shm")] \
+        + [state / KEY_FILE, state / MARK_FILE]
+
+
+def test_memory_found_behind_the_hosts_witness_locks_the_cabinet_across_power_cuts(tmp_path):
+    """Critical memory put back as it was earlier (all its files, the high-water mark too) verifies
+    locally; the embedded host, answering the hello, holds later reports: the running terminal
+    halts into the lock (not an exit), the lock outlives turning the cabinet off, and only a
+    technician's RAM clear ends it."""
+    import shutil
+
+    state, early = tmp_path / "state", tmp_path / "early"
+    _autoplay(tmp_path, state, 2)
+    early.mkdir()
+    for f in _ledger_files(state):
+        if f.exists():
+            shutil.copy2(f, early / f.name)
+    _autoplay(tmp_path, state, 3)                     # more reports, stored at the host
+    for f in _ledger_files(state):
+        f.unlink(missing_ok=True)
+        if (early / f.name).exists():
+            shutil.copy2(early / f.name, f)
+
+    def boot() -> subprocess.Popen:
+        return subprocess.Popen([sys.executable, "-m", "firmware.cli", "run", "--sim", "--headless",
+                                 "--state-dir", str(state)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+
+    proc = boot()
+    with reaped(proc):
+        s = status_when(proc, state, lambda s: (s.get("critical_memory") or {}).get("locked"))
+        assert s["state"] == "HALTED" and "behind the host's witness" in s["halted"]
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 2 and "behind the host's witness" in err, (out, err)
+    assert "critical memory: HALTED" in out and "cabinet: IDLE" in out
+
+    with Ledger.open(state, read_only=True) as ledger:        # read-only: the audit still reads it
+        assert "behind the host's witness" in (ledger.locked or "")
+    verify = subprocess.run([sys.executable, "-m", "firmware.cli", "ledger", "verify", "--state-dir", str(state)],
+                            capture_output=True, text=True, timeout=60)
+    assert verify.returncode == 1 and "LOCKED: critical memory is behind the host's witness" in verify.stdout
+
+    proc = boot()                                              # powered up again: still locked
+    with reaped(proc):
+        s = status_when(proc, state, lambda s: s.get("state") == "HALTED")
+        assert "behind the host's witness" in s["halted"] and "RAM clear is needed" in s["halted"]
+        assert service(state, "login", "technician", "2222")["role"] == "technician"
+        assert service(state, "ram-clear", "CLEAR", "restored", "copies")["cleared"] is True
+        s = status_when(proc, state, lambda s: s.get("state") == "IDLE")
+        request(state, "stop")
+        out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    with Ledger.open(state, read_only=True) as ledger:
+        assert ledger.locked is None
+        clear = next(e for e in ledger.events(100) if e["event"] == "ram_clear")
+    assert "behind the host's witness" in clear["previous"]["locked"]

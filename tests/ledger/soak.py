@@ -300,8 +300,11 @@ class Soak:
     """
 
     def __init__(self, work: Path, *, cycles: int, seed: int, schedule: list[str] | None = None,
-                 log_every: int = 50) -> None:
+                 log_every: int = 50, name: str = "soak", stop: threading.Event | None = None) -> None:
         self.work = work
+        work.mkdir(parents=True, exist_ok=True)
+        self.name = name
+        self.stop = stop or threading.Event()          #: set by another lane that failed: end early
         self.state = work / "soak"
         self.cycles = cycles
         self.rnd = random.Random(seed)
@@ -331,6 +334,8 @@ class Soak:
         owed: list[str] = []                       # voucher cycles due before a voucher was printed
         try:
             for cycle in range(1, self.cycles + 1):
+                if self.stop.is_set():
+                    raise SoakFailure("stopped: another lane failed")
                 self.cycle = cycle
                 mode = self.schedule[self.cycle - 1] if self.schedule else self._draw()
                 if mode.startswith("voucher") and not self._available():
@@ -340,12 +345,13 @@ class Soak:
                     mode = owed.pop(0)
                 self._one(mode)
                 if self.cycle % self.log_every == 0 or self.cycle == self.cycles:
-                    print(f"soak: cycle {self.cycle}/{self.cycles}, {self.memory.rounds_completed} rounds, "
+                    print(f"{self.name}: cycle {self.cycle}/{self.cycles}, {self.memory.rounds_completed} rounds, "
                           f"{len(self.inserted)} vouchers inserted, {time.monotonic() - started:.0f} s",
                           flush=True)
             self._final()
         except SoakFailure as exc:
-            raise SoakFailure(f"cycle {self.cycle}: {exc}") from None
+            self.stop.set()
+            raise SoakFailure(f"{self.name}, cycle {self.cycle}: {exc}") from None
         finally:
             self.host.close()
         return self.summary(time.monotonic() - started)
@@ -362,11 +368,18 @@ class Soak:
         if autoplay:
             cmd[5:5] = ["--autoplay", "1000000"]
         with self.stderr.open("wb") as err:
-            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err,
-                                    env={**os.environ, "PYTHONUNBUFFERED": "1"})
+            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, env=self._env())
         run = Run(proc, time.monotonic())
         threading.Thread(target=run.follow, daemon=True).start()
         return run
+
+    def _env(self) -> dict[str, str]:
+        """The terminal's environment: unbuffered output, and compiled bytecode kept (in the work
+        folder) from one start to the next, as an installed cabinet keeps it, even where the
+        developer's environment turns bytecode files off."""
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPYCACHEPREFIX": str(self.work / "pycache")}
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        return env
 
     def _kill(self, run: Run) -> None:
         run.proc.send_signal(signal.SIGKILL)
@@ -570,8 +583,8 @@ class Soak:
     def _finding(self, what: str) -> None:
         """A failed check that leaves the harness's own view intact: recorded with its cycle, the
         soak goes on (so one run finds them all) and fails at the end."""
-        self.findings.append(f"cycle {self.cycle} ({self.times[-1]['mode'] if self.times else '-'} before): {what}")
-        print(f"soak: FINDING {self.findings[-1]}", flush=True)
+        self.findings.append(f"{self.name}, cycle {self.cycle} ({self.times[-1]['mode'] if self.times else '-'} before): {what}")
+        print(f"FINDING {self.findings[-1]}", flush=True)
 
     @staticmethod
     def _voucher_at_host(host: dict[str, dict[str, Any]], validation: str) -> tuple[Any, Any, Any]:
@@ -588,7 +601,7 @@ class Soak:
         full verification of critical memory agrees with the incremental one."""
         cmd = [sys.executable, "-m", "firmware.cli", "run", "--sim", "--headless", "--autoplay", "1",
                "--config", str(self.config), "--state-dir", str(self.state)]
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=self._env())
         if proc.returncode != 0:
             raise SoakFailure(f"the last clean start failed: {proc.stderr[-2000:]}")
         self._follow()
@@ -609,27 +622,64 @@ class Soak:
             raise SoakFailure(f"the host's meters {host_meters} are not the terminal's {report}")
 
     def summary(self, wall: float) -> dict[str, Any]:
-        totals = [t["total"] for t in self.times]
+        return summarise([self], wall)
 
-        def stats(values: list[float]) -> dict[str, float]:
-            if not values:
-                return {}
-            ordered = sorted(values)
-            return {"median": round(statistics.median(ordered), 3),
-                    "p95": round(ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))], 3),
-                    "mean": round(statistics.fmean(ordered), 3)}
 
-        by_mode = {m: stats([t["total"] for t in self.times if t["mode"] == m]) for m in MODES}
-        return {
-            "cycles": len(self.times), "wall_s": round(wall, 1), "per_cycle": stats(totals),
-            "first_50": stats(totals[:50]), "last_50": stats(totals[-50:]), "by_mode": by_mode,
-            "to_idle": stats([t["to_idle"] for t in self.times if t["to_idle"] is not None]),
-            "to_link": stats([t["to_link"] for t in self.times if t["to_link"] is not None]),
-            "checks": stats([t["checks"] for t in self.times]),
-            "drain": stats(self.drains), "backlog_at_link_start": stats([float(b) for b in self.backlogs]),
-            "kills": dict(self.kills), "voucher_phases": dict(self.phases),
-            "voucher_outcomes": dict(self.outcomes), "vouchers_inserted": len(self.inserted),
-            "vouchers_printed": len(self.memory.printed), "rounds_completed": self.memory.rounds_completed,
-            "records": self.memory.last_seq, "reports": self.memory.last_number,
-            "repairs_at_start_up": len(self.memory.repairs), "findings": self.findings,
-        }
+def _stats(values: list[float]) -> dict[str, float]:
+    if not values:
+        return {}
+    ordered = sorted(values)
+    return {"median": round(statistics.median(ordered), 3),
+            "p95": round(ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))], 3),
+            "mean": round(statistics.fmean(ordered), 3)}
+
+
+def summarise(soaks: list[Soak], wall: float) -> dict[str, Any]:
+    """The figures of one soak, or of several lanes run side by side (``wall``: the whole run's)."""
+    times = [t for soak in soaks for t in soak.times]
+    totals = [t["total"] for t in times]
+    first = [t["total"] for soak in soaks for t in soak.times[:50]]
+    last = [t["total"] for soak in soaks for t in soak.times[-50:]]
+
+    def total(counter: str) -> dict[str, int]:
+        return dict(sum((getattr(soak, counter) for soak in soaks), Counter()))
+
+    return {
+        "lanes": len(soaks), "cycles": len(times), "wall_s": round(wall, 1),
+        "wall_per_cycle_s": round(wall / len(times), 3) if times else None,
+        "per_cycle": _stats(totals), "first_50": _stats(first), "last_50": _stats(last),
+        "by_mode": {m: _stats([t["total"] for t in times if t["mode"] == m]) for m in MODES},
+        "to_idle": _stats([t["to_idle"] for t in times if t["to_idle"] is not None]),
+        "to_link": _stats([t["to_link"] for t in times if t["to_link"] is not None]),
+        "checks": _stats([t["checks"] for t in times]),
+        "drain": _stats([d for soak in soaks for d in soak.drains]),
+        "backlog_at_link_start": _stats([float(b) for soak in soaks for b in soak.backlogs]),
+        "kills": total("kills"), "voucher_phases": total("phases"), "voucher_outcomes": total("outcomes"),
+        "vouchers_inserted": sum(len(soak.inserted) for soak in soaks),
+        "vouchers_printed": sum(len(soak.memory.printed) for soak in soaks),
+        "rounds_completed": sum(soak.memory.rounds_completed for soak in soaks),
+        "records": sum(soak.memory.last_seq for soak in soaks),
+        "reports": sum(soak.memory.last_number for soak in soaks),
+        "repairs_at_start_up": sum(len(soak.memory.repairs) for soak in soaks),
+        "findings": [f for soak in soaks for f in soak.findings],
+    }
+
+
+def soak_in_lanes(work: Path, *, cycles: int, lanes: int, seed: int) -> tuple[list[Soak], dict[str, Any]]:
+    """``cycles`` cycles over ``lanes`` terminals soaked side by side, each its own state
+    directory, embedded host and seed (a machine with more cores than one terminal start uses
+    finishes sooner); the first lane to fail stops the others, and its failure is raised."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    stop = threading.Event()
+    share = [cycles // lanes + (1 if i < cycles % lanes else 0) for i in range(lanes)]
+    soaks = [Soak(work / f"lane{i + 1}", cycles=n, seed=seed + i, name=f"lane {i + 1}", stop=stop)
+             for i, n in enumerate(share) if n]
+    started = time.monotonic()
+    with ThreadPoolExecutor(len(soaks)) as pool:
+        futures = [pool.submit(soak.run) for soak in soaks]
+        errors = [f.exception() for f in futures]
+    failures = [e for e in errors if e is not None and "another lane failed" not in str(e)]
+    if failures:
+        raise failures[0]
+    return soaks, summarise(soaks, time.monotonic() - started)
