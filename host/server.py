@@ -174,6 +174,8 @@ class HostServer:
             log.info("%s: seq %d already stored; acknowledged again", terminal, msg.seq)
             self.store.log_rejection(terminal, "replay", f"seq {msg.seq} already stored (acknowledged again)", size)
         ack: dict[str, Any] = {"seq": msg.seq, "epoch": epoch}
+        if recorded.conflict:
+            ack["conflict"] = True              # the terminal halts: its memory is behind the host
         key = None
         if msg.type == "hello":
             # The answer to the session's hello: the host as a second witness of critical memory.

@@ -299,6 +299,8 @@ class HostLink:
                 return
             if msg.body["seq"] == self._hello and "held" in msg.body:
                 self._witness(msg.body["held"])
+            if msg.body.get("conflict"):
+                self._conflict(msg.body["seq"])
             if self.outbox.ack(msg.body["seq"]):
                 self._inflight.pop(msg.body["seq"], None)
                 self._timeout = self.ack_timeout_s
@@ -312,17 +314,27 @@ class HostLink:
 
     def _witness(self, held: int) -> None:
         """The host, answering this session's hello, holds reports of this epoch up to ``held``.
-        Beyond this critical memory's last report, the memory went back (old copies restored):
-        recorded, then the critical-memory halt; the link reports nothing more."""
+        Beyond this critical memory's last report, the memory went back (old copies restored)."""
         last = self.outbox.last_number
-        if held <= last:
-            return
-        why = (f"critical memory is behind the host's witness: the host holds report {held} of epoch "
-               f"{self.ledger.epoch}, critical memory's last report is {last}")
+        if held > last:
+            self._behind(f"the host holds report {held} of epoch {self.ledger.epoch}, critical "
+                         f"memory's last report is {last}", held=held, last_report=last)
+
+    def _conflict(self, number: int) -> None:
+        """The host holds another report under ``number``: only this terminal signs its reports,
+        so its memory went back and made new records under numbers it had already used (a
+        regression too small for ``held`` to show)."""
+        self._behind(f"the host holds another report {number} of epoch {self.ledger.epoch} than "
+                     "critical memory's", conflict=number, last_report=self.outbox.last_number)
+
+    def _behind(self, what: str, **data: Any) -> None:
+        """Critical memory is behind the host: recorded and locked (:meth:`Ledger.lock`), then the
+        critical-memory halt; the link reports nothing more."""
+        why = f"critical memory is behind the host's witness: {what}"
         log.critical("%s", why)
         self.behind = why
         try:
-            self.ledger.event(WITNESS_EVENT, witness="host", held=held, last_report=last, epoch=self.ledger.epoch)
+            self.ledger.event(WITNESS_EVENT, witness="host", epoch=self.ledger.epoch, **data)
             self.ledger.lock(why)
         except LedgerError as exc:
             log.critical("could not record it: %s", exc)

@@ -81,8 +81,9 @@ SCHEMA: dict[int, dict[str, MessageType]] = {
             {"validation": "validation", **_EPOCH_FIELD}, {"at": "iso_time"}),
         # host -> terminal
         _mt("ack", TO_TERMINAL, "the terminal's message with this seq is stored; drop it from the outbox; "
-            "to a hello, also the highest report number the host holds for this terminal and epoch",
-            {"seq": "count", **_EPOCH_FIELD}, {"held": "count"}),
+            "to a hello, also the highest report number the host holds for this terminal and epoch; "
+            "conflict: the host holds another report under this seq (the terminal's memory went back)",
+            {"seq": "count", **_EPOCH_FIELD}, {"held": "count", "conflict": "bool"}),
         _mt("disable", TO_TERMINAL, "stop play", {**_CMD}, {"reason": "str"}),
         _mt("enable", TO_TERMINAL, "allow play again", {**_CMD}),
         _mt("send_meters", TO_TERMINAL, "send a `meters` message now", {**_CMD}),

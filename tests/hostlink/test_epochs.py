@@ -129,6 +129,40 @@ def test_a_critical_memory_restored_from_old_copies_halts_on_the_hosts_witness(f
     assert [r["reason"] for r in floor.store.rejections()].count("conflict") >= 1
 
 
+def test_a_small_regression_is_caught_by_the_first_report_the_host_holds_otherwise(floor: Floor) -> None:
+    # Memory put back by two reports, then more records made at power-up than it lost, before the
+    # hello: the hello's number is beyond what the host holds, so ``held`` shows nothing; the
+    # reports before it reuse numbers the host holds with other content. The host's answer to the
+    # first of them says so, and the terminal locks instead of taking it as stored.
+    _boot(floor)
+    floor.ledgers["T1"].bill_in(1000)
+    floor.settle()
+    _power_cut(floor)
+    shutil.copytree(floor.tmp / "T1", floor.tmp / "T1.early")
+    _boot(floor)
+    floor.ledgers["T1"].bill_in(100)
+    floor.settle()
+    _power_cut(floor)
+    held = floor.store.held("T1", Ledger.open(floor.tmp / "T1", read_only=True).epoch)
+    shutil.rmtree(floor.tmp / "T1")
+    shutil.copytree(floor.tmp / "T1.early", floor.tmp / "T1")
+    with Ledger.open(floor.tmp / "T1") as ledger:            # power-up records before the link starts
+        for door in ("main", "logic", "cash_box"):
+            ledger.event("door", door=door, open=False)
+    link = _boot(floor)
+    assert link.outbox.last_number > held             # the hello's number: beyond what the host holds
+    with pytest.raises(CriticalMemoryError, match="the host holds another report") as info:
+        floor.settle()
+    assert link.behind == str(info.value)
+    floor.ledgers["T1"].close()
+    with Ledger.open(floor.tmp / "T1", read_only=True) as ledger:
+        assert "the host holds another report" in (ledger.locked or "")
+        [why] = [e for e in ledger.events(50) if e["event"] == "critical_memory_behind"]
+    assert why["witness"] == "host" and why["conflict"] <= held
+    with pytest.raises(CriticalMemoryError, match="RAM clear is needed"):
+        Ledger.open(floor.tmp / "T1")
+
+
 def test_a_whole_critical_memory_is_not_behind_the_host(floor: Floor) -> None:
     # Power cuts with reports acknowledged but the watermark not yet written: the host holds
     # nothing beyond what critical memory has, so the terminal goes on.
