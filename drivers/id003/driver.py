@@ -58,6 +58,7 @@ from drivers.id003.settings import (
     parse_assignment,
 )
 from drivers.serial_loop import PolledSerialDevice, drop_waiting, read_some
+from hal.devices.bill_validator import BillValidator
 from hal.errors import DeviceOperationError, DeviceTimeoutError
 from hal.events import (
     DeviceEvent,
@@ -284,7 +285,7 @@ class _Wanted:
     inhibit: bytes = INHIBIT_ON
 
 
-class Id003Validator(PolledSerialDevice):
+class Id003Validator(PolledSerialDevice, BillValidator):
     """An ID-003 bill validator on a serial port (or a simulator's pty)."""
 
     device_class: ClassVar[str] = "bill_validator"
@@ -378,6 +379,11 @@ class Id003Validator(PolledSerialDevice):
             return Status(frame.code)
         except ValueError:
             return frame.code
+
+    def status(self) -> str:
+        """Ask for the status now: its name (``0x..`` for a code the protocol does not name)."""
+        status = self.poll()
+        return status.name if isinstance(status, Status) else f"0x{status:02X}"
 
     def _escrow_operation(self, command: Command, took_effect: set[int]) -> None:
         self.require_open()

@@ -80,6 +80,7 @@ from drivers.ssp.setup import (
     inhibit_mask,
     parse_setup,
 )
+from hal.devices.bill_validator import BillValidator
 from hal.errors import DeviceError, DeviceInitError, DeviceOperationError, DeviceTimeoutError
 from hal.events import (
     DeviceEvent,
@@ -345,7 +346,7 @@ class _Wanted:
     barcode: bytes = barcode_inhibit(notes=True, tickets=False)
 
 
-class SspValidator(PolledSerialDevice):
+class SspValidator(PolledSerialDevice, BillValidator):
     """An SSP (or eSSP) bill validator on a serial port (or a simulator's pty)."""
 
     device_class: ClassVar[str] = "bill_validator"
@@ -465,6 +466,11 @@ class SspValidator(PolledSerialDevice):
         if events is None:
             raise DeviceTimeoutError(f"{self.name}: no answer to POLL")
         return tuple(_name(code) for code, _ in events)
+
+    def status(self) -> str:
+        """POLL now: the events of the reply by name, or ``OK`` for none."""
+        return ", ".join(e.name if isinstance(e, PollEvent) else f"0x{e:02X}"
+                         for e in self.poll()) or "OK"
 
     def _escrowed(self, what: str) -> _Item:
         if not self._tracker.escrowed:
