@@ -34,6 +34,7 @@ from sim_hardware.pty_link import run_on_pty
 from sim_hardware.tcl_printer import MidTicket, TclPrinterSimulator
 from tests.drivers.events import collect
 from tests.drivers.hardware import Technician, contract_params
+from tests.drivers.interface import assert_a_missing_member_fails, assert_implements
 from tests.drivers.leaks import open_fds
 from tests.drivers.tickets import VOUCHER, replace
 
@@ -329,6 +330,13 @@ def contract(request, no_leaks) -> Iterator[tuple[TclPrinter, SimulatedWorld | H
 
 class TestPrinterContract:
     """What the cabinet relies on from any ticket printer backend."""
+
+    def test_it_and_every_registered_printer_implement_the_interface(self, contract):
+        dev, _ = contract
+        assert_implements(dev, "printer")
+
+    def test_a_printer_missing_a_member_of_the_interface_is_refused(self, monkeypatch):
+        assert_a_missing_member_fails("printer", monkeypatch)
 
     def test_opens_online_and_ready(self, contract):
         dev, world = contract
