@@ -69,7 +69,7 @@ def backend_class(device_class: str, backend: str) -> type[Device]:
         raise BackendError(f"{device_class}: backend {backend!r} cannot be imported: {exc}") from exc
     cls = getattr(module, class_name, None)
     interface = INTERFACES.get(device_class, Device)
-    if not (isinstance(cls, type) and issubclass(cls, interface)):
+    if not (isinstance(cls, type) and issubclass(cls, Device) and issubclass(cls, interface)):
         raise BackendError(f"{target} is not a device backend implementing {interface.__name__}")
     missing = sorted(getattr(cls, "__abstractmethods__", ()))
     if missing:
