@@ -17,17 +17,17 @@ import time
 from benchmarks.timing import median, p99, repeat, time_each_us
 from drivers.tcl.codec import Flag
 from drivers.tcl.driver import TclPrinter
-from drivers.tcl.voucher import Voucher
 from hal.events import TicketPrinted
 from sim_hardware.pty_link import run_on_pty
 from sim_hardware.tcl_printer import TclPrinterSimulator
+from tests.drivers.tickets import ticket
 
 #: Polls timed (after WARMUP untimed ones).
 POLLS = int(os.environ.get("EGM_BENCH_TCL_POLLS", "5000"))
 WARMUP = 200
 TICKETS = int(os.environ.get("EGM_BENCH_TCL_TICKETS", "50"))
-VOUCHER = Voucher("GOLDEN STAR CASINO", ("1 MAIN STREET", "RENO NV 89501"), "EGM-0042",
-                  dt.datetime(2025, 3, 14, 13, 45, 9), 2050, "123456789012345678", 42, 30)
+VOUCHER = ticket("GOLDEN STAR CASINO", ("1 MAIN STREET", "RENO NV 89501"), "EGM-0042",
+                dt.datetime(2025, 3, 14, 13, 45, 9), 2050, "123456789012345678", 42, 30)
 
 
 @functools.cache

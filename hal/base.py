@@ -20,6 +20,8 @@ import logging
 import queue
 import threading
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import ClassVar, Self
 
 from hal.errors import DeviceClosedError, DeviceError, DeviceGoneError, DeviceInitError
@@ -39,6 +41,13 @@ class Device(ABC):
 
     #: The device class this backend implements (``bill_validator``, ``printer``, ...).
     device_class: ClassVar[str] = ""
+    #: Where the device is looked for (its serial port, input node...), for the technician;
+    #: None: nowhere in particular. A backend sets it.
+    port: str | None = None
+    #: Link health for diagnostics (garbage, timeouts, reconnects...): name -> count.
+    counters: Mapping[str, int] = MappingProxyType({})
+    #: Whether the cabinet reopens the device while it is offline (every reconnect interval).
+    auto_reconnect: bool = True
 
     def __init__(self, name: str, *, timeout: float = 1.0) -> None:
         if not name:

@@ -18,7 +18,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from hal.base import Device
+from hal.devices.bill_validator import BillValidator
+from hal.devices.io_board import IoBoard
+from hal.devices.printer import TicketPrinter
+from hal.devices.shoe import CardShoe
+from hal.devices.touch import Touchscreen
 from hal.errors import BackendError
+
+#: Device class -> the interface every backend of it implements (``hal.devices``).
+INTERFACES: dict[str, type] = {      # type[Device] would refuse the abstract classes (mypy)
+    "bill_validator": BillValidator,
+    "printer": TicketPrinter,
+    "touch": Touchscreen,
+    "shoe": CardShoe,
+    "io": IoBoard,
+}
 
 #: Device class -> backend name -> "module:Class".
 BACKENDS: dict[str, dict[str, str]] = {
@@ -54,8 +68,13 @@ def backend_class(device_class: str, backend: str) -> type[Device]:
             raise BackendError(f"{device_class}: backend {backend!r} is not built yet") from None
         raise BackendError(f"{device_class}: backend {backend!r} cannot be imported: {exc}") from exc
     cls = getattr(module, class_name, None)
-    if not (isinstance(cls, type) and issubclass(cls, Device)):
-        raise BackendError(f"{target} is not a device backend")
+    interface = INTERFACES.get(device_class, Device)
+    if not (isinstance(cls, type) and issubclass(cls, Device) and issubclass(cls, interface)):
+        raise BackendError(f"{target} is not a device backend implementing {interface.__name__}")
+    missing = sorted(getattr(cls, "__abstractmethods__", ()))
+    if missing:
+        raise BackendError(f"{target} does not implement {interface.__name__}: "
+                           f"{', '.join(missing)} missing")
     return cls
 
 

@@ -29,7 +29,6 @@ from drivers.io_board.messages import (
     IO_KIND,
     IoState,
     IoType,
-    TowerPattern,
     decode,
     input_payload,
     lamps_of,
@@ -37,6 +36,7 @@ from drivers.io_board.messages import (
     snapshot_payload,
 )
 from drivers.link.codec import LinkFrame, LinkType, seq_bytes
+from hal.devices.io_board import TowerPattern
 from hal.events import Button, Door, KeySwitch
 from sim_hardware.link_device import NAK_MALFORMED, VERSION, LinkDeviceSimulator
 from sim_hardware.pty_link import READ_SLICE_S

@@ -47,7 +47,8 @@ from drivers.tcl.codec import (
     TclCodec,
     Template,
 )
-from drivers.tcl.voucher import Voucher, itf_decode, itf_encode
+from drivers.tcl.voucher import itf_decode, itf_encode, ticket_from_regions
+from hal.devices.ticket import Ticket
 from sim_hardware.answering import AnsweringDevice
 
 log = logging.getLogger(__name__)
@@ -82,14 +83,14 @@ class PrintedTicket:
     def barcode_digits(self, region: str) -> str:
         return itf_decode(self.barcodes[region])
 
-    def voucher(self) -> Voucher:
+    def voucher(self) -> Ticket:
         """The voucher this paper shows (``ValueError`` if it is not a whole, readable one)."""
         if not self.complete:
             raise ValueError("a ticket stopped mid-print is not a voucher")
         if len(self.barcodes) != 1:
             raise ValueError(f"a voucher has one barcode, this ticket {len(self.barcodes)}")
         (region, _), = self.barcodes.items()
-        return Voucher.from_regions(self.texts, self.barcode_digits(region))
+        return ticket_from_regions(self.texts, self.barcode_digits(region))
 
 
 @dataclass(slots=True)

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from drivers.codec import NEED_DATA, Garbage, Role
+from drivers.escrow import Escrow, EscrowItem
 from drivers.id003.codec import (
     REJECT_REASONS,
     SERIAL,
@@ -58,17 +59,13 @@ from drivers.id003.settings import (
     parse_assignment,
 )
 from drivers.serial_loop import PolledSerialDevice, drop_waiting, read_some
+from hal.devices.bill_validator import BillValidator
 from hal.errors import DeviceOperationError, DeviceTimeoutError
 from hal.events import (
     DeviceEvent,
     DeviceFault,
     FaultKind,
-    NoteEscrowed,
-    NoteStacked,
     Rejected,
-    Returned,
-    TicketEscrowed,
-    TicketStacked,
 )
 
 log = logging.getLogger(__name__)
@@ -105,30 +102,7 @@ def _answers(command: Command) -> Callable[[Frame], bool]:
     return lambda frame: frame.code in codes
 
 
-def _dollars(cents: int) -> str:
-    return f"${cents // 100}.{cents % 100:02d}"
-
-
 # --- statuses -> events (sans-I/O) -------------------------------------------------------------
-@dataclass(slots=True)
-class _Item:
-    """What is in escrow: a note (value in cents, None if its code is unknown) or a ticket."""
-
-    key: tuple[str, object]
-    value_cents: int | None = None
-    barcode: str | None = None
-    credited: bool = False
-    recorded: bool = False        #: the cabinet has the credit in critical memory (ACK it now)
-    refused: bool = False         #: an unknown note: the driver returns it, never credits it
-
-    def describe(self) -> str:
-        if self.barcode is not None:
-            return f"ticket {self.barcode}"
-        if self.value_cents is not None:
-            return f"{_dollars(self.value_cents)} note"
-        return f"unknown note (code 0x{self.key[1]:02X})"
-
-
 @dataclass(slots=True)
 class Reaction:
     """What one status means: events for the cabinet and what the driver must send."""
@@ -139,22 +113,14 @@ class Reaction:
     reinitialise: bool = False    #: the validator powered up again: reset, resend the settings
 
 
-class StatusTracker:
+class StatusTracker(Escrow):
     """Turns a stream of ID-003 statuses into device events, each item credited exactly once."""
 
     def __init__(self, device: str, notes: dict[int, int], *, hold_ack: bool = False) -> None:
-        self.device = device
+        super().__init__(device, hold_ack=hold_ack)
         self.notes = dict(notes)      #: escrow code -> cents
-        #: Hold the ACK of a credited VEND_VALID until :meth:`recorded` (the cabinet committed it).
-        self.hold_ack = hold_ack
-        self.item: _Item | None = None
         self.fault: tuple[FaultKind, str] | None = None
         self.last: Frame | None = None
-
-    @property
-    def escrowed(self) -> bool:
-        """Something is in escrow awaiting the host's stack or return."""
-        return self.item is not None and not self.item.credited and not self.item.refused
 
     def on_status(self, frame: Frame) -> Reaction:
         out = Reaction()
@@ -165,31 +131,30 @@ class StatusTracker:
             self._on_escrow(frame, out)
         elif code == Status.VEND_VALID:
             self._credit(out, late=False)
-            item = self.item
-            out.ack = not (self.hold_ack and item is not None and item.credited and not item.recorded)
+            out.ack = self.ack_due
         elif code == Status.STACKED:
             self._credit(out, late=True)
             self.item = None
         elif code == Status.RETURNING:
-            self._returned(out)
+            self.returned(out.events)
         elif code == Status.REJECTING:
             if previous is None or previous.code != Status.REJECTING:
                 reason = frame.data[0] if frame.data else 0
                 text = REJECT_REASONS.get(reason, f"reject reason 0x{reason:02X}")
                 out.events.append(Rejected(self.device, text))
-            self._drop("rejected")
+            self.drop("rejected")
         elif code in _IDLE_STATUSES:
             if self.escrowed:
                 log.warning("%s: %s left escrow without RETURNING; reported returned",
-                            self.device, self.item.describe())
-                self._returned(out)
+                            self.device, self.describe())
+                self.returned(out.events)
             self.item = None
         elif code in POWER_UP_STATUSES:
             out.reinitialise = True
             if code == Status.POWER_UP_BILL_IN_ACCEPTOR:
-                self._returned(out)        # the reset that follows hands it back
+                self.returned(out.events)        # the reset that follows hands it back
             else:
-                self._drop(f"power up ({Status(code).name})")
+                self.drop(f"power up ({Status(code).name})")
         elif code in (Status.INVALID_COMMAND, Status.COMMUNICATION_ERROR, Status.PAUSE):
             log.info("%s: status %s", self.device, Status(code).name)
         return out
@@ -206,7 +171,7 @@ class StatusTracker:
             out.events.append(DeviceFault(self.device, kind, detail, cleared=True))
         if fault is not None:
             out.events.append(DeviceFault(self.device, *fault))
-            self._drop(fault[1])
+            self.drop(fault[1])
         self.fault = fault
 
     def _on_escrow(self, frame: Frame, out: Reaction) -> None:
@@ -214,30 +179,21 @@ class StatusTracker:
         if escrow is None:
             log.warning("%s: malformed ESCROW data %s ignored", self.device, frame.data.hex())
             return
+        origin = f"code 0x{escrow.note_code:02X}" if escrow.barcode is None else ""
         if escrow.barcode is not None:
-            item = _Item(("ticket", escrow.barcode), barcode=escrow.barcode)
+            item = EscrowItem(("ticket", escrow.barcode), ticket=True, barcode=escrow.barcode)
         elif escrow.note_code in self.notes:
             cents = self.notes[escrow.note_code]
-            item = _Item(("note", cents), value_cents=cents)
+            item = EscrowItem(("note", cents), value_cents=cents, origin=origin)
         else:
-            item = _Item(("unknown", escrow.note_code))
-        current = self.item
-        if current is not None and not current.credited and current.key == item.key:
-            return                                  # the same escrow, polled again
-        if current is not None and not current.credited:
-            log.warning("%s: escrow changed from %s to %s", self.device, current.describe(),
-                        item.describe())
-        self.item = item
-        if item.barcode is not None:
-            out.events.append(TicketEscrowed(self.device, item.barcode))
-        elif item.value_cents is not None:
-            out.events.append(NoteEscrowed(self.device, item.value_cents))
-        else:
-            log.error("%s: escrow code 0x%02X is not in the currency table: returning it",
-                      self.device, escrow.note_code)
-            out.return_escrow = True
-            out.events.append(Rejected(self.device, f"unknown note code 0x{escrow.note_code:02X}"))
-            item.refused = True
+            item = EscrowItem(("unknown", escrow.note_code), origin=origin)
+        if not self.place(item, out.events) or item.known:
+            return
+        log.error("%s: escrow code 0x%02X is not in the currency table: returning it",
+                  self.device, escrow.note_code)
+        out.return_escrow = True
+        out.events.append(Rejected(self.device, f"unknown note code 0x{escrow.note_code:02X}"))
+        item.refused = True
 
     def _credit(self, out: Reaction, *, late: bool) -> None:
         item = self.item
@@ -246,32 +202,10 @@ class StatusTracker:
                 log.error("%s: VEND_VALID with nothing known in escrow: nothing credited",
                           self.device)
             return
-        if item.credited:
-            return
-        if late:
+        if late and not item.credited:
             log.warning("%s: STACKED without VEND_VALID for %s: credited now", self.device,
                         item.describe())
-        item.credited = True
-        if item.barcode is not None:
-            out.events.append(TicketStacked(self.device, item.barcode))
-        elif item.value_cents is not None:
-            out.events.append(NoteStacked(self.device, item.value_cents))
-
-    def recorded(self) -> None:
-        """The cabinet has recorded the credit of the item being stacked: its VEND_VALID may be ACKed."""
-        if self.item is not None and self.item.credited:
-            self.item.recorded = True
-
-    def _returned(self, out: Reaction) -> None:
-        if self.escrowed:
-            out.events.append(Returned(self.device))
-        self.item = None
-
-    def _drop(self, why: str) -> None:
-        if self.escrowed:
-            log.error("%s: %s in escrow lost to %s: not credited, not returned", self.device,
-                      self.item.describe(), why)
-        self.item = None
+        self.credit(out.events)
 
 
 # --- the driver --------------------------------------------------------------------------------
@@ -284,7 +218,7 @@ class _Wanted:
     inhibit: bytes = INHIBIT_ON
 
 
-class Id003Validator(PolledSerialDevice):
+class Id003Validator(PolledSerialDevice, BillValidator):
     """An ID-003 bill validator on a serial port (or a simulator's pty)."""
 
     device_class: ClassVar[str] = "bill_validator"
@@ -378,6 +312,11 @@ class Id003Validator(PolledSerialDevice):
             return Status(frame.code)
         except ValueError:
             return frame.code
+
+    def status(self) -> str:
+        """Ask for the status now: its name (``0x..`` for a code the protocol does not name)."""
+        status = self.poll()
+        return status.name if isinstance(status, Status) else f"0x{status:02X}"
 
     def _escrow_operation(self, command: Command, took_effect: set[int]) -> None:
         self.require_open()

@@ -38,7 +38,6 @@ from drivers.io_board.messages import (
     IO_KIND,
     IoState,
     IoType,
-    TowerPattern,
     decode,
     lamps_payload,
     meter_payload,
@@ -50,15 +49,14 @@ from drivers.link.endpoint import LinkEndpoint
 from drivers.link.reliable import Receiver
 from drivers.shoe.control import Hello
 from hal.base import Lifecycle
+from hal.devices.io_board import Input, IoBoard, TowerPattern
 from hal.errors import DeviceOperationError
 from hal.events import Button, ButtonPressed, Door, DoorChanged, KeySwitch, KeyTurned
 
 log = logging.getLogger(__name__)
 
-Input = Door | KeySwitch | Button
 
-
-class IoBoardDriver(LinkEndpoint[IoState]):
+class IoBoardDriver(LinkEndpoint[IoState], IoBoard):
     """The cabinet's I/O board on a serial port (or a simulator's pty)."""
 
     device_class: ClassVar[str] = "io"
@@ -96,7 +94,7 @@ class IoBoardDriver(LinkEndpoint[IoState]):
         """Set one tier of the tower light (0 top) to ``pattern``; reliable."""
         self._command(IoType.TOWER, tower_payload(tier, pattern))
 
-    def button_lamps(self, lit: set[Button] | frozenset[Button]) -> None:
+    def button_lamps(self, lit: frozenset[Button]) -> None:
         """Light exactly the buttons in ``lit``; reliable."""
         self._command(IoType.BUTTON_LAMPS, lamps_payload(frozenset(Button(b) for b in lit)))
 
@@ -104,6 +102,14 @@ class IoBoardDriver(LinkEndpoint[IoState]):
         """Advance hard meter ``meter`` by ``count`` (1..65535) pulses, exactly once. Accepted
         while the board is gone: the command goes out when it is back."""
         self._command(IoType.METER_PULSE, meter_payload(meter, count), when_gone=True)
+
+    def wait_inputs(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` s for the board's SNAPSHOT of every input (sent once it is
+        opened); whether one has come."""
+        deadline = time.monotonic() + timeout
+        while not self.counters.get("snapshots") and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return bool(self.counters.get("snapshots"))
 
     @property
     def unacknowledged(self) -> int:

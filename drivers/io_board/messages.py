@@ -23,12 +23,12 @@ import enum
 from dataclasses import dataclass
 
 from drivers.link.codec import MAX_SEQ
+from hal.devices.io_board import TIERS, TowerPattern
 from hal.events import Button, Door, KeySwitch
 
 IO_KIND = 0x02
 STATUS_SIZE = 7
 MAX_PULSES = 0xFFFF
-TIERS = 4
 METERS = 16
 
 
@@ -55,13 +55,6 @@ INPUT_NUMBER = {name: i for i, name in enumerate(INPUTS)}
 BUTTONS: tuple[Button, ...] = tuple(i for i in INPUTS if isinstance(i, Button))
 FIRST_BUTTON = INPUT_NUMBER[Button.DEAL]
 ALL_INPUTS_MASK = (1 << len(INPUTS)) - 1
-
-
-class TowerPattern(enum.IntEnum):
-    OFF = 0
-    ON = 1
-    FLASH_SLOW = 2
-    FLASH_FAST = 3
 
 
 class Meter(enum.IntEnum):

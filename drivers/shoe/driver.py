@@ -46,6 +46,7 @@ from drivers.shoe.messages import MisreadReason, ShoeType, decode
 from firmware.cards.card import Card
 from firmware.cards.errors import ShoeExhausted
 from hal.base import Lifecycle
+from hal.devices.shoe import CardShoe
 from hal.errors import (
     DeviceClosedError,
     DeviceGoneError,
@@ -89,7 +90,7 @@ class ShoeStateLost(ShoeReadError):
 Item = Card | ShoeReadError
 
 
-class ShoeDriver(LinkEndpoint[ShoeState]):
+class ShoeDriver(LinkEndpoint[ShoeState], CardShoe):
     """A card-reading shoe on a serial port (or a simulator's pty)."""
 
     device_class: ClassVar[str] = "shoe"

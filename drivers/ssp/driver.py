@@ -52,6 +52,7 @@ from typing import ClassVar
 import serial
 
 from drivers.codec import NEED_DATA, Garbage, Role
+from drivers.escrow import Escrow, EscrowItem, dollars
 from drivers.serial_loop import PolledSerialDevice, drop_waiting, read_some
 from drivers.ssp.barcode import BarcodeData, TicketStatus, barcode_inhibit, parse_barcode_data
 from drivers.ssp.codec import (
@@ -80,17 +81,13 @@ from drivers.ssp.setup import (
     inhibit_mask,
     parse_setup,
 )
+from hal.devices.bill_validator import BillValidator
 from hal.errors import DeviceError, DeviceInitError, DeviceOperationError, DeviceTimeoutError
 from hal.events import (
     DeviceEvent,
     DeviceFault,
     FaultKind,
-    NoteEscrowed,
-    NoteStacked,
     Rejected,
-    Returned,
-    TicketEscrowed,
-    TicketStacked,
 )
 
 log = logging.getLogger(__name__)
@@ -116,36 +113,11 @@ class KeyNotSetError(DeviceOperationError):
     """The validator answered KEY_NOT_SET: it restarted (lost its key) or wants eSSP."""
 
 
-def _dollars(cents: int) -> str:
-    return f"${cents // 100}.{cents % 100:02d}"
+def _note(channel: int, cents: int | None) -> EscrowItem:
+    return EscrowItem(("channel", channel), cents, origin=f"channel {channel}")
 
 
 # --- poll events -> device events (sans-I/O) ---------------------------------------------------
-@dataclass(slots=True)
-class _Item:
-    """What is in escrow: a note (``value_cents`` None if its channel is unknown) or a ticket
-    (``ticket``; ``barcode`` None until GET_BARCODE_DATA has read it)."""
-
-    channel: int
-    value_cents: int | None
-    credited: bool = False
-    decided: bool = False          #: the cabinet said stack or return: stop holding it
-    ticket: bool = False
-    barcode: str | None = None
-
-    @property
-    def known(self) -> bool:
-        """The cabinet can be told what it is: a note of a known value, a ticket read."""
-        return self.barcode is not None if self.ticket else self.value_cents is not None
-
-    def describe(self) -> str:
-        if self.ticket:
-            return f"ticket {self.barcode}" if self.barcode is not None else "unread ticket"
-        if self.value_cents is None:
-            return f"note on unknown channel {self.channel}"
-        return f"{_dollars(self.value_cents)} note (channel {self.channel})"
-
-
 @dataclass(slots=True)
 class Reaction:
     events: list[DeviceEvent] = field(default_factory=list)
@@ -156,20 +128,14 @@ class Reaction:
     disabled: bool = False         #: the unit reports DISABLED
 
 
-class EventTracker:
+class EventTracker(Escrow):
     """Turns SSP poll events into device events, each note credited exactly once."""
 
     def __init__(self, device: str, notes: dict[int, int]) -> None:
-        self.device = device
+        super().__init__(device)
         self.notes = dict(notes)               #: channel -> cents
-        self.item: _Item | None = None
         self.faults: set[int] = set()
         self._rejecting = False
-
-    @property
-    def escrowed(self) -> bool:
-        item = self.item
-        return item is not None and not item.credited and item.known
 
     @property
     def reading_ticket(self) -> bool:
@@ -207,9 +173,7 @@ class EventTracker:
             elif code == PollEvent.SLAVE_RESET:
                 out.reinitialise = True           # a note inside is reported after it
             elif code == PollEvent.NOTE_CLEARED_FROM_FRONT:
-                if self.escrowed:
-                    out.events.append(Returned(self.device))
-                self.item = None
+                self.returned(out.events)
             elif code == PollEvent.NOTE_CLEARED_INTO_CASHBOX:
                 what = (self.item.describe() if self.item is not None and not self.item.credited
                         else f"a note (channel {channel})")
@@ -221,7 +185,7 @@ class EventTracker:
             else:
                 log.warning("%s: unknown poll event 0x%02X ignored", self.device, code)
         if out.reinitialise:
-            self._drop("a reset")
+            self.drop("a reset")
         self._faults(faults, out)
         return out
 
@@ -231,44 +195,33 @@ class EventTracker:
             if item is not None and (item.credited or not self.escrowed):
                 self.item = None
             return
-        if item is not None and item.channel == channel and not item.credited:
+        note = _note(channel, self.notes.get(channel))
+        if not self.place(note, out.events):
             return                                      # the same escrow, reported again
-        cents = self.notes.get(channel)
-        self.item = _Item(channel, cents)
         self._rejecting = False
-        if cents is None:
+        if note.value_cents is None:
             log.error("%s: READ on channel %d, not in the setup: returning it", self.device,
                       channel)
-            self.item.decided = True
+            note.decided = True
             out.return_escrow = True
             out.events.append(Rejected(self.device, f"unknown channel {channel}"))
-        else:
-            out.events.append(NoteEscrowed(self.device, cents))
 
     def _on_credit(self, channel: int, out: Reaction) -> None:
         item = self.item
-        if item is not None and item.credited and item.channel == channel:
+        key = ("channel", channel)
+        if item is not None and item.credited and item.key == key:
             log.warning("%s: CREDIT repeated for %s: credited once only", self.device,
                         item.describe())
             return
-        if item is None or item.channel != channel:
+        if item is None or item.key != key:
             log.warning("%s: CREDIT on channel %d without its READ", self.device, channel)
-            item = self.item = _Item(channel, self.notes.get(channel))
-        if item.value_cents is None:
-            log.error("%s: CREDIT on unknown channel %d: nothing credited", self.device, channel)
-            item.credited = True
-            return
-        item.credited = True
-        out.events.append(NoteStacked(self.device, item.value_cents))
+            self.item = _note(channel, self.notes.get(channel))
+        self.credit(out.events)
 
     def _on_ticket(self, out: Reaction) -> None:
-        item = self.item
-        if item is not None and item.ticket and not item.credited:
+        if not self.place(EscrowItem(("ticket",), ticket=True), out.events):
             return                                      # the same escrow, reported again
-        if self.escrowed:
-            log.warning("%s: escrow changed from %s to a ticket", self.device, item.describe())
-        self.item = _Item(0, None, ticket=True)         # held at once: a POLL would accept it
-        self._rejecting = False
+        self._rejecting = False                         # held at once: a POLL would accept it
         out.read_barcode = True
 
     def on_barcode(self, answer: BarcodeData | None, why: str = "") -> Reaction:
@@ -282,7 +235,7 @@ class EventTracker:
         digits = answer.digits if answer is not None else None
         if answer is not None and answer.status == TicketStatus.IN_ESCROW and digits is not None:
             item.barcode = digits
-            out.events.append(TicketEscrowed(self.device, digits))
+            self.announce(out.events)
             return out
         if answer is not None:
             why = f"status {_status_name(answer.status)}, data {answer.data!r}"
@@ -298,21 +251,13 @@ class EventTracker:
             log.error("%s: BARCODE_TICKET_ACK without a ticket in escrow: nothing reported, "
                       "for the attendant", self.device)
             return
-        if item.credited:
+        if not self.credit(out.events):
             log.warning("%s: BARCODE_TICKET_ACK repeated for %s: reported once only",
                         self.device, item.describe())
-            return
-        item.credited = True
-        if item.barcode is None:
-            log.error("%s: an unread ticket was stacked: nothing reported, for the attendant",
-                      self.device)
-            return
-        out.events.append(TicketStacked(self.device, item.barcode))
 
     def _on_reject(self, code: int, out: Reaction) -> None:
         if self.escrowed:
-            out.events.append(Returned(self.device))
-            self.item = None
+            self.returned(out.events)
             self._rejecting = code == PollEvent.REJECTING
             return
         if not self._rejecting and not (self.item is not None and self.item.decided):
@@ -325,14 +270,8 @@ class EventTracker:
             out.events.append(DeviceFault(self.device, *FAULTS[code], cleared=True))
         for code in sorted(now - self.faults):
             out.events.append(DeviceFault(self.device, *FAULTS[code]))
-            self._drop(FAULTS[code][1])
+            self.drop(FAULTS[code][1])
         self.faults = now
-
-    def _drop(self, why: str) -> None:
-        if self.escrowed:
-            log.error("%s: %s in escrow lost to %s: not credited, not returned", self.device,
-                      self.item.describe(), why)
-        self.item = None
 
 
 # --- the driver --------------------------------------------------------------------------------
@@ -345,7 +284,7 @@ class _Wanted:
     barcode: bytes = barcode_inhibit(notes=True, tickets=False)
 
 
-class SspValidator(PolledSerialDevice):
+class SspValidator(PolledSerialDevice, BillValidator):
     """An SSP (or eSSP) bill validator on a serial port (or a simulator's pty)."""
 
     device_class: ClassVar[str] = "bill_validator"
@@ -466,7 +405,12 @@ class SspValidator(PolledSerialDevice):
             raise DeviceTimeoutError(f"{self.name}: no answer to POLL")
         return tuple(_name(code) for code, _ in events)
 
-    def _escrowed(self, what: str) -> _Item:
+    def status(self) -> str:
+        """POLL now: the events of the reply by name, or ``OK`` for none."""
+        return ", ".join(e.name if isinstance(e, PollEvent) else f"0x{e:02X}"
+                         for e in self.poll()) or "OK"
+
+    def _escrowed(self, what: str) -> EscrowItem:
         if not self._tracker.escrowed:
             raise DeviceOperationError(f"{self.name}: nothing in escrow to {what}")
         return self._tracker.item
@@ -496,7 +440,7 @@ class SspValidator(PolledSerialDevice):
             self._fresh = True
             log.info("%s: validator %s, firmware %s, %s notes %s", self.name, self.serial_number,
                      setup.firmware, setup.country,
-                     ", ".join(_dollars(c) for c in setup.notes.values()))
+                     ", ".join(dollars(c) for c in setup.notes.values()))
         finally:
             self._initialising = False
 

@@ -39,7 +39,9 @@ from drivers.tcl.codec import (
     StatusRequest,
     TclCodec,
 )
-from drivers.tcl.voucher import REGIONS, TEMPLATE, Voucher
+from drivers.tcl.voucher import REGIONS, TEMPLATE, fields
+from hal.devices.printer import PrinterStatus, TicketPrinter
+from hal.devices.ticket import Ticket
 from hal.errors import DeviceError, DeviceInitError, DeviceOperationError, DeviceTimeoutError
 from hal.events import (
     DeviceEvent,
@@ -205,7 +207,7 @@ class StatusTracker:
 
 
 # --- the driver --------------------------------------------------------------------------------
-class TclPrinter(PolledSerialDevice):
+class TclPrinter(PolledSerialDevice, TicketPrinter):
     """A TCL ticket printer on a serial port (or a simulator's pty)."""
 
     device_class: ClassVar[str] = "printer"
@@ -250,9 +252,10 @@ class TclPrinter(PolledSerialDevice):
 
     # --- the cabinet's requests ---------------------------------------------------------------
     @property
-    def faults(self) -> Flag:
-        """The fault flags of the printer's last agreed status (paper out, jam, chassis open...)."""
-        return self._tracker.faults
+    def fault(self) -> str | None:
+        """The fault flags of the last agreed status as text (``paper_out, jam``), or None."""
+        faults = self._tracker.faults
+        return describe(faults) if faults else None
 
     @property
     def printing(self) -> str | None:
@@ -260,28 +263,28 @@ class TclPrinter(PolledSerialDevice):
         pending = self._tracker.pending
         return None if pending is None else pending.validation
 
-    def print_voucher(self, voucher: Voucher) -> None:
-        """Send ``voucher``; its outcome follows as ``TicketPrinted`` or ``TicketNotPrinted``.
+    def print_voucher(self, ticket: Ticket) -> None:
+        """Send ``ticket``; its outcome follows as ``TicketPrinted`` or ``TicketNotPrinted``.
 
         Nothing is sent (and ``TicketNotPrinted`` follows at once) if the printer reports paper
         out, a jam, the chassis open or a failure, or cannot be made ready. A second ticket while
         one is pending is a :class:`DeviceOperationError`.
         """
-        if not isinstance(voucher, Voucher):
-            raise TypeError(f"print_voucher takes a Voucher, not {type(voucher).__name__}")
+        if not isinstance(ticket, Ticket):
+            raise TypeError(f"print_voucher takes a Ticket, not {type(ticket).__name__}")
         self.require_open()
         with self._exchange("print"):
             if self._tracker.pending is not None:
                 raise DeviceOperationError(f"{self.name}: ticket {self._tracker.pending.validation}"
                                            " is still printing")
             problem = self._make_ready()
-            self._tracker.sent(voucher.validation, time.monotonic())
+            self._tracker.sent(ticket.validation, time.monotonic())
             if problem:
                 for event in self._tracker.not_printed(problem):
                     self._emit(event)
                 return
-            self._send(Print(TEMPLATE.id, 1, voucher.fields()))
-            log.info("%s: ticket %s sent", self.name, voucher.validation)
+            self._send(Print(TEMPLATE.id, 1, fields(ticket)))
+            log.info("%s: ticket %s sent", self.name, ticket.validation)
 
     def poll(self) -> StatusRecord:
         """Ask for the status now (it goes through the tracker as usual); the record."""
@@ -291,6 +294,11 @@ class TclPrinter(PolledSerialDevice):
         if record is None:
             raise DeviceTimeoutError(f"{self.name}: no answer to ENQ")
         return record
+
+    def status(self) -> PrinterStatus:
+        """Ask for the status now: its flags as text and the printer's firmware version."""
+        record = self.poll()
+        return PrinterStatus(describe(record.flags), record.version)
 
     # --- protocol steps (link lock held) ------------------------------------------------------
     def _define(self) -> None:

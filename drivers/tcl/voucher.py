@@ -1,8 +1,9 @@
-"""A TITO voucher: its fields, the TCL template and regions it prints through, and its barcode.
+"""A TITO voucher on paper: the TCL template and regions a :class:`~hal.devices.ticket.Ticket`
+prints through, its texts, and its barcode.
 
 Pure functions and frozen data only; the driver sends :data:`REGIONS` and :data:`TEMPLATE` to the
-printer and prints :meth:`Voucher.fields` into them, the simulator renders those fields from the
-definitions it received and reads them back with :meth:`Voucher.from_regions`.
+printer and prints :func:`fields` into them, the simulator renders those fields from the
+definitions it received and reads them back with :func:`ticket_from_regions`.
 
 Layout (template ``0``, a 2.13 x 6.5 inch ticket at 203 dpi, 432 x 1320 dots; ``docs/protocols/tcl.md``
 has the drawing)::
@@ -24,18 +25,15 @@ has the drawing)::
 from __future__ import annotations
 
 import datetime as dt
-import enum
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from drivers.tcl.codec import Justify, Region, RegionKind, Template
+from hal.devices.ticket import MAX_TICKET_CENTS, VALIDATION_DIGITS, Ticket, TicketKind
 
 # --- amount in words -----------------------------------------------------------------------------
 _ONES = ["ZERO", "ONE", "TWO", "THREE", "FOUR", "FIVE", "SIX", "SEVEN", "EIGHT", "NINE", "TEN", "ELEVEN", "TWELVE", "THIRTEEN", "FOURTEEN", "FIFTEEN", "SIXTEEN", "SEVENTEEN", "EIGHTEEN", "NINETEEN"]
 _TENS = ["_", "_", "TWENTY", "THIRTY", "FORTY", "FIFTY", "SIXTY", "SEVENTY", "EIGHTY", "NINETY"]
-#: The largest amount a voucher carries: $999,999.99.
-MAX_CENTS = 99_999_999
 
 
 def _below_thousand(n: int) -> list[str]:
@@ -66,8 +64,8 @@ def dollars_in_words(dollars: int) -> str:
 
 def amount_in_words(cents: int) -> str:
     """``2050`` -> ``TWENTY DOLLARS AND 50 CENTS``; the cents always as two digits."""
-    if isinstance(cents, bool) or not isinstance(cents, int) or not 0 <= cents <= MAX_CENTS:
-        raise ValueError(f"an amount is 0..{MAX_CENTS} whole cents, not {cents!r}")
+    if isinstance(cents, bool) or not isinstance(cents, int) or not 0 <= cents <= MAX_TICKET_CENTS:
+        raise ValueError(f"an amount is 0..{MAX_TICKET_CENTS} whole cents, not {cents!r}")
     dollars, rest = divmod(cents, 100)
     unit = "DOLLAR" if dollars == 1 else "DOLLARS"
     return f"{dollars_in_words(dollars)} {unit} AND {rest:02d} CENTS"
@@ -176,147 +174,84 @@ def itf_decode(pattern: str, *, check_digit: bool = False) -> str:
     return text
 
 
-# --- the voucher ---------------------------------------------------------------------------------
-class VoucherKind(enum.Enum):
-    """What the voucher is worth to the player; the value is the line printed on it."""
-
-    CASHABLE = "CASHOUT TICKET"
-    RESTRICTED = "PLAYABLE ONLY"               #: restricted promotional credits
-    NON_CASHABLE = "NON-CASHABLE PROMO"
-    TEST = "TEST TICKET - VOID"                #: the service menu's printer test: worth nothing
+# --- the ticket on the template --------------------------------------------------------------------
+_VALIDATION_PREFIX = "VALIDATION "
 
 
-VALIDATION_DIGITS = 18
-_TEXT = re.compile(r"[ -\]_-{}~]*")     # printable ASCII without '^' and '|'
-_VALIDATION_TEXT = re.compile(r"VALIDATION (\d\d)-(\d{4})-(\d{4})-(\d{4})-(\d{4})")
+def expiry_text(days: int) -> str:
+    """``0`` -> ``NEVER EXPIRES``; ``30`` -> ``VOID AFTER 30 DAYS``."""
+    if days == 0:
+        return "NEVER EXPIRES"
+    return f"VOID AFTER {days} DAY{'' if days == 1 else 'S'}"
 
 
-def format_validation(validation: str) -> str:
-    """``123456789012345678`` -> ``12-3456-7890-1234-5678``."""
-    v = validation
-    return f"{v[:2]}-{v[2:6]}-{v[6:10]}-{v[10:14]}-{v[14:]}"
+def texts(ticket: Ticket) -> dict[str, str]:
+    """Region id -> what is printed in it."""
+    address = (*ticket.address, "", "")[:2]
+    return {
+        "0": ticket.venue,
+        "1": address[0],
+        "2": address[1],
+        "3": ticket.kind.value,
+        "4": _VALIDATION_PREFIX + ticket.validation_text,
+        "5": ticket.validation,
+        "6": f"DATE {ticket.issued:%m/%d/%Y}",
+        "7": f"TIME {ticket.issued:%H:%M:%S}",
+        "8": f"TICKET # {ticket.sequence:04d}",
+        "9": amount_in_figures(ticket.amount_cents),
+        "A": amount_in_words(ticket.amount_cents),
+        "B": f"MACHINE # {ticket.machine}",
+        "C": expiry_text(ticket.expiry_days),
+    }
 
 
-def _text(value: str, what: str, longest: int, *, empty: bool = False) -> None:
-    if not isinstance(value, str) or not _TEXT.fullmatch(value):
-        raise ValueError(f"a voucher's {what} is printable ASCII without '^' or '|', not {value!r}")
-    if len(value) > longest or (not empty and not value.strip()):
-        raise ValueError(f"a voucher's {what} is 1..{longest} characters, not {value!r}")
+def fields(ticket: Ticket) -> tuple[str, ...]:
+    """The print command's fields: one per region of :data:`TEMPLATE`, in its order."""
+    printed = texts(ticket)
+    return tuple(printed[region] for region in TEMPLATE.regions)
 
 
-@dataclass(frozen=True, slots=True)
-class Voucher:
-    """One TITO voucher, validated: everything printed on it."""
+def ticket_from_regions(printed: Mapping[str, str], barcode: str) -> Ticket:
+    """The ticket a printed one shows: region id -> text, and its barcode read back.
 
-    venue: str
-    address: tuple[str, ...]
-    machine: str
-    issued: dt.datetime                   #: local time of the cabinet, whole seconds
-    amount_cents: int
-    validation: str                       #: 18 digits, printed and barcoded
-    sequence: int                         #: ticket number, 0..9999
-    expiry_days: int                      #: 0: never expires
-    kind: VoucherKind = VoucherKind.CASHABLE
+    ``ValueError`` if any field is missing or unreadable, or if the readable validation
+    number, the barcode and the amount in words and in figures do not agree.
+    """
+    def take(region: str, prefix: str = "") -> str:
+        text = printed.get(region)
+        if text is None or not text.startswith(prefix):
+            raise ValueError(f"region {region}: {text!r} does not start with {prefix!r}")
+        return text[len(prefix):]
 
-    def __post_init__(self) -> None:
-        _text(self.venue, "venue", 40)
-        if not isinstance(self.address, tuple) or len(self.address) > 2:
-            raise ValueError(f"a voucher has at most 2 address lines, not {self.address!r}")
-        for line in self.address:
-            _text(line, "address line", 40)
-        _text(self.machine, "machine number", 20)
-        if not isinstance(self.issued, dt.datetime) or self.issued.microsecond:
-            raise ValueError(f"issued is a datetime in whole seconds, not {self.issued!r}")
-        if (isinstance(self.amount_cents, bool) or not isinstance(self.amount_cents, int)
-                or not 1 <= self.amount_cents <= MAX_CENTS):
-            raise ValueError(f"a voucher is worth 1..{MAX_CENTS} cents, not {self.amount_cents!r}")
-        if not (isinstance(self.validation, str) and self.validation.isascii()
-                and self.validation.isdigit() and len(self.validation) == VALIDATION_DIGITS):
-            raise ValueError(f"a validation number is {VALIDATION_DIGITS} digits, "
-                             f"not {self.validation!r}")
-        for name in ("sequence", "expiry_days"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 9999:
-                raise ValueError(f"a voucher's {name} is 0..9999, not {value!r}")
-        if not isinstance(self.kind, VoucherKind):
-            raise ValueError(f"a voucher kind is a VoucherKind, not {self.kind!r}")
-
-    @property
-    def amount_words(self) -> str:
-        return amount_in_words(self.amount_cents)
-
-    @property
-    def expiry_text(self) -> str:
-        if self.expiry_days == 0:
-            return "NEVER EXPIRES"
-        return f"VOID AFTER {self.expiry_days} DAY{'' if self.expiry_days == 1 else 'S'}"
-
-    def texts(self) -> dict[str, str]:
-        """Region id -> what is printed in it."""
-        address = (*self.address, "", "")[:2]
-        return {
-            "0": self.venue,
-            "1": address[0],
-            "2": address[1],
-            "3": self.kind.value,
-            "4": f"VALIDATION {format_validation(self.validation)}",
-            "5": self.validation,
-            "6": f"DATE {self.issued:%m/%d/%Y}",
-            "7": f"TIME {self.issued:%H:%M:%S}",
-            "8": f"TICKET # {self.sequence:04d}",
-            "9": amount_in_figures(self.amount_cents),
-            "A": self.amount_words,
-            "B": f"MACHINE # {self.machine}",
-            "C": self.expiry_text,
-        }
-
-    def fields(self) -> tuple[str, ...]:
-        """The print command's fields: one per region of :data:`TEMPLATE`, in its order."""
-        texts = self.texts()
-        return tuple(texts[region] for region in TEMPLATE.regions)
-
-    @classmethod
-    def from_regions(cls, texts: Mapping[str, str], barcode: str) -> Voucher:
-        """The voucher a printed ticket shows: region id -> text, and its barcode read back.
-
-        ``ValueError`` if any field is missing or unreadable, or if the readable validation
-        number, the barcode and the amount in words and in figures do not agree.
-        """
-        def take(region: str, prefix: str = "") -> str:
-            text = texts.get(region)
-            if text is None or not text.startswith(prefix):
-                raise ValueError(f"region {region}: {text!r} does not start with {prefix!r}")
-            return text[len(prefix):]
-
-        match = _VALIDATION_TEXT.fullmatch(take("4"))
-        if match is None:
-            raise ValueError(f"unreadable validation {texts.get('4')!r}")
-        validation = "".join(match.groups())
-        if barcode != validation:
-            raise ValueError(f"the barcode {barcode} is not the validation {validation}")
-        cents = parse_figures(take("9"))
-        if take("A") != amount_in_words(cents):
-            raise ValueError(f"amount in words {take('A')!r} is not {amount_in_figures(cents)}")
-        issued = dt.datetime.strptime(take("6", "DATE ") + " " + take("7", "TIME "),
-                                      "%m/%d/%Y %H:%M:%S")
-        expiry = take("C")
-        if expiry == "NEVER EXPIRES":
-            days = 0
-        else:
-            found = re.fullmatch(r"VOID AFTER (\d{1,4}) DAYS?", expiry)
-            if found is None:
-                raise ValueError(f"unreadable expiry {expiry!r}")
-            days = int(found[1])
-        sequence = take("8", "TICKET # ")
-        if not (len(sequence) == 4 and sequence.isdigit()):
-            raise ValueError(f"unreadable ticket number {sequence!r}")
-        address = tuple(line for line in (take("1"), take("2")) if line)
-        try:
-            kind = VoucherKind(take("3"))
-        except ValueError:
-            raise ValueError(f"unknown voucher type {take('3')!r}") from None
-        return cls(take("0"), address, take("B", "MACHINE # "), issued, cents, validation,
-                   int(sequence), days, kind)
+    validation_text = take("4", _VALIDATION_PREFIX)
+    validation = "".join(c for c in validation_text if c.isdigit())
+    if len(validation) != VALIDATION_DIGITS:
+        raise ValueError(f"unreadable validation {printed.get('4')!r}")
+    if barcode != validation:
+        raise ValueError(f"the barcode {barcode} is not the validation {validation}")
+    cents = parse_figures(take("9"))
+    if take("A") != amount_in_words(cents):
+        raise ValueError(f"amount in words {take('A')!r} is not {amount_in_figures(cents)}")
+    issued = dt.datetime.strptime(take("6", "DATE ") + " " + take("7", "TIME "),
+                                  "%m/%d/%Y %H:%M:%S")
+    expiry = take("C")
+    if expiry == "NEVER EXPIRES":
+        days = 0
+    else:
+        found = re.fullmatch(r"VOID AFTER (\d{1,4}) DAYS?", expiry)
+        if found is None:
+            raise ValueError(f"unreadable expiry {expiry!r}")
+        days = int(found[1])
+    sequence = take("8", "TICKET # ")
+    if not (len(sequence) == 4 and sequence.isdigit()):
+        raise ValueError(f"unreadable ticket number {sequence!r}")
+    address = tuple(line for line in (take("1"), take("2")) if line)
+    try:
+        kind = TicketKind(take("3"))
+    except ValueError:
+        raise ValueError(f"unknown voucher type {take('3')!r}") from None
+    return Ticket(take("0"), address, take("B", "MACHINE # "), issued, cents, validation,
+                  validation_text, int(sequence), days, kind)
 
 
 # --- the template the driver defines -------------------------------------------------------------

@@ -30,7 +30,7 @@ from typing import Any, ClassVar
 from drivers.codec import NEED_DATA
 from drivers.touch.contact import load_calibration, to_touch
 from drivers.touch.evdev_codec import RECORD, Contact, TouchDecoder
-from hal.base import Device
+from hal.devices.touch import Touchscreen
 from hal.events import Touch
 
 log = logging.getLogger(__name__)
@@ -39,7 +39,7 @@ log = logging.getLogger(__name__)
 READ_RECORDS = 64
 
 
-class EvdevTouch(Device):
+class EvdevTouch(Touchscreen):
     device_class: ClassVar[str] = "touch"
 
     def __init__(self, name: str, *, path: str, timeout: float = 1.0,
@@ -118,6 +118,11 @@ class EvdevTouch(Device):
         decoder.receive_data(data)
         while (contact := decoder.next_event()) is not NEED_DATA:
             self._emit(self.to_touch(contact))
+
+    @property
+    def port(self) -> str:
+        """The input node the touchscreen is read from."""
+        return self.path
 
     def to_touch(self, contact: Contact) -> Touch:
         """The cabinet's event for a raw contact: calibrated to screen pixels if calibrated."""

@@ -47,7 +47,7 @@ from drivers.touch.microtouch_codec import (
     TouchDecoder,
     encode,
 )
-from hal.base import Device
+from hal.devices.touch import Touchscreen
 from hal.errors import DeviceInitError, DeviceOperationError, DeviceTimeoutError
 from hal.events import Touch
 
@@ -60,7 +60,7 @@ NAMES = {FORMAT_TABLET: "Format Tablet", MODE_STREAM: "Mode Stream", NULL: "Null
 _PROBE = object()
 
 
-class MicroTouch(Device):
+class MicroTouch(Touchscreen):
     device_class: ClassVar[str] = "touch"
     #: Longest single blocking read; bounds how late the reader thread notices a stop.
     READ_SLICE_S: ClassVar[float] = 0.02

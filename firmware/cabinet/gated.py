@@ -33,7 +33,7 @@ class GatedSource:
 
     @property
     def exhaustion_is_misdeal(self) -> bool:
-        return bool(getattr(self.inner, "exhaustion_is_misdeal", False))
+        return self.inner.exhaustion_is_misdeal
 
     def new_round(self) -> None:
         self.inner.new_round()

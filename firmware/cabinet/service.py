@@ -33,7 +33,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 from firmware.cabinet.demo import DemoMode
 from firmware.cabinet.par_jobs import ParJob, ParJobs
@@ -41,7 +41,11 @@ from firmware.cabinet.states import CabinetState
 from firmware.config.schema import PIN_HASH_PATTERN, SERVICE_ROLES
 from firmware.errors import EgmError
 from firmware.ledger.errors import CriticalMemoryError
+from hal.base import Device
+from hal.devices.io_board import TIERS, TowerPattern
 from hal.errors import DeviceError
+
+D = TypeVar("D", bound=Device)
 
 S = CabinetState
 
@@ -535,8 +539,9 @@ class ServiceApi:
             "call cleared" if waiting else "no call was waiting"
 
     # --- devices -------------------------------------------------------------------------------
-    def _device(self, slot: str) -> Any:
-        device = getattr(self.terminal.devices, slot)
+    @staticmethod
+    def _device(device: D | None, slot: str) -> D:
+        """The device fitted in ``slot``, if it is open (a :class:`ServiceError` otherwise)."""
         if device is None:
             raise ServiceError(f"no {slot.replace('_', ' ')} is fitted")
         if not device.is_open:
@@ -544,11 +549,8 @@ class ServiceApi:
         return device
 
     @staticmethod
-    def _counters(device: Any) -> dict[str, Any] | None:
-        counters = getattr(device, "counters", None)
-        if callable(counters):
-            counters = counters()
-        return None if counters is None else {str(k): v for k, v in dict(counters).items()}
+    def _counters(device: Device) -> dict[str, Any]:
+        return {str(k): v for k, v in dict(device.counters).items()}
 
     def _clear_tilt(self, args: list[str]) -> tuple[Any, str]:
         if len(args) != 1:
@@ -561,11 +563,9 @@ class ServiceApi:
         for name, device in self.terminal.devices.items():
             entry: dict[str, Any] = {"lifecycle": device.lifecycle.value, "backend": type(device).__name__}
             try:
-                counters = self._counters(device)
+                entry["counters"] = self._counters(device)
             except Exception as exc:           # a device in trouble must not hide the others
-                counters, entry["error"] = None, f"{type(exc).__name__}: {exc}"
-            if counters is not None:
-                entry["counters"] = counters
+                entry["error"] = f"{type(exc).__name__}: {exc}"
             devices[name] = entry
         cabinet = self.terminal.cabinet
         return {"state": cabinet.state.name, "tilts": [{"tilt": t.key, "reason": t.reason}
@@ -574,17 +574,17 @@ class ServiceApi:
 
     def _test_note_return(self, args: list[str]) -> tuple[Any, str]:
         self._no_args(args, "test note-return")
-        validator = self._device("bill_validator")
-        status = validator.poll() if hasattr(validator, "poll") else None
-        escrowed = bool(getattr(validator, "escrowed", False))
+        validator = self._device(self.terminal.devices.bill_validator, "bill_validator")
+        status = validator.status()
+        escrowed = validator.escrowed
         returned = False
         # Only in SERVICE, where the cabinet takes no money; never a voucher being redeemed.
         if escrowed and self.terminal.cabinet.state is S.SERVICE and self.terminal.redeeming is None:
             validator.return_escrow()
             returned = True
         result = {"device": "bill_validator", "lifecycle": validator.lifecycle.value,
-                  "status": getattr(status, "name", status), "escrow": escrowed, "returned": returned,
-                  "notes_cents": sorted(set(dict(getattr(validator, "notes", {}) or {}).values())),
+                  "status": status, "escrow": escrowed, "returned": returned,
+                  "notes_cents": sorted(set(validator.notes.values())),
                   "counters": self._counters(validator)}
         if returned:
             detail = "escrowed item returned"
@@ -598,17 +598,11 @@ class ServiceApi:
         if args == ["print"]:
             return self.terminal.print_test_ticket(), "test ticket sent (TEST TICKET - VOID, never redeemable)"
         self._no_args(args, "test ticket [print]")
-        printer = self._device("printer")
-        record = printer.poll() if hasattr(printer, "poll") else None
-        flags = getattr(record, "flags", None)
-        if flags is not None:
-            from drivers.tcl.driver import describe
-
-            text = describe(flags)
-        else:
-            text = "unknown"
+        printer = self._device(self.terminal.devices.printer, "printer")
+        status = printer.status()
+        text = status.text
         result = {"device": "printer", "lifecycle": printer.lifecycle.value, "flags": text,
-                  "version": getattr(record, "version", None), "printing": getattr(printer, "printing", None),
+                  "version": status.version, "printing": printer.printing,
                   "counters": self._counters(printer),
                   "note": "`test ticket print` (in SERVICE) prints TEST TICKET - VOID, numbered all zeros"}
         return result, f"printer flags: {text}"
@@ -618,22 +612,22 @@ class ServiceApi:
         the role and the cabinet state are checked and the step logged; the screens do the rest."""
         if len(args) != 1 or args[0] not in ("begin", "commit", "cancel"):
             raise ServiceError("usage: touch calibrate begin|commit|cancel")
-        self._device("touch")
+        self._device(self.terminal.devices.touch, "touch")
         return {"step": args[0]}, f"touch calibration {args[0]}"
 
     def _test_touch(self, args: list[str]) -> tuple[Any, str]:
         self._no_args(args, "test touch")
-        touch = self._device("touch")
+        touch = self._device(self.terminal.devices.touch, "touch")
         touches = list(self.terminal.touches)
         return ({"device": "touch", "lifecycle": touch.lifecycle.value, "touches": touches},
                 f"{len(touches)} touches")
 
     def _test_shoe(self, args: list[str]) -> tuple[Any, str]:
         self._no_args(args, "test shoe")
-        shoe = self._device("shoe")
+        shoe = self._device(self.terminal.devices.shoe, "shoe")
         if self.terminal.kernel is not None:
             raise ServiceError("the shoe is dealing a round")
-        if not getattr(shoe, "queued", 0):
+        if not shoe.queued:
             return {"device": "shoe", "card": None, "note": "draw a card from the shoe, then ask again"}, \
                 "no card drawn"
         card = str(shoe.read_card(1.0))
@@ -645,17 +639,15 @@ class ServiceApi:
 
         if args not in ([], ["on"], ["off"]):
             raise ServiceError("usage: test lamps [on/off]")
-        board = self._device("io_board")
+        board = self._device(self.terminal.devices.io_board, "io_board")
         lit = frozenset() if args == ["off"] else frozenset(Button)
         board.button_lamps(lit)
         return {"device": "io_board", "lamps": sorted(b.value for b in lit)}, \
             f"{len(lit)} button lamps lit"
 
     def _test_tower(self, args: list[str]) -> tuple[Any, str]:
-        from drivers.io_board.messages import TIERS, TowerPattern
-
         patterns = {p.name.lower().replace("_", "-"): p for p in TowerPattern}
-        board = self._device("io_board")
+        board = self._device(self.terminal.devices.io_board, "io_board")
         if args == ["off"]:
             for tier in range(TIERS):
                 board.tower(tier, TowerPattern.OFF)
@@ -670,9 +662,8 @@ class ServiceApi:
 
     def _test_meters(self, args: list[str]) -> tuple[Any, str]:
         self._no_args(args, "test meters")
-        board = self._device("io_board")
-        inputs = getattr(board, "inputs", {}) or {}
-        shown = {getattr(k, "value", str(k)): bool(v) for k, v in dict(inputs).items()}
+        board = self._device(self.terminal.devices.io_board, "io_board")
+        shown = {k.value: bool(v) for k, v in board.inputs.items()}
         return {"device": "io_board", "inputs": shown, "active": sorted(k for k, v in shown.items() if v),
                 "counters": self._counters(board),
                 "note": "hard meters count money: a test never pulses them"}, \

@@ -48,7 +48,7 @@ from firmware.cabinet.machine import Cabinet, Tilt
 from firmware.cabinet.states import CabinetState, HandpayReason, TiltSource
 from firmware.cards.errors import ShoeExhausted
 from firmware.cards.source import PhysicalShoeSource, RngShoe
-from firmware.cashless.vouchers import POWER_LOST_ASKING
+from firmware.cashless.vouchers import POWER_LOST_ASKING, IssuedVoucher
 from firmware.errors import EgmError
 from firmware.games.registry import configured_options, get_game
 from firmware.kernel.limits import BetLimits, validate_wagers
@@ -59,6 +59,12 @@ from firmware.ledger.ledger import Ledger
 from firmware.ledger.resume import resume_round
 from firmware.rng.errors import RngError
 from hal.base import Device, Lifecycle
+from hal.devices.bill_validator import BillValidator
+from hal.devices.io_board import IoBoard
+from hal.devices.printer import TicketPrinter
+from hal.devices.shoe import CardShoe
+from hal.devices.ticket import Ticket, TicketKind
+from hal.devices.touch import Touchscreen
 from hal.errors import DeviceError
 from hal.events import (
     Button,
@@ -112,19 +118,24 @@ class TerminalStopped(Exception):
 class Devices:
     """The cabinet's devices by slot (None: not fitted). Created and closed by the caller."""
 
-    bill_validator: Device | None = None
-    printer: Device | None = None
-    io_board: Device | None = None
-    touch: Device | None = None
-    shoe: Device | None = None
+    bill_validator: BillValidator | None = None
+    printer: TicketPrinter | None = None
+    io_board: IoBoard | None = None
+    touch: Touchscreen | None = None
+    shoe: CardShoe | None = None
+
+    def slots(self) -> dict[str, Device | None]:
+        """Every slot (None: not fitted), in :data:`DEVICE_NAMES` order."""
+        return {"bill_validator": self.bill_validator, "printer": self.printer,
+                "io_board": self.io_board, "touch": self.touch, "shoe": self.shoe}
 
     def items(self) -> list[tuple[str, Device]]:
-        return [(n, d) for n in DEVICE_NAMES if (d := getattr(self, n)) is not None]
+        return [(n, d) for n, d in self.slots().items() if d is not None]
 
     def port(self, name: str) -> str | None:
         """Where the device in slot ``name`` is looked for (its serial port or input node), or None."""
-        device = getattr(self, name, None) if name in DEVICE_NAMES else None
-        return getattr(device, "port", None) or getattr(device, "path", None)
+        device = self.slots().get(name)
+        return None if device is None else device.port
 
 
 def not_connected(name: str, port: str | None, cause: str) -> str:
@@ -259,6 +270,9 @@ class Terminal:
         """POWER_UP -> SELF_TEST -> IDLE (or TILT), then settle what a power loss left open."""
         self.ledger.event("power_up")
         self.cabinet.begin_self_test()
+        if self.devices.bill_validator is not None:
+            # its ACK of a credit waits for the ledger (_credit_recorded)
+            self.devices.bill_validator.ack_on_record = True
         for name, device in self.devices.items():
             self._open_device(name, device)
         self._doors_found_open_at_power_up()
@@ -288,18 +302,13 @@ class Terminal:
         io = self.devices.io_board
         if io is None or not io.is_open:
             return
-        counters = getattr(io, "counters", None)
-        deadline = time.monotonic() + timeout
-        while counters is not None and not counters.get("snapshots") and time.monotonic() < deadline:
-            time.sleep(0.01)
+        io.wait_inputs(timeout)
         last = self.ledger.door_states()
-        inputs = getattr(io, "inputs", {})
+        inputs = io.inputs
         self.doors_opened_while_off = [door.value for door in Door
                                        if inputs.get(door) and not last.get(door.value, False)]
 
     def _open_device(self, name: str, device: Device) -> None:
-        if name == "bill_validator" and hasattr(device, "ack_on_record"):
-            device.ack_on_record = True       # its ACK of a credit waits for the ledger (_credit_recorded)
         try:
             device.open()
         except DeviceError as exc:
@@ -555,7 +564,7 @@ class Terminal:
     def _credit_recorded(self) -> None:
         """The stacked item's credit (or its refusal) is in critical memory: the validator may be told."""
         validator = self.devices.bill_validator
-        if validator is not None and hasattr(validator, "credit_recorded"):
+        if validator is not None:
             validator.credit_recorded()
 
     def _on_ticket_escrowed(self, barcode: str) -> None:
@@ -620,7 +629,7 @@ class Terminal:
         assert printer is not None
         self.printing = Printing(voucher.validation, cents, self._clock())
         try:
-            printer.print_voucher(self._voucher(voucher))
+            printer.print_voucher(self._ticket(voucher))
         except DeviceError as exc:
             self._ticket_not_printed(voucher.validation, str(exc))
 
@@ -630,31 +639,15 @@ class Terminal:
             return "no printer"
         if not printer.is_open:
             return "printer offline"
-        faults = getattr(printer, "faults", None)
-        if faults:
-            from drivers.tcl.driver import describe
+        return printer.fault
 
-            return describe(faults)
-        return None
-
-    def _voucher(self, issued: Any) -> Any:
-        from drivers.tcl.voucher import Voucher
-
-        money = self.cfg.money
-        return Voucher(
-            venue=self.cfg.terminal.venue, address=tuple(money.venue_address),
-            machine=self.cfg.terminal.id[:20],
-            issued=issued.issued.astimezone().replace(tzinfo=None, microsecond=0),
-            amount_cents=issued.amount_cents,
-            validation=issued.validation, sequence=issued.sequence % 10000,
-            expiry_days=issued.expiry_days,
-        )
+    def _ticket(self, issued: IssuedVoucher, kind: TicketKind = TicketKind.CASHABLE) -> Ticket:
+        return issued.ticket(venue=self.cfg.terminal.venue, address=tuple(self.cfg.money.venue_address),
+                             machine=self.cfg.terminal.id[:20], kind=kind)
 
     def print_test_ticket(self) -> dict[str, Any]:
         """The service menu's printer test: a voucher printed TEST TICKET - VOID, worth one cent,
         numbered all zeros (a number the voucher book never issues, so it can never redeem)."""
-        from drivers.tcl.voucher import Voucher, VoucherKind
-
         if self.cabinet.state is not S.SERVICE:
             raise TerminalError("a test ticket is printed with the technician's key on (SERVICE)")
         problem = self._printer_problem()
@@ -662,16 +655,15 @@ class Terminal:
             raise TerminalError(f"the printer is not ready: {problem}")
         if self.printing is not None or self._test_ticket is not None:
             raise TerminalError("a ticket is printing")
-        voucher = Voucher(venue=self.cfg.terminal.venue, address=tuple(self.cfg.money.venue_address),
-                          machine=self.cfg.terminal.id[:20], issued=dt.datetime.now().replace(microsecond=0),
-                          amount_cents=1, validation=TEST_VALIDATION, sequence=0, expiry_days=0,
-                          kind=VoucherKind.TEST)
+        test = IssuedVoucher(TEST_VALIDATION, sequence=0, amount_cents=1,
+                             issued=dt.datetime.now(dt.UTC).replace(microsecond=0), expiry_days=0)
+        ticket = self._ticket(test, TicketKind.TEST)
         self.ledger.event("test_ticket_sent")
         self._test_ticket = TEST_VALIDATION
         printer = self.devices.printer
         assert printer is not None
         try:
-            printer.print_voucher(voucher)
+            printer.print_voucher(ticket)
         except DeviceError as exc:
             self._test_ticket = None
             raise TerminalError(f"the printer refused the test ticket: {exc}") from exc
@@ -943,7 +935,7 @@ class Terminal:
         shoe = self.devices.shoe
         if shoe is None:
             return True
-        return bool(getattr(shoe, "queued", 1)) or not shoe.is_open
+        return bool(shoe.queued) or not shoe.is_open
 
     def _round_fault(self, exc: Exception) -> None:
         if isinstance(exc, RngError):
@@ -1028,7 +1020,7 @@ class Terminal:
         self._next_reconnect = now + self.cfg.cabinet.reconnect_interval_s
         for name, device in self.devices.items():
             if device.lifecycle is not Lifecycle.OPEN and name in self._offline_since \
-                    and getattr(device, "auto_reconnect", True):
+                    and device.auto_reconnect:
                 with contextlib.suppress(DeviceError):
                     device.reopen()
 

@@ -1,7 +1,7 @@
 """TITO validation numbers: the 18-digit SAS format, and the numbers this terminal makes offline.
 
 A validation number is 18 ASCII digits: a 2-digit validation system id, then 16 digits. It is
-printed ``SS-NNNN-NNNN-NNNN-NNNN`` (:func:`drivers.tcl.voucher.format_validation`) and barcoded as
+printed ``SS-NNNN-NNNN-NNNN-NNNN`` (:func:`format_validation`) and barcoded as
 the bare digits. :func:`parse_validation` accepts either form (or groups separated by spaces) and
 refuses everything else.
 
@@ -36,7 +36,13 @@ from firmware.cashless.errors import VoucherError
 if TYPE_CHECKING:
     from firmware.ledger.ledger import Ledger
 
-VALIDATION_DIGITS = 18
+
+def format_validation(validation: str) -> str:
+    """``123456789012345678`` -> ``12-3456-7890-1234-5678`` (how a voucher prints it)."""
+    v = validation
+    return f"{v[:2]}-{v[2:6]}-{v[6:10]}-{v[10:14]}-{v[14:]}"
+
+
 SYSTEM_ID_OFFLINE = "00"               #: the validation system id of terminal-generated numbers
 MODULUS = 10**16                       #: the 16 digits after the system id
 CANDIDATE_BITS = 64

@@ -28,10 +28,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from drivers.tcl.voucher import MAX_CENTS, format_validation
 from firmware.cashless.errors import VoucherError, VoucherRefused, VoucherStateError
-from firmware.cashless.validation import offline_validation, parse_validation, validation_key
+from firmware.cashless.validation import (
+    format_validation,
+    offline_validation,
+    parse_validation,
+    validation_key,
+)
 from firmware.ledger.ledger import Ledger
+from hal.devices.ticket import MAX_TICKET_CENTS, Ticket, TicketKind
+
+#: The largest voucher: what a ticket can print ($999,999.99).
+MAX_CENTS = MAX_TICKET_CENTS
 
 #: The reason :meth:`VoucherBook.void` records for a voucher found ISSUED at power-up.
 POWER_LOST = "power lost before the printer confirmed"
@@ -98,6 +106,15 @@ class IssuedVoucher:
     def expires(self) -> dt.datetime | None:
         """The instant after which the voucher no longer redeems (None: never)."""
         return self.issued + dt.timedelta(days=self.expiry_days) if self.expiry_days else None
+
+    def ticket(self, *, venue: str, address: tuple[str, ...], machine: str,
+               kind: TicketKind = TicketKind.CASHABLE) -> Ticket:
+        """What the printer prints for it at ``venue`` on ``machine`` (issued in local time)."""
+        return Ticket(venue=venue, address=address, machine=machine,
+                      issued=self.issued.astimezone().replace(tzinfo=None, microsecond=0),
+                      amount_cents=self.amount_cents, validation=self.validation,
+                      validation_text=self.printed_validation, sequence=self.ticket_number,
+                      expiry_days=self.expiry_days, kind=kind)
 
 
 @dataclass(frozen=True, slots=True)

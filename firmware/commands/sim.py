@@ -147,6 +147,7 @@ def _id003() -> tuple[Any, dict[str, Callable[..., Any]], dict[str, Any]]:
 def _tcl() -> tuple[Any, dict[str, Callable[..., Any]], dict[str, Any]]:
     """The TCL ticket printer: paper, mechanism and wire faults; ``last`` shows the last ticket."""
     from drivers.tcl.codec import SERIAL
+    from drivers.tcl.voucher import texts
     from sim_hardware.tcl_printer import MidTicket, TclPrinterSimulator
 
     sim = TclPrinterSimulator()
@@ -159,7 +160,7 @@ def _tcl() -> tuple[Any, dict[str, Callable[..., Any]], dict[str, Any]]:
             voucher = ticket.voucher()
         except ValueError as exc:
             return f"unreadable: {exc}"
-        return f"{voucher.validation} {voucher.amount_cents} {' | '.join(voucher.texts().values())}"
+        return f"{voucher.validation} {voucher.amount_cents} {' | '.join(texts(voucher).values())}"
 
     commands: dict[str, Callable[..., Any]] = {
         "paper-low": lambda on="on": sim.paper_low(on == "on"),

@@ -15,7 +15,6 @@ from typing import Any
 
 import pytest
 
-from drivers.tcl.codec import Flag, StatusRecord
 from firmware.cabinet.service import (
     ACTIONS,
     DEVELOPMENT_PINS,
@@ -35,7 +34,9 @@ from firmware.config import Config, load_config
 from firmware.config.schema import DEVELOPMENT_PIN_HASHES, MIN_PIN_ITERATIONS
 from firmware.ledger.ledger import Ledger
 from firmware.rng.service import RngService
-from hal.base import Device
+from hal.devices.bill_validator import BillValidator
+from hal.devices.io_board import IoBoard
+from hal.devices.printer import PrinterStatus, TicketPrinter
 from hal.events import Button, Door, KeySwitch
 
 S = CabinetState
@@ -48,8 +49,9 @@ HASHES = {role: hash_pin(pin, iterations=FAST) for role, pin in TEST_PINS.items(
 
 
 # --- fake devices ----------------------------------------------------------------------------------
-class FakeValidator(Device):
-    device_class = "bill_validator"
+class FakeValidator(BillValidator):
+    escrowed = False
+    notes: dict[int, int] = {}
 
     def __init__(self) -> None:
         super().__init__("bill_validator")
@@ -78,12 +80,11 @@ class FakeValidator(Device):
         self.returned += 1
         self.escrowed = False
 
-    def poll(self) -> str:
+    def status(self) -> str:
         return "IDLING"
 
 
-class FakePrinter(Device):
-    device_class = "printer"
+class FakePrinter(TicketPrinter):
 
     def __init__(self) -> None:
         super().__init__("printer")
@@ -103,12 +104,15 @@ class FakePrinter(Device):
     def print_voucher(self, voucher: Any) -> None:
         self.printed.append(voucher)
 
-    def poll(self) -> StatusRecord:
-        return StatusRecord(flags=Flag.PAPER_OUT)
+    @property
+    def fault(self) -> str | None:
+        return None
+
+    def status(self) -> PrinterStatus:
+        return PrinterStatus("paper_out", "EGMTCL01")
 
 
-class FakeIo(Device):
-    device_class = "io"
+class FakeIo(IoBoard):
 
     def __init__(self) -> None:
         super().__init__("io_board")

@@ -10,12 +10,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from drivers.tcl.voucher import format_validation
 from firmware.cashless.errors import VoucherError
 from firmware.cashless.validation import (
     ACCEPT_BELOW,
     DOMAIN,
     MODULUS,
+    format_validation,
     offline_validation,
     parse_validation,
     reduce_candidate,

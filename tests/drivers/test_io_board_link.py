@@ -13,8 +13,9 @@ from collections.abc import Iterator
 import pytest
 
 from drivers.io_board.driver import IoBoardDriver
-from drivers.io_board.messages import Meter, TowerPattern
+from drivers.io_board.messages import Meter
 from hal import registry
+from hal.devices.io_board import TowerPattern
 from hal.errors import BackendError, DeviceInitError
 from hal.events import (
     Button,
@@ -31,6 +32,7 @@ from sim_hardware.io_board import IoBoardSimulator
 from sim_hardware.pty_link import PtyLink, ServeThread, run_on_pty
 from tests.drivers.events import collect, wait_until
 from tests.drivers.hardware import Technician, contract_params
+from tests.drivers.interface import assert_a_missing_member_fails, assert_implements
 from tests.drivers.sim_process import egm_sim, line, lines, pty_path, send
 
 NAME = "io"
@@ -224,6 +226,13 @@ def contract(request, no_leaks):
 
 class TestIoBoardContract:
     """What the cabinet relies on from any I/O board backend."""
+
+    def test_it_and_every_registered_board_implement_the_interface(self, contract):
+        dev, _ = contract
+        assert_implements(dev, "io")
+
+    def test_a_board_missing_a_member_of_the_interface_is_refused(self, monkeypatch):
+        assert_a_missing_member_fails("io", monkeypatch)
 
     def test_opens_online_and_answers_a_status_request(self, contract):
         dev, _ = contract

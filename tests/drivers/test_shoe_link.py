@@ -43,6 +43,7 @@ from sim_hardware.pty_link import PtyLink, ServeThread, run_on_pty
 from sim_hardware.shoe import ShoeSimulator
 from tests.drivers.events import collect, wait_until
 from tests.drivers.hardware import Technician, contract_params
+from tests.drivers.interface import assert_a_missing_member_fails, assert_implements
 from tests.drivers.sim_process import egm_sim, line, pty_path, send
 
 NAME = "shoe"
@@ -364,6 +365,13 @@ def contract(request, no_leaks) -> Iterator[tuple[ShoeDriver, SimulatedDealer | 
 
 class TestShoeContract:
     """What the cabinet relies on from any card-reading shoe backend."""
+
+    def test_it_and_every_registered_shoe_implement_the_interface(self, contract):
+        dev, _ = contract
+        assert_implements(dev, "shoe")
+
+    def test_a_shoe_missing_a_member_of_the_interface_is_refused(self, monkeypatch):
+        assert_a_missing_member_fails("shoe", monkeypatch)
 
     def test_opens_online_and_answers_a_status_request(self, contract):
         dev, _ = contract

@@ -6,12 +6,12 @@ from __future__ import annotations
 import datetime as dt
 
 from drivers.tcl.driver import TclPrinter
-from drivers.tcl.voucher import Voucher
 from hal.events import DeviceOnline, TicketNotPrinted, TicketPrinted
 from tests.drivers.sim_process import ask, egm_sim, pty_path, quit_sim
+from tests.drivers.tickets import ticket
 
-VOUCHER = Voucher("GOLDEN STAR CASINO", ("1 MAIN STREET",), "EGM-0042",
-                  dt.datetime(2025, 3, 14, 13, 45, 9), 2050, "123456789012345678", 42, 30)
+VOUCHER = ticket("GOLDEN STAR CASINO", ("1 MAIN STREET",), "EGM-0042",
+                 dt.datetime(2025, 3, 14, 13, 45, 9), 2050, "123456789012345678", 42, 30)
 
 
 def _outcome(dev: TclPrinter, timeout: float = 5.0):

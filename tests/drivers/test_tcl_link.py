@@ -6,8 +6,6 @@ at the bottom also runs against a real printer when ``EGM_HW_PRINTER`` names its
 
 from __future__ import annotations
 
-import dataclasses
-import datetime as dt
 import os
 import threading
 import time
@@ -17,9 +15,10 @@ import pytest
 
 from drivers.tcl.codec import Flag
 from drivers.tcl.driver import TclPrinter
-from drivers.tcl.voucher import TEMPLATE, Voucher, itf_decode
+from drivers.tcl.voucher import TEMPLATE, itf_decode, texts
 from hal import registry
 from hal.base import Lifecycle
+from hal.devices.ticket import Ticket
 from hal.errors import BackendError, DeviceGoneError, DeviceInitError, DeviceOperationError
 from hal.events import (
     DeviceEvent,
@@ -35,15 +34,15 @@ from sim_hardware.pty_link import run_on_pty
 from sim_hardware.tcl_printer import MidTicket, TclPrinterSimulator
 from tests.drivers.events import collect
 from tests.drivers.hardware import Technician, contract_params
+from tests.drivers.interface import assert_a_missing_member_fails, assert_implements
 from tests.drivers.leaks import open_fds
+from tests.drivers.tickets import VOUCHER, replace
 
 NAME = "printer"
 HW_PORT = os.environ.get("EGM_HW_PRINTER", "")
 #: Reply time-out of the driver under test: generous, the test machine is shared.
 REPLY_S = 0.5
-VOUCHER = Voucher("GOLDEN STAR CASINO", ("1 MAIN STREET", "RENO NV 89501"), "EGM-0042",
-                  dt.datetime(2025, 3, 14, 13, 45, 9), 2050, "123456789012345678", 42, 30)
-SECOND = dataclasses.replace(VOUCHER, validation="000000000000000042", sequence=43,
+SECOND = replace(VOUCHER, validation="000000000000000042", sequence=43,
                              amount_cents=100_000_00 - 1)
 
 
@@ -84,7 +83,7 @@ def quiet(dev: TclPrinter, sim: TclPrinterSimulator, polls: int = 8) -> list[Dev
     return dev.drain_events()
 
 
-def print_ok(dev: TclPrinter, sim: TclPrinterSimulator, voucher: Voucher = VOUCHER) -> None:
+def print_ok(dev: TclPrinter, sim: TclPrinterSimulator, voucher: Ticket = VOUCHER) -> None:
     dev.print_voucher(voucher)
     assert collect(dev, _is_outcome) == [TicketPrinted(NAME, voucher.validation)]
     assert sim.printed[-1].voucher() == voucher
@@ -302,7 +301,7 @@ class SimulatedWorld:
     def __init__(self, sim: TclPrinterSimulator) -> None:
         self.sim = sim
 
-    def check(self, voucher: Voucher) -> None:
+    def check(self, voucher: Ticket) -> None:
         assert self.sim.printed[-1].voucher() == voucher
 
 
@@ -311,8 +310,8 @@ class HardwareWorld(Technician):
 
     wait_s = 30.0
 
-    def check(self, voucher: Voucher) -> None:
-        self._say(f"check the ticket: {voucher.texts()}")
+    def check(self, voucher: Ticket) -> None:
+        self._say(f"check the ticket: {texts(voucher)}")
 
 
 @pytest.fixture(params=contract_params(
@@ -331,6 +330,13 @@ def contract(request, no_leaks) -> Iterator[tuple[TclPrinter, SimulatedWorld | H
 
 class TestPrinterContract:
     """What the cabinet relies on from any ticket printer backend."""
+
+    def test_it_and_every_registered_printer_implement_the_interface(self, contract):
+        dev, _ = contract
+        assert_implements(dev, "printer")
+
+    def test_a_printer_missing_a_member_of_the_interface_is_refused(self, monkeypatch):
+        assert_a_missing_member_fails("printer", monkeypatch)
 
     def test_opens_online_and_ready(self, contract):
         dev, world = contract

@@ -1,8 +1,7 @@
-"""The voucher: amount in words, Interleaved 2 of 5, validation, the template and its fields."""
+"""The voucher on paper: amount in words, Interleaved 2 of 5, validation, the template and its fields."""
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 
 import pytest
@@ -11,22 +10,21 @@ from hypothesis import strategies as st
 
 from drivers.tcl.codec import RegionKind
 from drivers.tcl.voucher import (
-    MAX_CENTS,
     REGIONS,
     TEMPLATE,
-    Voucher,
-    VoucherKind,
     amount_in_figures,
     amount_in_words,
-    format_validation,
+    fields,
     itf_check_digit,
     itf_decode,
     itf_encode,
     parse_figures,
+    texts,
+    ticket_from_regions,
 )
-
-VOUCHER = Voucher("GOLDEN STAR CASINO", ("1 MAIN STREET", "RENO NV 89501"), "EGM-0042",
-                  dt.datetime(2025, 3, 14, 13, 45, 9), 2050, "123456789012345678", 42, 30)
+from firmware.cashless.validation import format_validation
+from hal.devices.ticket import MAX_TICKET_CENTS, TicketKind
+from tests.drivers.tickets import VOUCHER, replace
 
 
 # --- amount in words -----------------------------------------------------------------------------
@@ -43,13 +41,13 @@ VOUCHER = Voucher("GOLDEN STAR CASINO", ("1 MAIN STREET", "RENO NV 89501"), "EGM
     (100_000, "ONE THOUSAND DOLLARS AND 00 CENTS"),
     (123_456_7, "TWELVE THOUSAND THREE HUNDRED FORTY FIVE DOLLARS AND 67 CENTS"),
     (100_001_00, "ONE HUNDRED THOUSAND ONE DOLLARS AND 00 CENTS"),
-    (MAX_CENTS, "NINE HUNDRED NINETY NINE THOUSAND NINE HUNDRED NINETY NINE DOLLARS AND 99 CENTS"),
+    (MAX_TICKET_CENTS, "NINE HUNDRED NINETY NINE THOUSAND NINE HUNDRED NINETY NINE DOLLARS AND 99 CENTS"),
 ])
 def test_amount_in_words(cents, words):
     assert amount_in_words(cents) == words
 
 
-@pytest.mark.parametrize("bad", [-1, MAX_CENTS + 1, 20.5, True, "2050"])
+@pytest.mark.parametrize("bad", [-1, MAX_TICKET_CENTS + 1, 20.5, True, "2050"])
 def test_amount_in_words_refuses_what_is_not_whole_cents_in_range(bad):
     with pytest.raises(ValueError):
         amount_in_words(bad)
@@ -59,7 +57,7 @@ def test_amount_in_figures_round_trips():
     assert amount_in_figures(2050) == "$20.50"
     assert amount_in_figures(123_456_78) == "$123,456.78"
     assert amount_in_figures(7) == "$0.07"
-    for cents in (0, 7, 2050, 100_000, MAX_CENTS):
+    for cents in (0, 7, 2050, 100_000, MAX_TICKET_CENTS):
         assert parse_figures(amount_in_figures(cents)) == cents
     for bad in ("20.50", "$20.5", "$2,05.00", "$20,50"):
         with pytest.raises(ValueError):
@@ -124,24 +122,24 @@ def test_itf_round_trip(digits, check, wide):
 
 # --- the voucher ---------------------------------------------------------------------------------
 def test_voucher_texts_and_fields_follow_the_template():
-    texts = VOUCHER.texts()
-    assert texts["A"] == "TWENTY DOLLARS AND 50 CENTS"
-    assert texts["4"] == "VALIDATION 12-3456-7890-1234-5678"
-    assert texts["9"] == "$20.50" and texts["8"] == "TICKET # 0042"
-    assert texts["6"] == "DATE 03/14/2025" and texts["7"] == "TIME 13:45:09"
-    assert texts["C"] == "VOID AFTER 30 DAYS" and texts["3"] == "CASHOUT TICKET"
-    assert texts["B"] == "MACHINE # EGM-0042"
-    assert VOUCHER.fields() == tuple(texts[r] for r in TEMPLATE.regions)
-    assert set(texts) == {r.id for r in REGIONS} == set(TEMPLATE.regions)
+    printed = texts(VOUCHER)
+    assert printed["A"] == "TWENTY DOLLARS AND 50 CENTS"
+    assert printed["4"] == "VALIDATION 12-3456-7890-1234-5678"
+    assert printed["9"] == "$20.50" and printed["8"] == "TICKET # 0042"
+    assert printed["6"] == "DATE 03/14/2025" and printed["7"] == "TIME 13:45:09"
+    assert printed["C"] == "VOID AFTER 30 DAYS" and printed["3"] == "CASHOUT TICKET"
+    assert printed["B"] == "MACHINE # EGM-0042"
+    assert fields(VOUCHER) == tuple(printed[r] for r in TEMPLATE.regions)
+    assert set(printed) == {r.id for r in REGIONS} == set(TEMPLATE.regions)
     assert format_validation("000000000000000001") == "00-0000-0000-0000-0001"
 
 
 def test_every_field_fits_its_region_and_the_barcode_is_last():
     by_id = {r.id: r for r in REGIONS}
     assert TEMPLATE.regions[-1] == "5" and by_id["5"].kind is RegionKind.BARCODE_I2OF5
-    longest = dataclasses.replace(VOUCHER, venue="V" * 40, address=("A" * 40, "B" * 40),
-                                  machine="M" * 20, amount_cents=MAX_CENTS, expiry_days=9999)
-    for rid, text in longest.texts().items():
+    longest = replace(VOUCHER, venue="V" * 40, address=("A" * 40, "B" * 40),
+                                  machine="M" * 20, amount_cents=MAX_TICKET_CENTS, expiry_days=9999)
+    for rid, text in texts(longest).items():
         assert len(text) <= by_id[rid].length, rid
     assert len(itf_encode(VOUCHER.validation)) <= by_id["5"].width
 
@@ -152,39 +150,39 @@ def test_every_field_fits_its_region_and_the_barcode_is_last():
     {"address": ("ONLY ONE LINE",)},
     {"expiry_days": 0},
     {"expiry_days": 1},
-    {"kind": VoucherKind.RESTRICTED},
-    {"kind": VoucherKind.NON_CASHABLE},
+    {"kind": TicketKind.RESTRICTED},
+    {"kind": TicketKind.NON_CASHABLE},
     {"amount_cents": 1, "sequence": 0, "validation": "000000000000000000"},
-    {"amount_cents": MAX_CENTS, "sequence": 9999},
+    {"amount_cents": MAX_TICKET_CENTS, "sequence": 9999},
 ], ids=str)
 def test_a_voucher_reads_back_from_its_printed_regions(changes):
-    voucher = dataclasses.replace(VOUCHER, **changes)
-    assert Voucher.from_regions(voucher.texts(), voucher.validation) == voucher
+    voucher = replace(VOUCHER, **changes)
+    assert ticket_from_regions(texts(voucher), voucher.validation) == voucher
 
 
 def test_reading_back_refuses_a_ticket_whose_parts_disagree():
-    texts = VOUCHER.texts()
+    printed = texts(VOUCHER)
     with pytest.raises(ValueError, match="barcode"):
-        Voucher.from_regions(texts, "123456789012345670")
+        ticket_from_regions(printed, "123456789012345670")
     with pytest.raises(ValueError, match="in words"):
-        Voucher.from_regions({**texts, "A": "TWENTY DOLLARS AND 00 CENTS"}, VOUCHER.validation)
+        ticket_from_regions({**printed, "A": "TWENTY DOLLARS AND 00 CENTS"}, VOUCHER.validation)
     with pytest.raises(ValueError, match="region C"):
-        Voucher.from_regions({k: v for k, v in texts.items() if k != "C"}, VOUCHER.validation)
+        ticket_from_regions({k: v for k, v in printed.items() if k != "C"}, VOUCHER.validation)
     with pytest.raises(ValueError, match="expiry"):
-        Voucher.from_regions({**texts, "C": "SOON"}, VOUCHER.validation)
+        ticket_from_regions({**printed, "C": "SOON"}, VOUCHER.validation)
     with pytest.raises(ValueError, match="voucher type"):
-        Voucher.from_regions({**texts, "3": "FREE MONEY"}, VOUCHER.validation)
+        ticket_from_regions({**printed, "3": "FREE MONEY"}, VOUCHER.validation)
 
 
 @pytest.mark.parametrize("changes", [
     {"venue": ""}, {"venue": "   "}, {"venue": "X" * 41}, {"venue": "A|B"}, {"venue": "A^B"},
     {"address": ("a", "b", "c")}, {"address": ["a"]}, {"machine": "M" * 21},
     {"issued": dt.datetime(2025, 1, 1, 0, 0, 0, 5)}, {"issued": "2025-01-01"},
-    {"amount_cents": 0}, {"amount_cents": MAX_CENTS + 1}, {"amount_cents": 20.5},
+    {"amount_cents": 0}, {"amount_cents": MAX_TICKET_CENTS + 1}, {"amount_cents": 20.5},
     {"amount_cents": True}, {"validation": "12345678901234567"},
     {"validation": "12345678901234567x"}, {"validation": 123456789012345678},
     {"sequence": -1}, {"sequence": 10_000}, {"expiry_days": 10_000}, {"kind": "CASHOUT TICKET"},
 ], ids=str)
 def test_a_voucher_refuses_bad_fields(changes):
     with pytest.raises(ValueError):
-        dataclasses.replace(VOUCHER, **changes)
+        replace(VOUCHER, **changes)

@@ -13,6 +13,7 @@ from hal.base import Lifecycle
 from hal.events import DeviceOnline, Touch, TouchPhase
 from tests.drivers.events import collect
 from tests.drivers.hardware import Technician
+from tests.drivers.interface import assert_a_missing_member_fails, assert_implements
 
 W, H = 1920, 1080
 
@@ -38,6 +39,13 @@ class HardwareWorld(Technician):
 
 class TouchContract:
     """Subclass as ``Test...Contract`` beside a ``contract`` fixture."""
+
+    def test_it_and_every_registered_touchscreen_implement_the_interface(self, contract):
+        dev, _ = contract
+        assert_implements(dev, "touch")
+
+    def test_a_touchscreen_missing_a_member_of_the_interface_is_refused(self, monkeypatch):
+        assert_a_missing_member_fails("touch", monkeypatch)
 
     def test_opens_online(self, contract):
         dev, _ = contract

@@ -17,6 +17,7 @@ from hal.errors import DeviceOperationError
 from hal.events import NoteEscrowed, NoteStacked, Returned
 from tests.drivers.events import collect
 from tests.drivers.hardware import Technician
+from tests.drivers.interface import assert_a_missing_member_fails, assert_implements
 
 
 class SimulatedWorld:
@@ -49,6 +50,13 @@ class BillValidatorContract:
 
     def ready(self, dev, world) -> None:
         """Return once an enabled validator accepts notes (nothing to wait for by default)."""
+
+    def test_it_and_every_registered_validator_implement_the_interface(self, contract):
+        dev, _ = contract
+        assert_implements(dev, "bill_validator")
+
+    def test_a_validator_missing_a_member_of_the_interface_is_refused(self, monkeypatch):
+        assert_a_missing_member_fails("bill_validator", monkeypatch)
 
     def test_a_20_note_is_stacked_on_command_and_credited_once(self, contract):
         dev, world = contract

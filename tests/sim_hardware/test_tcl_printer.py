@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
-
 import pytest
 
 from drivers.codec import Garbage, Role
@@ -21,11 +19,11 @@ from drivers.tcl.codec import (
     TclCodec,
     Template,
 )
-from drivers.tcl.voucher import REGIONS, TEMPLATE, Voucher, itf_decode, itf_encode
+from drivers.tcl.voucher import REGIONS, TEMPLATE, fields, itf_decode, itf_encode
+from hal.devices.ticket import Ticket
 from sim_hardware.tcl_printer import MidTicket, TclPrinterSimulator
+from tests.drivers.tickets import VOUCHER
 
-VOUCHER = Voucher("GOLDEN STAR CASINO", ("1 MAIN STREET", "RENO NV 89501"), "EGM-0042",
-                  dt.datetime(2025, 3, 14, 13, 45, 9), 2050, "123456789012345678", 42, 30)
 IDLE = Flag.TOP_OF_FORM
 DONE = Flag.TOP_OF_FORM | Flag.VALIDATION_DONE
 
@@ -56,8 +54,8 @@ class Host:
         self.send(*(DefineRegion(r) for r in REGIONS), DefineTemplate(TEMPLATE), ClearErrors())
         assert self.poll() == IDLE
 
-    def print(self, voucher: Voucher = VOUCHER) -> None:
-        assert self.send(Print(TEMPLATE.id, 1, voucher.fields())) == []
+    def print(self, voucher: Ticket = VOUCHER) -> None:
+        assert self.send(Print(TEMPLATE.id, 1, fields(voucher))) == []
 
 
 @pytest.fixture

@@ -212,8 +212,8 @@ class CalibrationCommand:
         from firmware.cabinet.service import ServiceError
 
         device = self.terminal.devices.touch
-        if device is None or not hasattr(device, "calibration"):
-            raise ServiceError("this touchscreen takes no calibration")
+        if device is None:
+            raise ServiceError("no touchscreen is fitted")
         return device
 
     def _allowed(self, step: str) -> str:
@@ -282,10 +282,10 @@ def stored_calibration(ledger: Any) -> Calibration | None:
 
 def apply_stored_calibration(terminal: Any) -> Calibration | None:
     """At start-up: the stored calibration into the touch driver (None: nothing stored or no
-    calibratable touchscreen fitted)."""
+    touchscreen fitted)."""
     device = terminal.devices.touch
     cal = stored_calibration(terminal.ledger)
-    if cal is not None and device is not None and hasattr(device, "calibration"):
+    if cal is not None and device is not None:
         device.calibration = cal
         return cal
     return None

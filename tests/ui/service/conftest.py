@@ -19,7 +19,7 @@ from firmware.config import Config
 from firmware.ledger.ledger import Ledger
 from firmware.rng.service import RngService
 from firmware.ui.service.app import ServiceApp
-from hal.base import Device
+from hal.devices.touch import Touchscreen
 from hal.events import Touch, TouchPhase
 from tests.cabinet.test_service import (
     HASHES,
@@ -34,10 +34,8 @@ from tests.cabinet.test_service import (
 FRAME = 1 / 30
 
 
-class FakeTouch(Device):
+class FakeTouch(Touchscreen):
     """A calibrated touchscreen: a finger at screen pixel (x, y) is a ``Touch`` there."""
-
-    device_class = "touch"
 
     def __init__(self) -> None:
         super().__init__("touch")
