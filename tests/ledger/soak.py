@@ -610,7 +610,10 @@ class Soak:
                               f"{self.memory.last_number}")
         self._check_vouchers()
         if self._unverified:
-            raise SoakFailure(f"vouchers not checked at the host: {sorted(self._unverified)}")
+            raise SoakFailure("vouchers not checked at the host: " + ", ".join(
+                f"{v} (its last record {self.memory.voucher_state.get(v)}, report "
+                f"{self.memory.voucher_number.get(v)}; the host stored 1..{self.host.stored})"
+                for v in sorted(self._unverified)))
         with Ledger.open(self.state, read_only=True) as ledger:
             report = ledger.meters_report()
             if ledger.open_round is not None or accounting_difference(ledger.meters) != 0:
