@@ -42,12 +42,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from firmware.commands._common import checked_state_dir, default_state_dir
-    from firmware.config import load_config
+    from firmware.commands._common import checked_state_dir, default_state_dir, load_terminal_config
     from firmware.errors import UsageError
     from firmware.games.registry import available
 
-    cfg = load_config(args.config)
+    cfg = load_terminal_config(args.config)
     path = Path(args.state_dir) if args.state_dir else default_state_dir(cfg.terminal.id)
     checked_state_dir(path, create=True)           # before the self-test: a bad one wastes no start-up
     if args.game and args.game not in cfg.games.enabled:
