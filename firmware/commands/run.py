@@ -172,9 +172,9 @@ def _terminal(cfg, args, game_id: str, rng_results, path: Path, out):
                   f"{'; tilts: ' + ', '.join(t.key for t in terminal.cabinet.active_tilts) if terminal.cabinet.active_tilts else ''}"
                   f" ({time.monotonic() - started:.2f} s from power-up); control: egm simctl --state-dir {path}\n")
         if cfg.host.enabled:
-            from firmware.hostlink import wiring
+            from firmware.commands import _hostlink
 
-            hosted = wiring.start(cfg, path, ledger, terminal, stack)
+            hosted = _hostlink.start(cfg, path, ledger, terminal, stack)
             where = f"embedded host in {hosted.host_dir}" if hosted.host_dir else "host elsewhere"
             out.write(f"host link: {hosted.broker_url} ({where}); reports outstanding: "
                       f"{len(hosted.link.outbox)}\n")
