@@ -50,8 +50,10 @@ par-sheets: $(STAMP)
 	$(BIN)/python -m firmware.math.holdem_war_tie 8
 	$(BIN)/python -m firmware.math.cache 1000000
 
+# ruff, then the import contracts of pyproject.toml ([tool.importlinter], docs/architecture.md).
 lint: $(STAMP)
-	$(BIN)/ruff check firmware hal drivers sim_hardware host tests
+	$(BIN)/ruff check firmware hal drivers sim_hardware host egmproto tests
+	$(BIN)/lint-imports
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info
+	rm -rf $(VENV) .pytest_cache .hypothesis .import_linter_cache build *.egg-info

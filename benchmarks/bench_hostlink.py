@@ -28,11 +28,11 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+from egmproto.envelope import open_, seal
+from egmproto.identity import HostIdentity, TerminalIdentity
+from egmproto.mqtt import BrokerAddress, MqttClient, up_topic
+from egmproto.pki import ensure_development_pki, issue
 from firmware.hostlink.broker import EmbeddedBroker
-from firmware.hostlink.envelope import open_, seal
-from firmware.hostlink.identity import HostIdentity, TerminalIdentity
-from firmware.hostlink.mqtt import BrokerAddress, MqttClient, up_topic
-from firmware.hostlink.pki import ensure_development_pki, issue
 from host.server import HostServer
 from host.store import HostStore
 

@@ -13,9 +13,10 @@ N = 300
 def verify_ms() -> tuple[float, str]:
     from cryptography.hazmat.primitives import serialization
 
-    from firmware.cabinet import package_format as pf
-    from firmware.hostlink.identity import Trust
-    from firmware.hostlink.pki import DEV_SIGNER, ensure_development_pki, load_certificate
+    from egmproto import package_format as pf
+    from egmproto.identity import Trust
+    from egmproto.pki import DEV_SIGNER, ensure_development_pki, load_certificate
+    from firmware.cabinet.packages import accept_game_options
 
     with tempfile.TemporaryDirectory() as tmp:
         ensure_development_pki(tmp, "B1")
@@ -27,7 +28,7 @@ def verify_ms() -> tuple[float, str]:
         trust = Trust(pki)
         start = time.perf_counter()
         for _ in range(N):
-            pf.load(data, lambda c: trust.check(c, "code-signer")).checked_options()
+            pf.load(data, lambda c: trust.check(c, "code-signer")).checked_options(accept_game_options)
         return round((time.perf_counter() - start) / N * 1000, 2), f"ms per {len(data)}-byte package"
 
 

@@ -21,8 +21,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from firmware.cabinet import package_format as pf
-from firmware.hostlink.tls import ContextFollowingCrl
+from egmproto import package_format as pf
+from egmproto.tls import ContextFollowingCrl
 
 log = logging.getLogger("egm.host.packages")
 
@@ -35,10 +35,12 @@ class PackageDepot:
     def __init__(self, directory: str | os.PathLike[str]) -> None:
         self.dir = Path(directory)
 
-    def add(self, data: bytes, check_signer: Any) -> pf.Package:
-        """Verify ``data`` (:class:`PackageRejected` if it does not verify) and keep it."""
+    def add(self, data: bytes, check_signer: Any, accept_options: Any) -> pf.Package:
+        """Verify ``data`` (:class:`PackageRejected` if it does not verify) and keep it;
+        ``accept_options(game, table)``: the firmware's games (the host knows none), see
+        ``Package.checked_options``."""
         package = pf.load(data, check_signer)
-        package.checked_options()             # options.toml, each table accepted by its game
+        package.checked_options(accept_options)   # options.toml, each table accepted by its game
         self.dir.mkdir(parents=True, exist_ok=True)
         target = self.path(package.sha256)
         tmp = target.with_suffix(".tmp")

@@ -8,8 +8,8 @@ import functools
 from dataclasses import dataclass
 from pathlib import Path
 
-from firmware.hostlink.identity import HostIdentity
-from firmware.hostlink.mqtt import BrokerAddress, MqttClient, TlsFiles
+from egmproto.identity import HostIdentity
+from egmproto.mqtt import BrokerAddress, MqttClient, TlsFiles
 from host.packages import PackageDepot, PackageServer
 from host.server import HostServer
 from host.store import HostStore

@@ -46,11 +46,11 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric import x25519
 
-from firmware.hostlink.envelope import open_, seal
-from firmware.hostlink.errors import EnvelopeError, EnvelopeRejected
-from firmware.hostlink.identity import HostIdentity
-from firmware.hostlink.messages import TO_HOST, check_body
-from firmware.hostlink.mqtt import UP_WILDCARD, down_topic, terminal_of
+from egmproto.envelope import open_, seal
+from egmproto.errors import EnvelopeError, EnvelopeRejected
+from egmproto.identity import HostIdentity
+from egmproto.messages import TO_HOST, check_body
+from egmproto.mqtt import UP_WILDCARD, down_topic, terminal_of
 from host.store import HostStore, Recorded
 from host.store_epochs import EPOCH_SPAN
 

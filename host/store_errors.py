@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from firmware.errors import EgmError
+from egmproto.errors import EgmError
 
 
 class HostStoreError(EgmError):

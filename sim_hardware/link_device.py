@@ -32,8 +32,8 @@ from typing import Any, ClassVar
 
 from drivers.codec import Garbage
 from drivers.link.codec import LinkCodec, LinkFrame, LinkType, encode, seq_bytes
+from drivers.link.hello import Hello, HelloCause
 from drivers.link.reliable import Receiver, Sender, control_seq
-from drivers.shoe.control import Hello, HelloCause
 from sim_hardware.pty_link import READ_SLICE_S, BytePort
 
 #: NAK reason a device gives for a host frame it cannot use.

@@ -26,8 +26,8 @@ import serial
 
 from drivers.codec import Garbage
 from drivers.link.codec import MAX_SEQ, SERIAL, LinkCodec, LinkFrame, LinkType, encode
+from drivers.link.hello import Hello, HelloCause
 from drivers.link.reliable import Receiver, Sender, control_seq
-from drivers.shoe.control import Hello, HelloCause
 from hal.base import Device
 from hal.errors import DeviceOperationError, DeviceTimeoutError
 

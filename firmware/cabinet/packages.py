@@ -5,7 +5,7 @@ The life of a package (docs/packages.md):
 1. **offered**: the host's signed ``package_offer`` (name, version, URL, SHA-256) is recorded
    (``package.offered``) and the download starts on a worker thread; the terminal keeps playing.
 2. **downloaded**: the bytes must have the offered SHA-256, and the package must verify
-   (:mod:`firmware.cabinet.package_format`: the code signer's certificate chains to the casino CA, is
+   (:mod:`egmproto.package_format`: the code signer's certificate chains to the casino CA, is
    not revoked, signs the manifest, and every file matches it) and carry options the firmware
    accepts. It then waits in ``<state>/packages/pending/`` and in critical memory (the setting
    ``packages.pending``) for a technician: ``package.pending``. Anything else is deleted and logged
@@ -31,7 +31,7 @@ import ssl
 import threading
 import urllib.error
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -39,7 +39,7 @@ from typing import Any
 
 from cryptography import x509
 
-from firmware.cabinet import package_format as pf
+from egmproto import package_format as pf
 from firmware.errors import EgmError
 
 log = logging.getLogger("egm.packages")
@@ -52,6 +52,17 @@ DOWNLOAD_TIMEOUT_S = 60.0
 #: ``fetch(url, destination, max_bytes)`` writes the bytes at ``url`` to ``destination``, or raises.
 Fetch = Callable[[str, Path, int], None]
 
+
+
+def accept_game_options(game: str, table: Mapping[str, Any]) -> None:
+    """One table of a package's ``options.toml`` accepted by its game in this firmware (a known id,
+    known options, valid values), or an :class:`EgmError` saying why not (``Package.checked_options``)."""
+    from firmware.games.errors import GameError
+    from firmware.games.registry import available, make_options
+
+    if game not in set(available()):
+        raise GameError(f"no game {game!r} in this firmware")
+    make_options(game, table, prefix=game)
 
 class PackageError(EgmError):
     """A package request that cannot be done (no such pending package, ...)."""
@@ -245,7 +256,7 @@ class PackageManager:
                                                                                    installed["version"]):
             raise pf.PackageRejected("downgrade", f"version {package.version} is not newer than the installed "
                                                   f"{installed['version']}")
-        options = package.checked_options()
+        options = package.checked_options(accept_game_options)
         if self.games is not None:
             unknown = sorted(set(options) - set(self.games()))
             if unknown:

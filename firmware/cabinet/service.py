@@ -778,7 +778,7 @@ class ServiceApi:
         return status, f"{len(status['pending'])} waiting, {len(status['installed'])} installed"
 
     def _package_approve(self, args: list[str]) -> tuple[Any, str]:
-        from firmware.cabinet.package_format import PackageRejected
+        from egmproto.package_format import PackageRejected
 
         if len(args) != 1:
             raise ServiceError("usage: package approve NAME")

@@ -1,7 +1,7 @@
 """GLI-11 software verification: the signed manifest checked at power-up, and the lab's hashes.
 
 The installed software is every file under the product's package directories (``firmware``, ``hal``,
-``drivers``, ``sim_hardware``, ``host``) except Python's bytecode caches. :func:`build_manifest`
+``drivers``, ``sim_hardware``, ``host``, ``egmproto``) except Python's bytecode caches. :func:`build_manifest`
 lists those files with their SHA-256 and size; the code signer signs the manifest's canonical bytes
 with Ed25519 (:func:`sign_manifest`); at power-up :func:`verify_installation` checks the signature
 against the trusted code-signer keys and every file of the tree against the manifest, and fails closed
@@ -47,7 +47,7 @@ from firmware.errors import EgmError
 log = logging.getLogger(__name__)
 
 #: The top-level package directories that make up the installed software.
-DEFAULT_PACKAGES: tuple[str, ...] = ("firmware", "hal", "drivers", "sim_hardware", "host")
+DEFAULT_PACKAGES: tuple[str, ...] = ("firmware", "hal", "drivers", "sim_hardware", "host", "egmproto")
 #: The manifest's file hash.
 ALGORITHM = "sha256"
 #: The development signature's directory under the root (in ``.gitignore``).

@@ -10,6 +10,16 @@ from pathlib import Path
 from typing import Any
 
 
+def load_terminal_config(path: str | Path | None) -> Any:
+    """The configuration at ``path`` (None: the built-in one) with every ``[games.options.<game>]``
+    table checked by its game: the configuration sits below the games, so they meet here, in the
+    composition root (docs/architecture.md)."""
+    from firmware.config import load_config
+    from firmware.games.registry import validate_options
+
+    return load_config(path, check_options=validate_options)
+
+
 def emit_json(document: Any) -> None:
     """Write one JSON document to stdout (CONTRACTS.md: one document per command)."""
     json.dump(document, sys.stdout, indent=None, separators=(", ", ": "))

@@ -92,8 +92,8 @@ def _days(text: str) -> int:
 
 
 def _init(args: argparse.Namespace) -> int:
+    from egmproto.pki import create_ca
     from firmware.commands._common import emit_json
-    from firmware.hostlink.pki import create_ca
 
     files = create_ca(args.dir, name=args.name, days=args.days)
     if args.json:
@@ -110,8 +110,8 @@ def _issued_doc(issued) -> dict:
 
 
 def _issue(args: argparse.Namespace) -> int:
+    from egmproto.pki import issue
     from firmware.commands._common import emit_json
-    from firmware.hostlink.pki import issue
 
     issued = issue(args.dir, args.kind, args.name, days=args.days, dns=args.dns, ips=args.ip)
     if args.json:
@@ -122,8 +122,8 @@ def _issue(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
+    from egmproto.pki import list_certs
     from firmware.commands._common import emit_json
-    from firmware.hostlink.pki import list_certs
 
     certs = list_certs(args.dir)
     if args.json:
@@ -138,8 +138,8 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _revoke(args: argparse.Namespace) -> int:
+    from egmproto.pki import revoke
     from firmware.commands._common import emit_json
-    from firmware.hostlink.pki import revoke
 
     revoked = revoke(args.dir, args.target, args.reason)
     if args.json:
@@ -154,8 +154,8 @@ def _revoke(args: argparse.Namespace) -> int:
 def _crl(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from egmproto.pki import ca_files, crl
     from firmware.errors import UsageError
-    from firmware.hostlink.pki import ca_files, crl
 
     pem = crl(args.dir)
     if args.out:
@@ -168,8 +168,8 @@ def _crl(args: argparse.Namespace) -> int:
 
 
 def _renew(args: argparse.Namespace) -> int:
+    from egmproto.pki import renew
     from firmware.commands._common import emit_json
-    from firmware.hostlink.pki import renew
 
     issued = renew(args.dir, args.name, days=args.days)
     if args.json:
@@ -181,8 +181,7 @@ def _renew(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from firmware.commands._common import emit_json
-    from firmware.hostlink.pki import (
+    from egmproto.pki import (
         PkiError,
         ca_files,
         cert_kind,
@@ -191,6 +190,7 @@ def _verify(args: argparse.Namespace) -> int:
         serial_hex,
         verify_chain,
     )
+    from firmware.commands._common import emit_json
 
     files = ca_files(args.dir)
     if not files.cert.is_file():
@@ -215,8 +215,8 @@ def _verify(args: argparse.Namespace) -> int:
 
 
 def _dev(args: argparse.Namespace) -> int:
+    from egmproto.pki import ensure_development_pki
     from firmware.commands._common import checked_state_dir, default_state_dir, emit_json
-    from firmware.hostlink.pki import ensure_development_pki
 
     state = checked_state_dir(args.state_dir or default_state_dir(args.terminal), create=True)
     paths = ensure_development_pki(state, args.terminal)

@@ -29,9 +29,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from firmware.config import load_config
+    from firmware.commands._common import load_terminal_config
 
-    cfg = load_config(args.file)
+    cfg = load_terminal_config(args.file)
     if args.no_math:
         print(f"{args.file}: ok (terminal {cfg.terminal.id}, {len(cfg.games.enabled)} game(s) enabled)")
         return 0
@@ -57,10 +57,9 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    from firmware.commands._common import emit_json
-    from firmware.config import load_config
+    from firmware.commands._common import emit_json, load_terminal_config
 
-    emit_json(load_config(args.file).model_dump(mode="json"))
+    emit_json(load_terminal_config(args.file).model_dump(mode="json"))
     return 0
 
 

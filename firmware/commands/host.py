@@ -130,9 +130,9 @@ def _serve(args: argparse.Namespace) -> int:
     import signal
     import threading
 
+    from egmproto.identity import HostIdentity
+    from egmproto.pki import ensure_development_pki
     from firmware.errors import UsageError
-    from firmware.hostlink.identity import HostIdentity
-    from firmware.hostlink.pki import ensure_development_pki
     from host.runner import start_host
 
     state = checked_state_dir(args.state_dir, create=True)
@@ -176,11 +176,12 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _offer_package(args: argparse.Namespace) -> int:
-    from firmware.cabinet.package_format import MAX_PACKAGE_BYTES, PackageRejected
+    from egmproto.errors import HostLinkError
+    from egmproto.identity import Trust
+    from egmproto.package_format import MAX_PACKAGE_BYTES, PackageRejected
+    from egmproto.pki import PkiError, validate_name
+    from firmware.cabinet.packages import accept_game_options
     from firmware.errors import UsageError
-    from firmware.hostlink.errors import HostLinkError
-    from firmware.hostlink.identity import Trust
-    from firmware.hostlink.pki import PkiError, validate_name
     from host.packages import PackageDepot
 
     try:
@@ -195,7 +196,8 @@ def _offer_package(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     with _store(args, write=True) as store:            # no host store: nothing kept in packages/ either
         try:
-            package = PackageDepot(state / "packages").add(data, lambda cert: trust.check(cert, "code-signer"))
+            package = PackageDepot(state / "packages").add(data, lambda cert: trust.check(cert, "code-signer"),
+                                                           accept_game_options)
         except PackageRejected as exc:
             raise UsageError(f"{args.package}: not offered: {exc}") from None
         body = {"name": package.name, "version": package.version, "sha256": package.sha256}
@@ -253,7 +255,7 @@ def _command(args: argparse.Namespace) -> int:
         except ValueError:
             raise UsageError(f"--iso {iso!r} is not an ISO 8601 time with an offset") from None
         body = {"iso": iso}
-    from firmware.hostlink.pki import PkiError, validate_name
+    from egmproto.pki import PkiError, validate_name
 
     try:
         validate_name(args.terminal, "terminal id")

@@ -45,9 +45,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _build(args: argparse.Namespace) -> int:
     from cryptography.hazmat.primitives import serialization
 
-    from firmware.cabinet import package_format as pf
+    from egmproto import package_format as pf
+    from egmproto.pki import PkiError, load_certificate
+    from firmware.cabinet.packages import accept_game_options
     from firmware.errors import UsageError
-    from firmware.hostlink.pki import PkiError, load_certificate
 
     files = {pf.OPTIONS_FILE: read_limited(args.options, "options", pf.MAX_PACKAGE_BYTES)}
     for spec in args.file:
@@ -71,7 +72,7 @@ def _build(args: argparse.Namespace) -> int:
         data = pf.build(args.name, args.version, files, signing_key=key, certificate=cert,  # type: ignore[arg-type]
                         description=args.description)
         summary = pf.parse(data).summary()
-        pf.parse(data).checked_options()
+        pf.parse(data).checked_options(accept_game_options)
     except pf.PackageRejected as exc:
         raise UsageError(str(exc)) from None
     try:
@@ -87,10 +88,11 @@ def _build(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from firmware.cabinet import package_format as pf
+    from egmproto import package_format as pf
+    from egmproto.errors import HostLinkError
+    from egmproto.identity import Trust
+    from firmware.cabinet.packages import accept_game_options
     from firmware.errors import UsageError
-    from firmware.hostlink.errors import HostLinkError
-    from firmware.hostlink.identity import Trust
 
     data = read_limited(args.package, "package", pf.MAX_PACKAGE_BYTES + 1)
     try:
@@ -99,7 +101,7 @@ def _verify(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     try:
         package = pf.load(data, lambda cert: trust.check(cert, "code-signer"))
-        package.checked_options()
+        package.checked_options(accept_game_options)
     except pf.PackageRejected as exc:
         if args.json:
             emit_json({"ok": False, "reason": exc.reason, "detail": exc.detail})

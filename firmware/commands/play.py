@@ -67,11 +67,11 @@ def _option_arguments(p: argparse.ArgumentParser) -> None:
 def _configured(game_id: str, args: argparse.Namespace) -> tuple[Any, Any]:
     """The configuration (``--config``, else the terminal's default one) and ``game_id``'s options
     under it, ``--option`` last: the options the terminal itself would play."""
-    from firmware.config import load_config
+    from firmware.commands._common import load_terminal_config
     from firmware.games.options import parse_assignments
     from firmware.games.registry import configured_options
 
-    cfg = load_config(args.config)
+    cfg = load_terminal_config(args.config)
     return cfg, configured_options(cfg, game_id, parse_assignments(args.option))
 
 

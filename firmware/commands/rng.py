@@ -6,16 +6,16 @@
   external statistical batteries.
 * ``egm rng outcomes --range N --count M [--seed S]``: M outcomes of exactly
   ``RngService.randbelow(N)``, one per line (the lab's scaled-outcome collection tool).
-* ``egm rng selftest``: added by ``firmware.rng.selftest`` when that module is present.
+* ``egm rng selftest``: the statistical battery (:mod:`firmware.commands.rng_selftest`).
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 from typing import TYPE_CHECKING
 
+from firmware.commands import rng_selftest
 from firmware.commands._common import non_negative_int, positive_int
 
 if TYPE_CHECKING:
@@ -59,20 +59,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     outcomes.add_argument("--seed", metavar="S", help=_SEED_HELP)
     outcomes.set_defaults(func=_outcomes)
 
-    _register_selftest(rng_sub)
-
-
-def _register_selftest(rng_sub: argparse._SubParsersAction) -> None:
-    """Add ``egm rng selftest`` if ``firmware.rng.selftest`` exists and has ``register(rng_sub)``."""
-    try:
-        module = importlib.import_module("firmware.rng.selftest")
-    except ModuleNotFoundError as exc:
-        if exc.name != "firmware.rng.selftest":
-            raise
-        return
-    register_selftest = getattr(module, "register", None)
-    if callable(register_selftest):
-        register_selftest(rng_sub)
+    rng_selftest.register(rng_sub)
 
 
 def _service(seed: str | None) -> RngService:

@@ -42,12 +42,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from firmware.commands._common import checked_state_dir, default_state_dir
-    from firmware.config import load_config
+    from firmware.commands._common import checked_state_dir, default_state_dir, load_terminal_config
     from firmware.errors import UsageError
     from firmware.games.registry import available
 
-    cfg = load_config(args.config)
+    cfg = load_terminal_config(args.config)
     path = Path(args.state_dir) if args.state_dir else default_state_dir(cfg.terminal.id)
     checked_state_dir(path, create=True)           # before the self-test: a bad one wastes no start-up
     if args.game and args.game not in cfg.games.enabled:
@@ -173,9 +172,9 @@ def _terminal(cfg, args, game_id: str, rng_results, path: Path, out):
                   f"{'; tilts: ' + ', '.join(t.key for t in terminal.cabinet.active_tilts) if terminal.cabinet.active_tilts else ''}"
                   f" ({time.monotonic() - started:.2f} s from power-up); control: egm simctl --state-dir {path}\n")
         if cfg.host.enabled:
-            from firmware.hostlink import wiring
+            from firmware.commands import _hostlink
 
-            hosted = wiring.start(cfg, path, ledger, terminal, stack)
+            hosted = _hostlink.start(cfg, path, ledger, terminal, stack)
             where = f"embedded host in {hosted.host_dir}" if hosted.host_dir else "host elsewhere"
             out.write(f"host link: {hosted.broker_url} ({where}); reports outstanding: "
                       f"{len(hosted.link.outbox)}\n")

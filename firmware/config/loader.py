@@ -3,12 +3,18 @@
 Errors name the file, the key and what is allowed, e.g.::
 
     egm.toml: limits.max_bet: Input should be greater than or equal to 1 (got 0)
+
+The games sit above the configuration (a game's options model is the game's own), so this module
+does not know them: a caller that knows both passes ``check_options`` (the ``egm`` commands pass
+:func:`firmware.games.registry.validate_options`, ``firmware.commands._common.load_terminal_config``),
+and each ``[games.options.<game>]`` table is checked at load time. Without it the tables are kept as
+given, and a game checks its own when it builds its options (``configured_options``).
 """
 
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -21,40 +27,38 @@ from firmware.config.validation import describe_validation_error
 
 DEFAULT_FILE_NAME = "default.toml"
 
+#: ``check(game_id, table)``: accepts one ``[games.options.<game>]`` table or raises ConfigError.
+OptionsCheck = Callable[[str, Mapping[str, Any]], object]
+
 
 def default_toml() -> str:
     """The documented default configuration file shipped with the firmware."""
     return resources.files("firmware.config").joinpath(DEFAULT_FILE_NAME).read_text("utf-8")
 
 
-def validate_config(data: Mapping[str, Any], *, source: str = "<config>") -> Config:
-    """Validate a parsed TOML document, including every enabled game's options."""
+def validate_config(data: Mapping[str, Any], *, source: str = "<config>",
+                    check_options: OptionsCheck | None = None) -> Config:
+    """Validate a parsed TOML document; with ``check_options``, every game's options table too."""
     try:
         config = Config.model_validate(data)
     except ValidationError as exc:
         problems = describe_validation_error(exc, Config)
         raise ConfigError(f"{source}: {problems}") from None
-    _validate_game_options(config, source)
+    if check_options is not None:
+        for game_id, table in config.games.options.items():
+            try:
+                check_options(game_id, table)
+            except ConfigError as exc:
+                raise ConfigError(f"{source}: {exc}") from None
     return config
 
 
-def _validate_game_options(config: Config, source: str) -> None:
-    """Check ``[games.options.<game>]`` against each game's options model, when the game exists."""
-    try:
-        from firmware.games.registry import validate_options
-    except ImportError:  # games arrive with the war-kernel issue
-        return
-    for game_id, table in config.games.options.items():
-        try:
-            validate_options(game_id, table)
-        except ConfigError as exc:
-            raise ConfigError(f"{source}: {exc}") from None
-
-
-def load_config(path: str | Path | None = None) -> Config:
-    """Load ``path`` (TOML), or the built-in defaults when ``path`` is None."""
+def load_config(path: str | Path | None = None, *, check_options: OptionsCheck | None = None) -> Config:
+    """Load ``path`` (TOML), or the built-in defaults when ``path`` is None (``check_options``: as
+    :func:`validate_config`)."""
     if path is None:
-        return validate_config(tomllib.loads(default_toml()), source=DEFAULT_FILE_NAME)
+        return validate_config(tomllib.loads(default_toml()), source=DEFAULT_FILE_NAME,
+                               check_options=check_options)
     p = Path(path)
     try:
         text = p.read_text("utf-8")
@@ -66,4 +70,4 @@ def load_config(path: str | Path | None = None) -> Config:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{p}: not valid TOML: {exc}") from None
-    return validate_config(data, source=str(p))
+    return validate_config(data, source=str(p), check_options=check_options)

@@ -72,7 +72,8 @@ def configured_options(cfg: Any, game_id: str, *overrides: Mapping[str, Any]) ->
 
 
 def validate_options(game_id: str, table: Mapping[str, Any]) -> GameOptions | None:
-    """Used by the configuration loader; raises the config layer's error type.
+    """The configuration loader's ``check_options`` (the commands pass it: the configuration sits
+    below the games); raises the config layer's error type.
 
     A game that is not built yet cannot validate its options: they are accepted as given.
     """

@@ -17,7 +17,7 @@ revoked) fails the handshake before it sends a byte of MQTT. Then:
 
 amqtt also hangs on an MQTT 5 CONNECT that carries properties (it parses it as 3.1.1 and waits for
 bytes that never come), so a small gate reads each connection's CONNECT first: anything but 3.1.1 gets
-the 3.1.1 refusal "unacceptable protocol version" at once, on which :class:`~firmware.hostlink.mqtt.
+the 3.1.1 refusal "unacceptable protocol version" at once, on which :class:`~egmproto.mqtt.
 MqttClient` in ``protocol="auto"`` falls back to 3.1.1; a 3.1.1 CONNECT is replayed to amqtt.
 
 amqtt's own QoS 1 delivery loses acknowledged messages under load and across reconnections, so the
@@ -47,12 +47,11 @@ from amqtt.contexts import Action
 from amqtt.plugins.base import BaseAuthPlugin, BaseTopicPlugin
 from amqtt.session import Session
 
-from firmware import x509parse
-from firmware.hostlink import pki
-from firmware.hostlink.errors import HostLinkError
-from firmware.hostlink.mqtt import UP_WILDCARD, down_topic, terminal_of, up_topic
+from egmproto import pki, x509parse
+from egmproto.errors import HostLinkError
+from egmproto.mqtt import UP_WILDCARD, down_topic, terminal_of, up_topic
+from egmproto.tls import ContextFollowingCrl, TlsSetupError
 from firmware.hostlink.reliable_broker import ReliableBroker
-from firmware.hostlink.tls import ContextFollowingCrl, TlsSetupError
 
 log = logging.getLogger("egm.hostlink.broker")
 

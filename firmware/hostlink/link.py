@@ -60,13 +60,13 @@ from typing import Any
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import x25519
 
+from egmproto.envelope import open_, seal
+from egmproto.errors import EnvelopeError, EnvelopeRejected
+from egmproto.identity import TerminalIdentity
+from egmproto.messages import TO_TERMINAL
+from egmproto.mqtt import down_topic, up_topic
 from firmware import __version__
 from firmware.errors import EgmError
-from firmware.hostlink.envelope import open_, seal
-from firmware.hostlink.errors import EnvelopeError, EnvelopeRejected
-from firmware.hostlink.identity import TerminalIdentity
-from firmware.hostlink.messages import TO_TERMINAL
-from firmware.hostlink.mqtt import down_topic, up_topic
 from firmware.hostlink.outbox import (
     HELLO_EVENT,
     REDEEM_ABANDONED_STATE,

@@ -152,7 +152,7 @@ class Clock:
 
 # --- the rig ---------------------------------------------------------------------------------------
 def software_tree(root: Path) -> Path:
-    for package in ("firmware", "hal", "drivers", "sim_hardware", "host"):
+    for package in ("firmware", "hal", "drivers", "sim_hardware", "host", "egmproto"):
         (root / package).mkdir(parents=True, exist_ok=True)
         (root / package / "__init__.py").write_text(f"# {package}\n")
     return root
@@ -396,7 +396,7 @@ def reads(rig: SimpleNamespace) -> None:
     if "software" in ALLOWED[role]:
         assert svc(rig, "software")["verification"]["ok"] is True
         report = svc(rig, "software", "hash", "sha256")
-        assert report["algorithm"] == "sha256" and len(report["files"]) == 5
+        assert report["algorithm"] == "sha256" and len(report["files"]) == 6
         assert svc(rig, "software", "hash", "hmac-sha256", "00ff")["seed"] == "00ff"
     else:
         refused(rig, role, "software", match=f"the {role} role may not use software")

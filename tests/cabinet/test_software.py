@@ -49,6 +49,7 @@ TREE = {
     "drivers/__init__.py": b"# drivers\n",
     "sim_hardware/__init__.py": b"",
     "host/__init__.py": b"",
+    "egmproto/__init__.py": b"",
 }
 
 

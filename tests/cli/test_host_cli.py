@@ -46,7 +46,7 @@ def test_commands_are_queued_for_the_running_host(tmp_path: Path) -> None:
 
 
 def test_offer_package_verifies_first_and_queues_the_offer(tmp_path: Path) -> None:
-    from firmware.hostlink.pki import ensure_development_pki
+    from egmproto.pki import ensure_development_pki
     from tests.packages.conftest import Signer
 
     ensure_development_pki(tmp_path, "EGM-0001")

@@ -22,6 +22,7 @@ FILES = {
     "drivers/__init__.py": b"",
     "sim_hardware/__init__.py": b"",
     "host/__init__.py": b"# host\n",
+    "egmproto/__init__.py": b"",
 }
 
 
@@ -54,7 +55,7 @@ def test_manifest_to_stdout_and_to_a_file(capsys, root, tmp_path):
     doc = json.loads(out)
     assert [f["path"] for f in doc["files"]] == sorted(FILES)
     code, out, _ = run(capsys, "manifest", "--root", str(root), "--out", str(tmp_path / "m.json"))
-    assert code == 0 and "6 files" in out
+    assert code == 0 and "7 files" in out
     assert json.loads((tmp_path / "m.json").read_text())["files"] == doc["files"]
 
 
@@ -65,10 +66,10 @@ def test_sign_then_verify_then_tamper(capsys, root, keys, tmp_path):
     assert code == 0 and fingerprint(key.public_key()) in out
     verify = ("verify", "--root", str(root), "--manifest", str(signed), "--trust", str(public))
     code, out, err = run(capsys, *verify)
-    assert code == 0 and out.startswith("ok: 6 files match") and err == ""
+    assert code == 0 and out.startswith("ok: 7 files match") and err == ""
     code, out, _ = run(capsys, *verify, "--json")
     doc = json.loads(out)
-    assert code == 0 and doc["ok"] and doc["files_checked"] == 6 and doc["signer"] == fingerprint(key.public_key())
+    assert code == 0 and doc["ok"] and doc["files_checked"] == 7 and doc["signer"] == fingerprint(key.public_key())
 
     (root / "host" / "__init__.py").write_bytes(b"# tampered\n")
     code, out, err = run(capsys, *verify)

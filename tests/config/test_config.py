@@ -7,7 +7,9 @@ import tomllib
 import pytest
 
 from firmware.cli import main
+from firmware.commands._common import load_terminal_config
 from firmware.config import Config, ConfigError, default_toml, load_config
+from firmware.games.registry import validate_options
 
 
 def test_default_file_documents_exactly_the_model_defaults():
@@ -48,7 +50,7 @@ def write(tmp_path, text):
 def test_bad_configuration_names_file_key_and_allowed(tmp_path, text, needle):
     path = write(tmp_path, text)
     with pytest.raises(ConfigError) as info:
-        load_config(path)
+        load_terminal_config(path)
     message = str(info.value)
     assert message.startswith(str(path)), message
     assert needle in message, message
@@ -56,12 +58,20 @@ def test_bad_configuration_names_file_key_and_allowed(tmp_path, text, needle):
 
 def test_game_options_in_config_are_validated_and_used(tmp_path, capsys):
     path = write(tmp_path, "[games.options.baccarat-war]\nwar_scoring = 'high_card'\npool.commission = 2.5\n")
-    cfg = load_config(path)
+    cfg = load_terminal_config(path)
     assert cfg.games.options["baccarat-war"]["war_scoring"] == "high_card"
     assert main(["round", "baccarat-war", "--config", str(path), "--seed", "1", "--json"]) == 0
     import json
     rec = json.loads(capsys.readouterr().out)
     assert rec["options"]["war_scoring"] == "high_card" and rec["options"]["pool"]["commission"] == 2.5
+
+
+def test_the_configuration_alone_keeps_game_options_for_the_games_to_check(tmp_path):
+    # The configuration sits below the games: it checks a game's options only when told how.
+    path = write(tmp_path, "[games.options.baccarat-war]\nwar_scoring = 'fast'\n")
+    assert load_config(path).games.options["baccarat-war"] == {"war_scoring": "fast"}
+    with pytest.raises(ConfigError, match="games.options.baccarat-war.war_scoring: "):
+        load_config(path, check_options=validate_options)
 
 
 def test_missing_file_is_a_clear_error(tmp_path):

@@ -23,9 +23,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from firmware.hostlink import pki
-from firmware.hostlink.broker import EmbeddedBroker
-from firmware.hostlink.mqtt import (
+from egmproto import pki
+from egmproto.mqtt import (
     UP_WILDCARD,
     BrokerAddress,
     MqttClient,
@@ -33,6 +32,7 @@ from firmware.hostlink.mqtt import (
     down_topic,
     up_topic,
 )
+from firmware.hostlink.broker import EmbeddedBroker
 
 HOST_ID = "egm-host"
 #: A second persistent subscriber, on each publisher's own ``up`` topic (a standby or audit host):

@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 from paho.mqtt.client import topic_matches_sub
 
+from egmproto.identity import HostIdentity, TerminalIdentity
+from egmproto.pki import ensure_development_pki, issue
 from firmware.cashless.vouchers import VoucherBook
-from firmware.hostlink.identity import HostIdentity, TerminalIdentity
 from firmware.hostlink.link import HostLink
-from firmware.hostlink.pki import ensure_development_pki, issue
 from firmware.ledger.ledger import Ledger
 from host.server import HostServer
 from host.store import HostStore

@@ -7,7 +7,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from firmware.hostlink.mqtt import BrokerAddress, MqttClient
+from egmproto.mqtt import BrokerAddress, MqttClient
 
 TIMEOUT = 10.0
 

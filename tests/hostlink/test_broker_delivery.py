@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from egmproto.mqtt import UP_WILDCARD, BrokerAddress, MqttClient, up_topic
 from firmware.hostlink.broker import EmbeddedBroker
-from firmware.hostlink.mqtt import UP_WILDCARD, BrokerAddress, MqttClient, up_topic
 from tests.hostlink import broker_load
 from tests.hostlink.mqtt_support import delivered
 

@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import SimpleNamespace
 
-from firmware.hostlink.identity import HostIdentity
-from firmware.hostlink.mqtt import down_topic
+from egmproto.identity import HostIdentity
+from egmproto.mqtt import down_topic
 from host.server import COMMAND_RETRY_S, HostServer
 
 from .conftest import Floor
@@ -157,7 +157,7 @@ def test_a_terminal_that_applied_fewer_than_the_host_knows_takes_the_next_comman
 def test_a_command_that_can_never_be_sent_is_refused_not_retried_forever(floor: Floor) -> None:
     import pytest
 
-    from firmware.hostlink.errors import EnvelopeError
+    from egmproto.errors import EnvelopeError
 
     floor.terminal("T1")
     cabinet = _attached(floor, "T1")

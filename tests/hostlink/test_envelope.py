@@ -13,9 +13,9 @@ from cryptography.x509.oid import NameOID
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from firmware.hostlink import envelope as E
-from firmware.hostlink.errors import REASONS, EnvelopeError, EnvelopeRejected
-from firmware.hostlink.messages import SCHEMA, TO_HOST, TO_TERMINAL, check_body
+from egmproto import envelope as E
+from egmproto.errors import REASONS, EnvelopeError, EnvelopeRejected
+from egmproto.messages import SCHEMA, TO_HOST, TO_TERMINAL, check_body
 
 NOW = datetime(2025, 3, 1, 12, 0, 0, tzinfo=UTC)
 TERMINAL = "T-0042"

@@ -10,8 +10,8 @@ import shutil
 
 import pytest
 
+from egmproto.mqtt import up_topic
 from firmware.hostlink.link import HostLink
-from firmware.hostlink.mqtt import up_topic
 from firmware.ledger.errors import CriticalMemoryError
 from firmware.ledger.ledger import Ledger
 

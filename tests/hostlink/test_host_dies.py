@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import pytest
 
-from firmware.hostlink.identity import HostIdentity
+from egmproto.identity import HostIdentity
 from host.server import HostServer
 from host.store import HostStore
 

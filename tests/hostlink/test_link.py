@@ -7,11 +7,11 @@ from types import SimpleNamespace
 
 import pytest
 
+from egmproto import envelope
+from egmproto.envelope import seal
+from egmproto.mqtt import down_topic, up_topic
+from egmproto.pki import ensure_development_pki, revoke
 from firmware.cashless.errors import VoucherRefused
-from firmware.hostlink import envelope
-from firmware.hostlink.envelope import seal
-from firmware.hostlink.mqtt import down_topic, up_topic
-from firmware.hostlink.pki import ensure_development_pki, revoke
 
 from .conftest import Floor, utc
 

@@ -22,15 +22,15 @@ from types import SimpleNamespace
 
 import pytest
 
+from egmproto.envelope import open_
+from egmproto.identity import HostIdentity, TerminalIdentity
+from egmproto.messages import PROTOCOL_VERSION, SCHEMA, TO_HOST, TO_TERMINAL
+from egmproto.mqtt import BrokerAddress, MqttClient, terminal_of
+from egmproto.pki import ensure_development_pki, issue
 from firmware.cashless.errors import VoucherError
 from firmware.cashless.vouchers import VoucherBook
 from firmware.hostlink.broker import EmbeddedBroker
-from firmware.hostlink.envelope import open_
-from firmware.hostlink.identity import HostIdentity, TerminalIdentity
 from firmware.hostlink.link import HostLink
-from firmware.hostlink.messages import PROTOCOL_VERSION, SCHEMA, TO_HOST, TO_TERMINAL
-from firmware.hostlink.mqtt import BrokerAddress, MqttClient, terminal_of
-from firmware.hostlink.pki import ensure_development_pki, issue
 from firmware.ledger.ledger import Ledger
 from host.server import HostServer
 from host.store import HostStore

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from firmware.hostlink import pki
-from firmware.hostlink.mqtt import (
+from egmproto import pki
+from egmproto.mqtt import (
     UP_WILDCARD,
     BrokerAddress,
     MqttClient,

@@ -12,9 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from firmware.hostlink import pki
-from firmware.hostlink.broker import EmbeddedBroker, EmbeddedBrokerError
-from firmware.hostlink.mqtt import (
+from egmproto import pki
+from egmproto.mqtt import (
     UP_WILDCARD,
     Backoff,
     BrokerAddress,
@@ -25,6 +24,7 @@ from firmware.hostlink.mqtt import (
     terminal_of,
     up_topic,
 )
+from firmware.hostlink.broker import EmbeddedBroker, EmbeddedBrokerError
 from tests.hostlink.mqtt_support import (
     Inbox,
     client,

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import pytest
 
+from egmproto.mqtt import terminal_of
 from firmware.cashless.errors import VoucherError
 from firmware.cashless.vouchers import VoucherBook
-from firmware.hostlink.mqtt import terminal_of
 
 from .conftest import Floor
 from .test_link import _pumping, _ticking

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from firmware.hostlink.envelope import canonical_json
-from firmware.hostlink.messages import check_body
+from egmproto.envelope import canonical_json
+from egmproto.messages import check_body
 from firmware.hostlink.outbox import ACK_FLUSH_EVERY, Outbox, build
 from firmware.ledger.ledger import Ledger
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from firmware.cabinet.packages import PackageManager, https_fetch
+from firmware.cabinet.packages import PackageManager, accept_game_options, https_fetch
 from host.packages import PackageDepot, PackageServer
 from tests.hostlink.conftest import Floor
 from tests.packages.conftest import Signer
@@ -38,7 +38,7 @@ def _fetch(floor: Floor, terminal: str = "T1"):
 def test_the_package_server_serves_only_terminals_of_the_casino(floor: Floor, served: PackageServer,
                                                                  tmp_path: Path) -> None:
     signer = Signer(floor.pki)
-    package = served.depot.add(signer.package(), signer.check)
+    package = served.depot.add(signer.package(), signer.check, accept_game_options)
     out = tmp_path / "got"
     _fetch(floor)(served.url(package.sha256), out, 1 << 20)
     assert hashlib.sha256(out.read_bytes()).hexdigest() == package.sha256
@@ -70,14 +70,14 @@ def test_an_offer_over_the_link_is_downloaded_and_its_fate_reported(floor: Floor
     manager = PackageManager(link.ledger, signer.check, ledger_dir / "packages", fetch=_fetch(floor))
     link.packages = manager
     floor.settle()
-    good = served.depot.add(signer.package(), signer.check)
+    good = served.depot.add(signer.package(), signer.check, accept_game_options)
     assert floor.host.command("T1", "package_offer", {"name": good.name, "version": good.version,
                                                       "sha256": good.sha256}) == 1
     floor.settle()
     _settle_downloads(floor, manager)
     assert manager.pending()["tcp-flush-3"]["sha256"] == good.sha256
     # a package tampered with in the host's depot after it was checked
-    bad = served.depot.add(signer.package("tcp-other", "1.0.1"), signer.check)
+    bad = served.depot.add(signer.package("tcp-other", "1.0.1"), signer.check, accept_game_options)
     path = served.depot.path(bad.sha256)
     path.write_bytes(path.read_bytes() + b" ")
     floor.host.command("T1", "package_offer", {"name": bad.name, "version": bad.version, "sha256": bad.sha256})
@@ -94,11 +94,11 @@ def test_an_offer_over_the_link_is_downloaded_and_its_fate_reported(floor: Floor
 
 def test_a_terminal_revoked_while_the_host_runs_is_refused_from_its_next_download(
         floor: Floor, served: PackageServer, tmp_path: Path) -> None:
-    from firmware.hostlink.pki import issue, revoke
+    from egmproto.pki import issue, revoke
 
     issue(floor.pki, "terminal", "T2")
     signer = Signer(floor.pki)
-    package = served.depot.add(signer.package(), signer.check)
+    package = served.depot.add(signer.package(), signer.check, accept_game_options)
     out = tmp_path / "got"
     _fetch(floor, "T1")(served.url(package.sha256), out, 1 << 20)          # served
     revoke(floor.pki, "T1")                                                 # egm pki revoke: a new crl.pem

@@ -13,9 +13,9 @@ from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
+from egmproto import pki
+from egmproto.pki import PkiError, verify_chain
 from firmware.errors import EgmError
-from firmware.hostlink import pki
-from firmware.hostlink.pki import PkiError, verify_chain
 
 
 def mode(path: Path) -> int:

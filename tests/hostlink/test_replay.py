@@ -3,9 +3,9 @@ duplicate and acted on by nobody (the host's duplicate check comes before every 
 
 from __future__ import annotations
 
-from firmware.hostlink.envelope import Opened, open_
-from firmware.hostlink.messages import TO_HOST
-from firmware.hostlink.mqtt import terminal_of, up_topic
+from egmproto.envelope import Opened, open_
+from egmproto.messages import TO_HOST
+from egmproto.mqtt import terminal_of, up_topic
 
 from .conftest import Floor
 

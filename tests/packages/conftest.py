@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from cryptography.hazmat.primitives import serialization
 
-from firmware.cabinet import package_format as pf
-from firmware.hostlink.identity import Trust
-from firmware.hostlink.pki import DEV_SIGNER, ensure_development_pki, load_certificate
+from egmproto import package_format as pf
+from egmproto.identity import Trust
+from egmproto.pki import DEV_SIGNER, ensure_development_pki, load_certificate
 
 OPTIONS = b"[three-card-poker]\npair_plus_pays.flush = 3\n"
 

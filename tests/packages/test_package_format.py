@@ -13,8 +13,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from firmware.cabinet import package_format as pf
-from firmware.hostlink.pki import create_ca, issue, revoke
+from egmproto import package_format as pf
+from egmproto.pki import create_ca, issue, revoke
+from firmware.cabinet.packages import accept_game_options
 from tests.packages.conftest import OPTIONS, Signer
 
 
@@ -37,7 +38,7 @@ def test_a_signed_package_verifies_and_carries_its_options(signer: Signer) -> No
     package = pf.load(data, signer.check, expected_sha256=hashlib.sha256(data).hexdigest())
     assert (package.name, package.version) == ("tcp-flush-3", "1.0.0")
     assert package.files == {"options.toml": OPTIONS, "notes": b"release notes\n"}
-    assert package.checked_options() == {"three-card-poker": {"pair_plus_pays": {"flush": 3}}}
+    assert package.checked_options(accept_game_options) == {"three-card-poker": {"pair_plus_pays": {"flush": 3}}}
     assert package.summary()["signer"] == "dev-code-signer"
 
 
@@ -96,7 +97,7 @@ def test_a_package_with_options_the_firmware_refuses_is_bad_content(signer: Sign
                            (b"decks = 6\n", "must be a table"),
                            (b"[three-card-poker\n", "options.toml")):
         with pytest.raises(pf.PackageRejected, match=match) as info:
-            pf.load(signer.package(options=options), signer.check).checked_options()
+            pf.load(signer.package(options=options), signer.check).checked_options(accept_game_options)
         assert info.value.reason == "bad_content"
     with pytest.raises(pf.PackageRejected):
         pf.build("x", "1", {"notes": b""}, signing_key=signer.key, certificate=signer.cert)
@@ -162,9 +163,9 @@ def _duplicate_extension(pem: str) -> str:
 # both found by the byte-change fuzz (the second at byte 345, bit 0, of a signed package).
 @pytest.mark.parametrize("damage", [_bad_version, _duplicate_extension])
 def test_a_damaged_certificate_is_malformed_not_a_crash(damage, signer: Signer, tmp_path: Path, capsys) -> None:
+    from egmproto.envelope import EnvelopeRejected, key_from_certificate
+    from egmproto.pki import PkiError, load_certificate
     from firmware.cli import main
-    from firmware.hostlink.envelope import EnvelopeRejected, key_from_certificate
-    from firmware.hostlink.pki import PkiError, load_certificate
 
     data = _edit(signer.package(), lambda d: d.update(certificate=damage(d["certificate"])))
     with pytest.raises(pf.PackageRejected) as info:

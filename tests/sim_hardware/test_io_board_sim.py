@@ -26,7 +26,7 @@ from drivers.io_board.messages import (
     tower_payload,
 )
 from drivers.link.codec import LinkCodec, LinkFrame, LinkType, encode, seq_bytes
-from drivers.shoe.control import Hello, HelloCause
+from drivers.link.hello import Hello, HelloCause
 from hal.events import Button, Door, KeySwitch
 from sim_hardware.io_board import IoBoardSimulator
 from tests.drivers.streams import feed

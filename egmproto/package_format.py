@@ -44,8 +44,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from cryptography.hazmat.primitives.serialization import Encoding
 from packaging.version import InvalidVersion, Version
 
-from firmware import x509parse
-from firmware.errors import EgmError
+from egmproto import x509parse
+from egmproto.errors import EgmError
 
 FORMAT = "egm-package/1"
 SUFFIX = ".egmpkg"
@@ -117,16 +117,15 @@ class Package:
                 raise PackageRejected("bad_content", f"{OPTIONS_FILE}: {game!r} must be a table of options")
         return doc
 
-    def checked_options(self) -> dict[str, dict[str, Any]]:
-        """:meth:`options`, each table accepted by its game (known id, known options, valid values)."""
-        from firmware.games.registry import available, make_options
-
+    def checked_options(self, accept: Callable[[str, dict[str, Any]], object]) -> dict[str, dict[str, Any]]:
+        """:meth:`options`, each table accepted by ``accept(game, table)``: the firmware's games (a
+        known id, known options, valid values: ``firmware.cabinet.packages.accept_game_options``),
+        passed in because this format is shared with the host, which knows no games. An
+        :class:`EgmError` from ``accept`` refuses the package with its first line."""
         options = self.options()
         for game, table in options.items():
-            if game not in set(available()):
-                raise PackageRejected("bad_content", f"{OPTIONS_FILE}: no game {game!r} in this firmware")
             try:
-                make_options(game, table, prefix=game)
+                accept(game, table)
             except EgmError as exc:
                 raise PackageRejected("bad_content", f"{OPTIONS_FILE}: {str(exc).splitlines()[0]}") from None
         return options

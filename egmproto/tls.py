@@ -10,7 +10,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from firmware.hostlink.errors import HostLinkError
+from egmproto.errors import HostLinkError
 
 log = logging.getLogger(__name__)
 

@@ -25,9 +25,9 @@ from typing import Any
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
-from firmware.hostlink.envelope import key_from_certificate
-from firmware.hostlink.errors import EnvelopeRejected, HostLinkError
-from firmware.hostlink.pki import DEV_HOST, DEV_HOST_KEM, PkiError, load_certificate, verify_chain
+from egmproto.envelope import key_from_certificate
+from egmproto.errors import EnvelopeRejected, HostLinkError
+from egmproto.pki import DEV_HOST, DEV_HOST_KEM, PkiError, load_certificate, verify_chain
 
 log = logging.getLogger("egm.hostlink")
 

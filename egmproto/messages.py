@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from firmware.hostlink.errors import EnvelopeError
+from egmproto.errors import EnvelopeError
 
 PROTOCOL_VERSION = 3
 SUPPORTED_VERSIONS: frozenset[int] = frozenset({PROTOCOL_VERSION})

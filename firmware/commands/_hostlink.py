@@ -4,6 +4,9 @@
 the host's certificate when the PKI is there) and the reference host (``host/``) run in this
 process, the host's state in ``<state-dir>/host``. ``mqtt(s)://HOST:PORT``: the terminal connects to
 the casino's broker with its certificate; the host runs elsewhere (``egm host serve``).
+
+This is the composition root's (``firmware.commands``): the terminal's link (``firmware.hostlink``)
+and the reference host (``host``) know only the shared protocol (``egmproto``), not each other.
 """
 
 from __future__ import annotations
@@ -15,11 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from egmproto.identity import TerminalIdentity
+from egmproto.mqtt import BrokerAddress, MqttClient, TlsFiles
+from egmproto.pki import ensure_development_pki
 from firmware.cabinet.packages import PackageManager, https_fetch
-from firmware.hostlink.identity import TerminalIdentity
 from firmware.hostlink.link import HostLink
-from firmware.hostlink.mqtt import BrokerAddress, MqttClient, TlsFiles
-from firmware.hostlink.pki import ensure_development_pki
 
 log = logging.getLogger("egm.hostlink")
 

@@ -1,4 +1,9 @@
-"""Errors of the host link's message envelope.
+"""The root of the product's error hierarchy, and the errors of the host link's message envelope.
+
+:class:`EgmError` is here, in the package the terminal and the host share, so that both derive
+their errors from one root without importing each other (``firmware.errors`` names it for the
+terminal's layers). The ``egm`` command turns any :class:`EgmError` into one clear line on stderr and
+a non-zero exit; anything else is a bug and keeps its traceback.
 
 :class:`EnvelopeError` is a misuse on the sending side (a body that does not fit the schema, a bad
 sender id, a key of the wrong type) and the base of :class:`EnvelopeRejected`, which the decoder
@@ -7,8 +12,6 @@ log and a human-readable message.
 """
 
 from __future__ import annotations
-
-from firmware.errors import EgmError
 
 #: Every reason code :class:`EnvelopeRejected` may carry (docs/protocols/host-envelope.md).
 REASONS: tuple[str, ...] = (
@@ -24,6 +27,10 @@ REASONS: tuple[str, ...] = (
     "bad_body",             # unknown message type or body not matching the schema
     "unsupported_version",  # protocol version this decoder does not speak
 )
+
+
+class EgmError(Exception):
+    """Base of every error the product raises on purpose (terminal, host and their protocol)."""
 
 
 class HostLinkError(EgmError):

@@ -37,8 +37,8 @@ from cryptography.hazmat.primitives.asymmetric.utils import (
     encode_dss_signature,
 )
 
-from firmware.hostlink.errors import EnvelopeError, EnvelopeRejected
-from firmware.hostlink.messages import PROTOCOL_VERSION, SUPPORTED_VERSIONS, check_body
+from egmproto.errors import EnvelopeError, EnvelopeRejected
+from egmproto.messages import PROTOCOL_VERSION, SUPPORTED_VERSIONS, check_body
 
 MAGIC = b"EGM1"
 MAX_ENVELOPE_BYTES = 256 * 1024
@@ -340,7 +340,7 @@ def key_from_certificate(cert: Any, sender_id: str) -> Any:
     """
     from cryptography.x509.oid import NameOID
 
-    from firmware import x509parse  # only here: the envelope itself stays free of X.509
+    from egmproto import x509parse  # only here: the envelope itself stays free of X.509
 
     if isinstance(cert, (bytes, bytearray)):
         raw = bytes(cert)

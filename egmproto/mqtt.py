@@ -40,7 +40,7 @@ from paho.mqtt.enums import CallbackAPIVersion, MQTTErrorCode
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
-from firmware.hostlink.errors import HostLinkError
+from egmproto.errors import HostLinkError
 
 log = logging.getLogger("egm.hostlink.mqtt")
 

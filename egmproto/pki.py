@@ -40,8 +40,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, x25519
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from firmware import x509parse
-from firmware.errors import EgmError
+from egmproto import x509parse
+from egmproto.errors import EgmError
 
 KINDS: tuple[str, ...] = ("terminal", "host", "code-signer", "host-kem")
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,31}")

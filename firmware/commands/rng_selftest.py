@@ -1,5 +1,8 @@
 """``egm rng selftest``: run the statistical battery (:mod:`firmware.rng.battery`) and report.
 
+A command of the composition root (``firmware.commands``): the RNG below it knows nothing of
+the command line.
+
 Prints one line per test (name, P-value, proportion of passing sequences or the chi-square
 figures, verdict) and the overall verdict last; ``--json`` prints the battery report as one
 document instead. Exit status 0 when every test passes, 1 otherwise. A rich progress bar goes to
