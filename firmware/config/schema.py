@@ -216,7 +216,7 @@ class SoftwareSection(Section):
     trusted_keys: list[str] = Field(default_factory=list, description="code signers' public keys (PEM files)")
 
 
-#: The service roles (firmware/cabinet/service.py: one PIN each).
+#: The service roles (firmware/cabinet/service/pins.py: one PIN each).
 SERVICE_ROLES: tuple[str, ...] = ("attendant", "technician", "auditor", "regulator")
 
 #: The development PINs 1111 (attendant), 2222 (technician), 3333 (auditor), 4444 (regulator),
@@ -240,7 +240,7 @@ MIN_PIN_ITERATIONS = 200_000
 
 
 class ServiceSection(Section):
-    """The service menu's roles and sessions (firmware/cabinet/service.py, docs/service.md)."""
+    """The service menu's roles and sessions (firmware/cabinet/service/, docs/service.md)."""
 
     pins: dict[str, str] = Field(
         default_factory=lambda: dict(DEVELOPMENT_PIN_HASHES),
