@@ -46,8 +46,8 @@ from drivers.io_board.messages import (
 )
 from drivers.link.codec import LinkFrame
 from drivers.link.endpoint import LinkEndpoint
+from drivers.link.hello import Hello
 from drivers.link.reliable import Receiver
-from drivers.shoe.control import Hello
 from hal.base import Lifecycle
 from hal.devices.io_board import Input, IoBoard, TowerPattern
 from hal.errors import DeviceOperationError

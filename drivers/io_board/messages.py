@@ -14,7 +14,7 @@ other host frame meanwhile, so an acknowledged pulse command is on the meter and
 one is re-sent and recognised as a duplicate: never lost, never doubled.
 
 HELLO and STATUS (the link's common types) carry the board's payloads: HELLO as the shoe's
-(:class:`drivers.shoe.control.Hello`, KIND 0x02); STATUS in :class:`IoState`.
+(:class:`drivers.link.hello.Hello`, KIND 0x02); STATUS in :class:`IoState`.
 """
 
 from __future__ import annotations

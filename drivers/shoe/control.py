@@ -1,8 +1,7 @@
 """The shoe's unsequenced link messages: its HELLO kind and the STATUS payload (``docs/protocols/shoe.md``).
 
 HELLO is the link's (:mod:`drivers.link.hello`, the same six bytes for every device); the shoe's
-KIND is 0x01. :class:`Hello` and :class:`HelloCause` are named here too, so the shoe's messages are in
-one place for its driver (and the I/O board's, which says HELLO the same way). The shoe's STATUS,
+KIND is 0x01. The shoe's STATUS,
 big-endian::
 
     STATUS  +-------+--------+--------+--------+--------+---------+
@@ -19,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from drivers.link.codec import MAX_SEQ
-from drivers.link.hello import HELLO_SIZE, Hello, HelloCause
+from drivers.link.hello import HELLO_SIZE
 
 SHOE_KIND = 0x01
 STATUS_SIZE = 6
@@ -65,4 +64,4 @@ class ShoeState:
                    payload[5])
 
 
-__all__ = ["HELLO_SIZE", "SHOE_KIND", "STATUS_SIZE", "Hello", "HelloCause", "ShoeState"]
+__all__ = ["HELLO_SIZE", "SHOE_KIND", "STATUS_SIZE", "ShoeState"]

@@ -39,9 +39,10 @@ from typing import ClassVar
 from drivers.codec import LocalProtocolError
 from drivers.link.codec import LinkFrame
 from drivers.link.endpoint import LinkEndpoint
+from drivers.link.hello import Hello
 from drivers.link.reliable import Receiver, Sender
 from drivers.serial_loop import stop_and_close
-from drivers.shoe.control import SHOE_KIND, Hello, ShoeState
+from drivers.shoe.control import SHOE_KIND, ShoeState
 from drivers.shoe.messages import MisreadReason, ShoeType, decode
 from firmware.cards.card import Card
 from firmware.cards.errors import ShoeExhausted

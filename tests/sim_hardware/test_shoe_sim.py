@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from drivers.codec import Garbage
 from drivers.link.codec import LinkFrame, LinkType, encode, seq_bytes
-from drivers.shoe.control import SHOE_KIND, Hello, HelloCause, ShoeState
+from drivers.link.hello import Hello, HelloCause
+from drivers.shoe.control import SHOE_KIND, ShoeState
 from drivers.shoe.messages import MisreadReason, ShoeType, card_payload
 from firmware.cards.card import Card, parse_cards
 from sim_hardware.shoe import ShoeSimulator
