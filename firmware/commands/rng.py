@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 from typing import TYPE_CHECKING
 
@@ -63,16 +62,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _register_selftest(rng_sub: argparse._SubParsersAction) -> None:
-    """Add ``egm rng selftest`` if ``firmware.rng.selftest`` exists and has ``register(rng_sub)``."""
-    try:
-        module = importlib.import_module("firmware.rng.selftest")
-    except ModuleNotFoundError as exc:
-        if exc.name != "firmware.rng.selftest":
-            raise
-        return
-    register_selftest = getattr(module, "register", None)
-    if callable(register_selftest):
-        register_selftest(rng_sub)
+    """Add ``egm rng selftest`` (:mod:`firmware.rng.selftest`)."""
+    from firmware.rng.selftest import register
+
+    register(rng_sub)
 
 
 def _service(seed: str | None) -> RngService:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import types
 from pathlib import Path
 
 import pytest
@@ -212,27 +211,3 @@ def test_bad_command_lines_exit_2(argv, capsys):
         main(argv)
     assert exc.value.code == 2
     assert "Traceback" not in capsys.readouterr().err
-
-
-# --- the selftest extension point ------------------------------------------------------------------
-
-
-def test_selftest_subcommand_is_added_when_the_module_offers_it(monkeypatch, capsys):
-    module = types.ModuleType("firmware.rng.selftest")
-
-    def register(rng_sub):
-        parser = rng_sub.add_parser("selftest")
-        parser.set_defaults(func=lambda args: print("selftest ran") or 0)
-
-    module.register = register  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "firmware.rng.selftest", module)
-    assert main(["rng", "selftest"]) == 0
-    assert capsys.readouterr().out == "selftest ran\n"
-
-
-@pytest.mark.parametrize("module", [None, types.ModuleType("firmware.rng.selftest")])
-def test_selftest_is_skipped_when_absent_or_without_register(monkeypatch, module):
-    monkeypatch.setitem(sys.modules, "firmware.rng.selftest", module)
-    with pytest.raises(SystemExit) as exc:
-        main(["rng", "selftest"])
-    assert exc.value.code == 2
