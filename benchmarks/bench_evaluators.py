@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import random
-import time
 from collections.abc import Callable
 
 import numpy as np
 
+from benchmarks.timing import rate
 from firmware.cards.poker3 import eval3, eval3_batch
 from firmware.cards.poker5 import eval5, eval5_batch, eval7, eval7_batch
 
@@ -19,17 +19,8 @@ BATCH_ROWS = 1_000_000
 
 
 def _rate(step: Callable[[], None], work_per_step: int) -> float:
-    """Run ``step`` repeatedly for about :data:`DURATION_S`; work done per second."""
-    step()  # warm-up (caches, page faults)
-    steps = 0
-    start = time.perf_counter()
-    deadline = start + DURATION_S
-    while True:
-        step()
-        steps += 1
-        now = time.perf_counter()
-        if now >= deadline:
-            return steps * work_per_step / (now - start)
+    """Work per second over :data:`DURATION_S`, after a warm-up call (caches, page faults)."""
+    return rate(step, work_per_step, duration_s=DURATION_S, warm_up=True)
 
 
 def _hands(n_cards: int, count: int, seed: int) -> list[tuple[int, ...]]:

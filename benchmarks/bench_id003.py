@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import os
 
-from benchmarks.timing import median, p99, repeat, time_each_us
+from benchmarks.timing import median_and_p99, repeat, time_each_us
 from drivers.id003.codec import Status
 from drivers.id003.driver import Id003Validator
 from sim_hardware.id003_validator import Id003Simulator
@@ -33,15 +33,5 @@ def _round_trips_us() -> tuple[float, ...]:
         return time_each_us(dev.poll, POLLS)
 
 
-def poll_median() -> tuple[float, str]:
-    return median(_round_trips_us()), f"µs median, status poll over a pty ({POLLS:,} polls)"
-
-
-def poll_p99() -> tuple[float, str]:
-    return p99(_round_trips_us()), f"µs 99th percentile, same {POLLS:,} polls"
-
-
-BENCHMARKS = [
-    ("id003: status poll round trip over a pty, median", poll_median),
-    ("id003: status poll round trip over a pty, p99", poll_p99),
-]
+BENCHMARKS = median_and_p99("id003: status poll round trip over a pty", _round_trips_us,
+                            "status poll over a pty", f"{POLLS:,} polls")

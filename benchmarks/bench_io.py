@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import os
 
-from benchmarks.timing import median, p99, repeat, time_each_us
+from benchmarks.timing import median_and_p99, repeat, time_each_us
 from drivers.io_board.driver import IoBoardDriver
 from sim_hardware.io_board import IoBoardSimulator
 from sim_hardware.pty_link import run_on_pty
@@ -32,16 +32,5 @@ def _round_trips_us() -> tuple[float, ...]:
         return time_each_us(dev.status, REQUESTS)
 
 
-def status_median() -> tuple[float, str]:
-    return (median(_round_trips_us()),
-            f"µs median, status request over a pty ({REQUESTS:,} requests)")
-
-
-def status_p99() -> tuple[float, str]:
-    return p99(_round_trips_us()), f"µs 99th percentile, same {REQUESTS:,} requests"
-
-
-BENCHMARKS = [
-    ("io board: status request round trip over a pty, median", status_median),
-    ("io board: status request round trip over a pty, p99", status_p99),
-]
+BENCHMARKS = median_and_p99("io board: status request round trip over a pty", _round_trips_us,
+                            "status request over a pty", f"{REQUESTS:,} requests")

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Callable
 
+from benchmarks.timing import rate
 from firmware.rng.service import RngService
 
 #: Seconds each measurement runs for.
@@ -17,16 +17,8 @@ SHOE_CARDS = 8 * 52
 
 
 def _rate(step: Callable[[], None], work_per_step: int) -> float:
-    """Run ``step`` repeatedly for about :data:`DURATION_S`; work done per second."""
-    steps = 0
-    start = time.perf_counter()
-    deadline = start + DURATION_S
-    while True:
-        step()
-        steps += 1
-        now = time.perf_counter()
-        if now >= deadline:
-            return steps * work_per_step / (now - start)
+    """Work per second over :data:`DURATION_S`."""
+    return rate(step, work_per_step, duration_s=DURATION_S)
 
 
 def drbg_bytes() -> tuple[float, str]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import os
 
-from benchmarks.timing import median, p99, repeat, time_each_us
+from benchmarks.timing import median_and_p99, repeat, time_each_us
 from drivers.ssp.driver import SspValidator
 from sim_hardware.pty_link import run_on_pty
 from sim_hardware.ssp_validator import SspSimulator
@@ -36,18 +36,11 @@ def _round_trips_us(encryption: bool) -> tuple[float, ...]:
         return time_each_us(dev.poll, POLLS)
 
 
-def _median(encryption: bool) -> tuple[float, str]:
-    return (median(_round_trips_us(encryption)),
-            f"µs median, POLL over a pty ({POLLS:,} polls)")
-
-
-def _p99(encryption: bool) -> tuple[float, str]:
-    return p99(_round_trips_us(encryption)), f"µs 99th percentile, same {POLLS:,} polls"
 
 
 BENCHMARKS = [
-    ("ssp: poll round trip over a pty, median", lambda: _median(False)),
-    ("ssp: poll round trip over a pty, p99", lambda: _p99(False)),
-    ("essp: encrypted poll round trip over a pty, median", lambda: _median(True)),
-    ("essp: encrypted poll round trip over a pty, p99", lambda: _p99(True)),
+    *median_and_p99("ssp: poll round trip over a pty", lambda: _round_trips_us(False),
+                    "POLL over a pty", f"{POLLS:,} polls"),
+    *median_and_p99("essp: encrypted poll round trip over a pty", lambda: _round_trips_us(True),
+                    "POLL over a pty", f"{POLLS:,} polls"),
 ]

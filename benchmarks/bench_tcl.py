@@ -14,7 +14,7 @@ import functools
 import os
 import time
 
-from benchmarks.timing import median, p99, repeat, time_each_us
+from benchmarks.timing import median, median_and_p99, repeat, time_each_us
 from drivers.tcl.codec import Flag
 from drivers.tcl.driver import TclPrinter
 from hal.events import TicketPrinted
@@ -57,14 +57,6 @@ def _tickets_ms() -> tuple[float, ...]:
         return tuple(samples)
 
 
-def poll_median() -> tuple[float, str]:
-    return median(_round_trips_us()), f"µs median, status poll over a pty ({POLLS:,} polls)"
-
-
-def poll_p99() -> tuple[float, str]:
-    return p99(_round_trips_us()), f"µs 99th percentile, same {POLLS:,} polls"
-
-
 def ticket_median() -> tuple[float, str]:
     return median(_tickets_ms()), (
         f"ms median, print_voucher to TicketPrinted, 10 ms polling, simulator 2-poll job "
@@ -72,7 +64,7 @@ def ticket_median() -> tuple[float, str]:
 
 
 BENCHMARKS = [
-    ("tcl: status poll round trip over a pty, median", poll_median),
-    ("tcl: status poll round trip over a pty, p99", poll_p99),
+    *median_and_p99("tcl: status poll round trip over a pty", _round_trips_us,
+                    "status poll over a pty", f"{POLLS:,} polls"),
     ("tcl: voucher confirmed printed over a pty, median", ticket_median),
 ]

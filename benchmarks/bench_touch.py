@@ -12,7 +12,7 @@ import functools
 import os
 import tempfile
 
-from benchmarks.timing import median, p99, touch_latencies_us
+from benchmarks.timing import median_and_p99, touch_latencies_us
 from drivers.touch.evdev_driver import EvdevTouch
 from hal.calibration import fit, targets
 from sim_hardware.touch_evdev import EvdevTouchSimulator, Sensor, make_fifo
@@ -37,15 +37,5 @@ def _latencies_us() -> tuple[float, ...]:
                                       WARMUP, REPORTS)
 
 
-def latency_median() -> tuple[float, str]:
-    return median(_latencies_us()), f"µs median, touch report through a FIFO ({REPORTS:,} reports)"
-
-
-def latency_p99() -> tuple[float, str]:
-    return p99(_latencies_us()), f"µs 99th percentile, same {REPORTS:,} reports"
-
-
-BENCHMARKS = [
-    ("touch evdev: touch report latency through a FIFO, median", latency_median),
-    ("touch evdev: touch report latency through a FIFO, p99", latency_p99),
-]
+BENCHMARKS = median_and_p99("touch evdev: touch report latency through a FIFO", _latencies_us,
+                            "touch report through a FIFO", f"{REPORTS:,} reports")

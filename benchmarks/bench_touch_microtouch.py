@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import os
 
-from benchmarks.timing import median, p99, touch_latencies_us
+from benchmarks.timing import median_and_p99, touch_latencies_us
 from drivers.touch.microtouch_driver import MicroTouch
 from hal.calibration import fit, targets
 from sim_hardware.pty_link import run_on_pty
@@ -37,15 +37,5 @@ def _latencies_us() -> tuple[float, ...]:
                                   (W // 2, H // 2), WARMUP, REPORTS)
 
 
-def latency_median() -> tuple[float, str]:
-    return median(_latencies_us()), f"µs median, touch report through a pty ({REPORTS:,} reports)"
-
-
-def latency_p99() -> tuple[float, str]:
-    return p99(_latencies_us()), f"µs 99th percentile, same {REPORTS:,} reports"
-
-
-BENCHMARKS = [
-    ("touch microtouch: touch report latency through a pty, median", latency_median),
-    ("touch microtouch: touch report latency through a pty, p99", latency_p99),
-]
+BENCHMARKS = median_and_p99("touch microtouch: touch report latency through a pty", _latencies_us,
+                            "touch report through a pty", f"{REPORTS:,} reports")

@@ -1,4 +1,4 @@
-"""What the device-link benchmarks share: time back-to-back calls, and the figures of the samples.
+"""What the benchmarks share: time back-to-back calls, a rate of work, and the figures of the samples.
 
 Not a benchmark module itself (``python -m benchmarks`` runs the ``bench_*`` ones).
 """
@@ -27,6 +27,23 @@ def time_each_us(call: Callable[[], object], n: int) -> tuple[float, ...]:
     return tuple(samples)
 
 
+def rate(step: Callable[[], object], work_per_step: int, *, duration_s: float = 1.0,
+         warm_up: bool = False) -> float:
+    """Run ``step`` repeatedly for about ``duration_s`` seconds (after one untimed call with
+    ``warm_up``); work done per second."""
+    if warm_up:
+        step()
+    steps = 0
+    start = time.perf_counter()
+    deadline = start + duration_s
+    while True:
+        step()
+        steps += 1
+        now = time.perf_counter()
+        if now >= deadline:
+            return steps * work_per_step / (now - start)
+
+
 def median(samples: Sequence[float]) -> float:
     return statistics.median(samples)
 
@@ -37,7 +54,21 @@ def p99(samples: Sequence[float]) -> float:
     return ordered[int(0.99 * (len(ordered) - 1))]
 
 
-__all__ = ["median", "p99", "repeat", "time_each_us"]
+#: A benchmark: its name, and the function that measures and returns ``(value, unit)``.
+Benchmark = tuple[str, Callable[[], tuple[float, str]]]
+
+
+def median_and_p99(name: str, samples_us: Callable[[], Sequence[float]], figure: str,
+                   count: str) -> list[Benchmark]:
+    """The two benchmarks ``"<name>, median"`` and ``"<name>, p99"`` of the µs ``samples_us()``
+    (``figure``: what one sample times; ``count``: how many, e.g. ``"5,000 polls"``)."""
+    return [
+        (f"{name}, median", lambda: (median(samples_us()), f"µs median, {figure} ({count})")),
+        (f"{name}, p99", lambda: (p99(samples_us()), f"µs 99th percentile, same {count}")),
+    ]
+
+
+__all__ = ["Benchmark", "median", "median_and_p99", "p99", "rate", "repeat", "time_each_us"]
 
 
 def touch_latencies_us(dev, down: Callable[[], object], up: Callable[[], object],

@@ -1,12 +1,17 @@
-"""What the answer-only simulators (ID-003 and SSP validators, TCL printer) share of their control API.
+"""What the answer-only simulators (ID-003 and SSP validators, TCL printer, MicroTouch screen)
+share of their control API.
 
 :class:`AnsweringDevice`: the serve loop (:func:`~sim_hardware.pty_link.serve_replies` on a byte
-port), the cable (:meth:`~AnsweringDevice.unplug`) and repeated replies. :class:`OneShotReplyFaults`
-adds the one-shot wire faults of the validators, each armed for the reply to one host command (or
-to any): a corrupted CRC, a dropped reply, a lost host command.
+port), the events the host's bytes complete, the cable (:meth:`~AnsweringDevice.unplug`) and
+repeated replies. :class:`PoweredDevice` adds the power switch (:meth:`~PoweredDevice.power_off`,
+:meth:`~PoweredDevice.power_on`). :class:`OneShotReplyFaults` adds the one-shot wire faults of
+the validators, each armed for the reply to one host command (or to any): a corrupted CRC, a
+dropped reply, a lost host command.
 
 A simulator calls ``super().__init__()`` before its own state (it sets the lock ``_lock`` and the
-fault flags), names itself in :attr:`~AnsweringDevice.WHO` and implements ``feed(bytes)``.
+fault flags), names itself in :attr:`~AnsweringDevice.WHO`, sets its device-side codec ``_codec``
+(whose events :meth:`~AnsweringDevice._received` yields) and implements ``feed(bytes)``; a
+:class:`PoweredDevice` also implements the power steps ``_power_off()`` and ``_power_on()``.
 """
 
 from __future__ import annotations
@@ -14,8 +19,10 @@ from __future__ import annotations
 import logging
 import threading
 from abc import ABC, abstractmethod
-from typing import ClassVar
+from collections.abc import Iterator
+from typing import Any, ClassVar
 
+from drivers.codec import NEED_DATA
 from sim_hardware.pty_link import BytePort, serve_replies
 
 
@@ -24,6 +31,8 @@ class AnsweringDevice(ABC):
 
     #: The simulator in log lines ("id003 sim").
     WHO: ClassVar[str]
+    #: The device side of the wire protocol (a :class:`~drivers.codec.StreamDecoder`).
+    _codec: Any
 
     def __init__(self) -> None:
         self._lock = threading.RLock()
@@ -34,6 +43,14 @@ class AnsweringDevice(ABC):
     @abstractmethod
     def feed(self, data: bytes) -> list[bytes]:
         """Receive ``data`` from the host; every reply to write, in order."""
+
+    def _received(self, data: bytes) -> Iterator[Any]:
+        """Take ``data`` from the host; then each event it completes (a frame, or a
+        :class:`~drivers.codec.Garbage` report), in order."""
+        self._codec.receive_data(data)
+        while (event := self._codec.next_event()) is not NEED_DATA:
+            yield event
+
 
     def serve(self, port: BytePort, stop: threading.Event) -> None:
         """Answer the host on ``port`` until ``stop`` is set, the port fails, or :meth:`unplug`."""
@@ -59,8 +76,33 @@ class AnsweringDevice(ABC):
             self._unplug = True
 
 
-class OneShotReplyFaults(AnsweringDevice):
-    """An answering simulator whose one-shot wire faults aim at the reply to one host command."""
+class PoweredDevice(AnsweringDevice):
+    """An answering simulator with a power switch (the validators, the printer)."""
+
+    @abstractmethod
+    def _power_off(self) -> None:
+        """Lose power, the lock held (nothing when already off)."""
+
+    @abstractmethod
+    def _power_on(self) -> None:
+        """Power up, the lock held (nothing when already on)."""
+
+    def power_off(self) -> None:
+        """Power is cut: the unit is silent until :meth:`power_on`."""
+        with self._lock:
+            self._power_off()
+
+    def power_on(self) -> None:
+        with self._lock:
+            self._power_on()
+
+
+class OneShotReplyFaults(PoweredDevice):
+    """An answering simulator whose one-shot wire faults aim at the reply to one host command.
+
+    It answers the host's events one by one (:meth:`_reply_to`) while it is powered; an answer that
+    leaves it off (an SSP RESET) ends the feed, and the unit powers up again (:meth:`_power_on`).
+    """
 
     def __init__(self) -> None:
         super().__init__()
@@ -68,6 +110,27 @@ class OneShotReplyFaults(AnsweringDevice):
         self._next: dict[str, int | None] = {}
         #: How many more times an armed fault strikes after this one (1 unless armed for more).
         self._times: dict[str, int] = {}
+
+    @abstractmethod
+    def _powered(self) -> bool:
+        """Whether the unit has power (it answers nothing without)."""
+
+    @abstractmethod
+    def _reply_to(self, event: Any) -> list[bytes]:
+        """The writes answering one event from the host (a frame or a Garbage report)."""
+
+    def feed(self, data: bytes) -> list[bytes]:
+        """Receive ``data`` from the host; the writes to make, in order (usually one reply)."""
+        with self._lock:
+            if self._unplug or not self._powered():
+                return []
+            out: list[bytes] = []
+            for event in self._received(data):
+                out += self._reply_to(event)
+                if not self._powered():         # it restarts after its reply
+                    self._power_on()
+                    break
+            return out
 
     def _arm(self, kind: str, code: int | None, times: int = 1) -> None:
         if times < 1:
@@ -116,4 +179,4 @@ class OneShotReplyFaults(AnsweringDevice):
             self._arm("lose", code, times)
 
 
-__all__ = ["AnsweringDevice", "OneShotReplyFaults"]
+__all__ = ["AnsweringDevice", "OneShotReplyFaults", "PoweredDevice"]

@@ -33,7 +33,7 @@ import enum
 import logging
 from dataclasses import dataclass
 
-from drivers.codec import NEED_DATA, Garbage, Role
+from drivers.codec import Garbage, Role
 from drivers.id003.codec import TICKET_CODE, Command, Frame, Id003Codec, Status
 from drivers.id003.settings import (
     ALL_ENABLED,
@@ -274,18 +274,12 @@ class Id003Simulator(OneShotReplyFaults):
                 self._enter(AFTER_DWELL[self._state])
 
     # --- the device: bytes in, bytes out ----------------------------------------------------
-    def feed(self, data: bytes) -> list[bytes]:
-        """Receive ``data`` from the host; the writes to make, in order (usually one reply)."""
-        with self._lock:
-            if self._state is State.OFF or self._unplug:
-                return []
-            self._codec.receive_data(data)
-            out: list[bytes] = []
-            while (event := self._codec.next_event()) is not NEED_DATA:
-                answer = self._on_event(event)
-                if answer is not None:
-                    out += self._wire(*answer)
-            return out
+    def _powered(self) -> bool:
+        return self._state is not State.OFF
+
+    def _reply_to(self, event: Frame | Garbage) -> list[bytes]:
+        answer = self._on_event(event)
+        return [] if answer is None else self._wire(*answer)
 
     def _on_event(self, event: Frame | Garbage) -> tuple[Frame, int | None] | None:
         """The reply to ``event`` and the host code it answers, or None (no reply)."""
@@ -457,15 +451,6 @@ class Id003Simulator(OneShotReplyFaults):
         again at once."""
         with self._lock:
             self._arm("cut", to)
-
-    def power_off(self) -> None:
-        """Power is cut: the unit is silent until :meth:`power_on`."""
-        with self._lock:
-            self._power_off()
-
-    def power_on(self) -> None:
-        with self._lock:
-            self._power_on()
 
     def _power_off(self) -> None:
         if self._state is State.OFF:

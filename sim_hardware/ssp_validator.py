@@ -42,7 +42,7 @@ import random
 import secrets
 from dataclasses import dataclass
 
-from drivers.codec import NEED_DATA, Garbage, Role
+from drivers.codec import Garbage, Role
 from drivers.ssp.barcode import (
     POWER_UP_INHIBIT,
     BarcodeData,
@@ -279,23 +279,14 @@ class SspSimulator(OneShotReplyFaults):
                 self._enter(AFTER_DWELL[state])
 
     # --- the device: bytes in, bytes out ----------------------------------------------------
-    def feed(self, data: bytes) -> list[bytes]:
-        """Receive ``data`` from the host; the writes to make, in order (usually one reply)."""
-        with self._lock:
-            if self._state is State.OFF or self._unplug:
-                return []
-            self._codec.receive_data(data)
-            out: list[bytes] = []
-            while (event := self._codec.next_event()) is not NEED_DATA:
-                if isinstance(event, Garbage):
-                    log.debug("ssp sim: garbage from the host (%s)", event.reason)
-                    continue                    # SSP: a damaged packet is not answered
-                out += self._on_packet(event)
-                if self._state is State.OFF:    # RESET: the unit restarts after its reply
-                    self._power_up(*self._kept)
-                    self._kept = (None, False)
-                    break
-            return out
+    def _powered(self) -> bool:
+        return self._state is not State.OFF   # RESET turns it off after its reply: it restarts
+
+    def _reply_to(self, event: Packet | Garbage) -> list[bytes]:
+        if isinstance(event, Garbage):
+            log.debug("ssp sim: garbage from the host (%s)", event.reason)
+            return []                           # SSP: a damaged packet is not answered
+        return self._on_packet(event)
 
     def _on_packet(self, packet: Packet) -> list[bytes]:
         if packet.address != self.address:
@@ -549,16 +540,11 @@ class SspSimulator(OneShotReplyFaults):
             self._fault = None
 
     # --- control API: the power (the wire: OneShotReplyFaults) -----------------------------
-    def power_off(self) -> None:
-        with self._lock:
-            self._power_off()
-
-    def power_on(self) -> None:
-        with self._lock:
-            if self._state is State.OFF:
-                self._power_up(*self._kept)
-                self._kept = (None, False)
-                log.info("ssp sim: power on")
+    def _power_on(self) -> None:
+        if self._state is State.OFF:
+            self._power_up(*self._kept)
+            self._kept = (None, False)
+            log.info("ssp sim: power on")
 
     def _power_off(self) -> None:
         if self._state is State.OFF:

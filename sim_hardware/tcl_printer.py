@@ -31,7 +31,7 @@ import enum
 import logging
 from dataclasses import dataclass, field
 
-from drivers.codec import NEED_DATA, Garbage, Role
+from drivers.codec import Garbage, Role
 from drivers.tcl.codec import (
     CLEARABLE,
     ClearErrors,
@@ -49,7 +49,7 @@ from drivers.tcl.codec import (
 )
 from drivers.tcl.voucher import itf_decode, itf_encode, ticket_from_regions
 from hal.devices.ticket import Ticket
-from sim_hardware.answering import AnsweringDevice
+from sim_hardware.answering import PoweredDevice
 
 log = logging.getLogger(__name__)
 
@@ -103,7 +103,7 @@ class _Job:
     barcodes: dict[str, str] = field(default_factory=dict)
 
 
-class TclPrinterSimulator(AnsweringDevice):
+class TclPrinterSimulator(PoweredDevice):
     """One simulated TCL printer. ``feed(bytes) -> [bytes]`` is the whole device; ``serve`` runs it
     on a byte port."""
 
@@ -183,9 +183,8 @@ class TclPrinterSimulator(AnsweringDevice):
             if not self._powered:
                 self._count_dark(data)
                 return []
-            self._codec.receive_data(data)
             out: list[bytes] = []
-            while (event := self._codec.next_event()) is not NEED_DATA:
+            for event in self._received(data):
                 out += self._on_event(event)
                 if not self._powered:           # a power cut mid-print ends this feed
                     break
@@ -383,17 +382,9 @@ class TclPrinterSimulator(AnsweringDevice):
             self._armed = MidTicket(fault)
             self._dark_polls = dark_polls
 
-    def power_off(self) -> None:
-        """Power is cut: silent until :meth:`power_on`; the job and the definitions are lost."""
-        with self._lock:
-            self._power_off()
-
-    def power_on(self) -> None:
-        with self._lock:
-            self._power_on()
-
     def _power_off(self, dark_polls: int = 0) -> None:
-        """Power off; with ``dark_polls`` it comes back by itself after that many ENQs."""
+        """Power off: the job and the definitions are lost; with ``dark_polls`` it comes back by
+        itself after that many ENQs."""
         if not self._powered:
             return
         if self._job is not None:

@@ -107,9 +107,8 @@ class MicroTouchSimulator(AnsweringDevice):
     # --- the host's side ------------------------------------------------------------------------
     def feed(self, data: bytes) -> list[bytes]:
         with self._lock:
-            self._codec.receive_data(data)
             out: list[bytes] = []
-            for event in self._codec.events():
+            for event in self._received(data):
                 if isinstance(event, Garbage):
                     self.garbage_from_host += 1
                     log.debug("microtouch sim: garbage from the host (%s)", event.reason)

@@ -19,7 +19,7 @@ then ``transition`` when the state changes. A refused trigger raises
 whose ``on_event`` raises (the exception propagates; events already delivered stay delivered).
 
 Devices, the ledger, the round kernel and the host link drive a :class:`Cabinet` from outside (the
-next slices); it never calls them.
+terminal, :mod:`firmware.cabinet.terminal`, feeds it their events); it never calls them.
 """
 
 from __future__ import annotations

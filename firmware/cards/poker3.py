@@ -11,9 +11,9 @@ Strength: ``category << 12`` plus three 4-bit deciding ranks (2..14), most signi
 higher is better, equal means a tie. With several decks (not used by the game, handled for
 completeness) a pair of one suit counts as a flush and three identical cards as three of a kind.
 
-Method: as in :mod:`firmware.cards.poker5`, each card has a key (an octal digit per rank plus a
-4-bit counter per suit biased so that a counter's bit 3 is set when all three cards share that suit);
-the sum of the three keys is looked up in a table of the 455 multisets of three ranks.
+Method: as in :mod:`firmware.cards.poker5`, the cards' keys (:mod:`firmware.cards.hand_keys`, suit
+counters biased so that a counter's bit 3 is set when all three cards share that suit) are added and
+the sum is looked up in a table of the 455 multisets of three ranks.
 """
 
 from __future__ import annotations
@@ -24,6 +24,19 @@ from itertools import combinations
 
 import numpy as np
 import numpy.typing as npt
+
+from firmware.cards.hand_keys import (
+    CARD_KEY,
+    CARD_KEY_A,
+    FLUSH_BITS,
+    NAME,
+    PLURAL,
+    RANK_MASK,
+    card_array,
+    first_keys,
+    freeze,
+    frozen,
+)
 
 __all__ = [
     "ThreeCardCategory", "best3_of", "best3_of_batch", "category3", "describe3", "eval3",
@@ -83,23 +96,13 @@ def _table() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return arr[:, 0].copy(), arr[:, 1].copy(), arr[:, 2].copy()
 
 
-_SUIT_SHIFT = 40
-_RANK_MASK = (1 << 39) - 1
-_SUIT_BIAS = 0x5555 << _SUIT_SHIFT
-_FLUSH_BITS = 0x8888 << _SUIT_SHIFT
-_CARD_KEY: tuple[int, ...] = tuple(
-    8 ** (c >> 2) + (1 << (_SUIT_SHIFT + 4 * (c & 3))) for c in range(52)
-)
-_FIRST_KEY: tuple[int, ...] = tuple(k + _SUIT_BIAS for k in _CARD_KEY)
+_FIRST_KEY: tuple[int, ...] = first_keys(3)
 
 _KEYS, _NONFLUSH_A, _SUITED_A = _table()
+freeze(_KEYS, _NONFLUSH_A, _SUITED_A)
 _NONFLUSH: dict[int, int] = dict(zip(_KEYS.tolist(), _NONFLUSH_A.tolist(), strict=True))
 _SUITED: dict[int, int] = dict(zip(_KEYS.tolist(), _SUITED_A.tolist(), strict=True))
-_CARD_KEY_A = np.array(_CARD_KEY, dtype=np.int64)
-_FIRST_KEY_A = np.array(_FIRST_KEY, dtype=np.int64)
-for _a in (_KEYS, _NONFLUSH_A, _SUITED_A, _CARD_KEY_A, _FIRST_KEY_A):
-    _a.flags.writeable = False
-del _a
+_FIRST_KEY_A = frozen(_FIRST_KEY)
 
 
 def eval3(cards: Sequence[int]) -> int:
@@ -113,10 +116,10 @@ def eval3(cards: Sequence[int]) -> int:
         a, b, c = cards
     except (TypeError, ValueError):
         raise ValueError("eval3 needs exactly three cards") from None
-    k = _FIRST_KEY[a] + _CARD_KEY[b] + _CARD_KEY[c]
-    if k & _FLUSH_BITS:
-        return _SUITED[k & _RANK_MASK]
-    return _NONFLUSH[k & _RANK_MASK]
+    k = _FIRST_KEY[a] + CARD_KEY[b] + CARD_KEY[c]
+    if k & FLUSH_BITS:
+        return _SUITED[k & RANK_MASK]
+    return _NONFLUSH[k & RANK_MASK]
 
 
 def best3_of(cards: Sequence[int]) -> int:
@@ -136,56 +139,40 @@ def category3(strength: int) -> ThreeCardCategory:
     return ThreeCardCategory(int(strength) >> CATEGORY_SHIFT)
 
 
-_NAME = {2: "Two", 3: "Three", 4: "Four", 5: "Five", 6: "Six", 7: "Seven", 8: "Eight", 9: "Nine",
-         10: "Ten", 11: "Jack", 12: "Queen", 13: "King", 14: "Ace"}
-_PLURAL = {r: ("Sixes" if r == 6 else n + "s") for r, n in _NAME.items()}
-
-
 def describe3(strength: int) -> str:
     """A player-facing name such as ``'Straight, Three high'`` or ``'Pair of Queens'``."""
     cat = category3(strength)
     top = (int(strength) >> 8) & 0xF
     match cat:
         case ThreeCardCategory.STRAIGHT_FLUSH:
-            return f"Straight Flush, {_NAME[top]} high"
+            return f"Straight Flush, {NAME[top]} high"
         case ThreeCardCategory.THREE_OF_A_KIND:
-            return f"Three of a Kind, {_PLURAL[top]}"
+            return f"Three of a Kind, {PLURAL[top]}"
         case ThreeCardCategory.STRAIGHT:
-            return f"Straight, {_NAME[top]} high"
+            return f"Straight, {NAME[top]} high"
         case ThreeCardCategory.FLUSH:
-            return f"Flush, {_NAME[top]} high"
+            return f"Flush, {NAME[top]} high"
         case ThreeCardCategory.PAIR:
-            return f"Pair of {_PLURAL[top]}"
+            return f"Pair of {PLURAL[top]}"
         case _:
-            return f"High Card, {_NAME[top]}"
-
-
-def _card_array(hands: npt.ArrayLike, size: int) -> np.ndarray:
-    arr = np.asarray(hands)
-    if arr.ndim != 2 or arr.shape[1] != size:
-        raise ValueError(f"expected an [N, {size}] array of card indexes, got shape {arr.shape}")
-    if not np.issubdtype(arr.dtype, np.integer):
-        raise ValueError(f"card indexes must be integers, not {arr.dtype}")
-    if arr.size and (arr.min() < 0 or arr.max() > 51):
-        raise ValueError("card indexes must be 0..51")
-    return arr
+            return f"High Card, {NAME[top]}"
 
 
 def _eval3_rows(arr: np.ndarray) -> npt.NDArray[np.int32]:
-    k = _FIRST_KEY_A[arr[:, 0]] + _CARD_KEY_A[arr[:, 1]] + _CARD_KEY_A[arr[:, 2]]
-    idx = np.searchsorted(_KEYS, k & _RANK_MASK)
-    return np.where(k & _FLUSH_BITS, _SUITED_A[idx], _NONFLUSH_A[idx]).astype(np.int32)
+    k = _FIRST_KEY_A[arr[:, 0]] + CARD_KEY_A[arr[:, 1]] + CARD_KEY_A[arr[:, 2]]
+    idx = np.searchsorted(_KEYS, k & RANK_MASK)
+    return np.where(k & FLUSH_BITS, _SUITED_A[idx], _NONFLUSH_A[idx]).astype(np.int32)
 
 
 def eval3_batch(hands: npt.ArrayLike) -> npt.NDArray[np.int32]:
     """Strengths of an ``[N, 3]`` array of card indexes; same values as :func:`eval3`."""
-    return _eval3_rows(_card_array(hands, 3))
+    return _eval3_rows(card_array(hands, (3,)))
 
 
 def best3_of_batch(hands: npt.ArrayLike) -> npt.NDArray[np.int32]:
     """Best-three strengths of an ``[N, 4]`` array of card indexes; same values as
     :func:`best3_of`."""
-    arr = _card_array(hands, 4)
+    arr = card_array(hands, (4,))
     best = _eval3_rows(arr[:, [0, 1, 2]])
     for cols in ([0, 1, 3], [0, 2, 3], [1, 2, 3]):
         np.maximum(best, _eval3_rows(arr[:, cols]), out=best)

@@ -34,6 +34,7 @@ import numpy as np
 import numpy.typing as npt
 
 from firmware.cards.errors import CardError
+from firmware.cards.hand_keys import card_array
 
 __all__ = [
     "FourCardCategory", "category4", "category4_batch", "four_card_counts", "four_card_rarity_order",
@@ -94,11 +95,7 @@ def category4(cards: Sequence[int]) -> FourCardCategory:
 
 def category4_batch(hands: npt.ArrayLike) -> npt.NDArray[np.int8]:
     """:class:`FourCardCategory` values of an ``[N, 4]`` array of card indexes (one hand per row)."""
-    arr = np.asarray(hands)
-    if arr.ndim != 2 or arr.shape[1] != 4 or not np.issubdtype(arr.dtype, np.integer):
-        raise ValueError(f"expected an [N, 4] integer array of card indexes, got {arr.shape} {arr.dtype}")
-    if arr.size and (arr.min() < 0 or arr.max() > 51):
-        raise ValueError("card indexes must be 0..51")
+    arr = card_array(hands, (4,))
     ranks = np.sort(arr // 4 + 2, axis=1)
     suits = arr & 3
     suited = (suits == suits[:, :1]).all(axis=1)

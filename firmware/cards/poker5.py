@@ -40,7 +40,7 @@ standard one without changing any single-deck result:
 
 Method
 ------
-Each card ``c`` (``rank = c // 4 + 2``, ``suit = c % 4``) has a precomputed key: ``8 ** (rank - 2)``
+(The card keys are shared with three-card poker: :mod:`firmware.cards.hand_keys`.) Each card ``c`` (``rank = c // 4 + 2``, ``suit = c % 4``) has a precomputed key: ``8 ** (rank - 2)``
 (an octal digit per rank counts how many cards of that rank are in the hand: at most 7 of seven
 cards) plus a one in its suit's 4-bit counter above bit 40. The counters start at 3 (the bias rides
 on the first card's key), so a counter's bit 3 is set exactly when its suit holds five cards or more.
@@ -68,6 +68,23 @@ from math import comb
 
 import numpy as np
 import numpy.typing as npt
+
+from firmware.cards.hand_keys import (
+    CARD_KEY,
+    CARD_KEY_A,
+    FLUSH_BITS,
+    NAME,
+    PLURAL,
+    RANK_KEY,
+    RANK_KEY_A,
+    RANK_MASK,
+    SUIT_SHIFT,
+    card_array,
+    first_keys,
+    freeze,
+    frozen,
+    suit_bias,
+)
 
 __all__ = [
     "HandCategory", "best5", "best5_batch", "category", "category_batch", "describe", "eval5",
@@ -112,19 +129,11 @@ def _straight_high(ranks_desc: Sequence[int]) -> int:
 
 
 # --- card keys ------------------------------------------------------------------------------------
-_SUIT_SHIFT = 40
-_RANK_MASK = (1 << 39) - 1
-_SUIT_BIAS = 0x3333 << _SUIT_SHIFT
-_FLUSH_BITS = 0x8888 << _SUIT_SHIFT
 #: ``(key >> _FLAG_SHIFT) & 0x1111`` has one bit, ``1 << 4 * suit``, for the flush suit.
-_FLAG_SHIFT = _SUIT_SHIFT + 3
+_FLAG_SHIFT = SUIT_SHIFT + 3
 _SUIT_OF_FLAG = {1: 0, 0x10: 1, 0x100: 2, 0x1000: 3}
-
-_RANK_KEY: tuple[int, ...] = tuple(8 ** (c >> 2) for c in range(52))
-_CARD_KEY: tuple[int, ...] = tuple(
-    _RANK_KEY[c] + (1 << (_SUIT_SHIFT + 4 * (c & 3))) for c in range(52)
-)
-_FIRST_KEY: tuple[int, ...] = tuple(k + _SUIT_BIAS for k in _CARD_KEY)
+_FIRST_KEY: tuple[int, ...] = first_keys(5)
+_SUIT_BIAS = suit_bias(5)
 _P8 = np.array([8**i for i in range(13)], dtype=np.int64)
 
 
@@ -194,11 +203,6 @@ def _extend(keys: np.ndarray, nonflush: np.ndarray, suited: np.ndarray
     return big, best_n, best_s
 
 
-def _freeze(*arrays: np.ndarray) -> None:
-    for a in arrays:
-        a.flags.writeable = False
-
-
 #: Per hand size (5, 6, 7): sorted rank-multiset keys, non-flush strengths, suited strengths.
 _BY_SIZE: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {5: _table5()}
 _BY_SIZE[6] = _extend(*_BY_SIZE[5])
@@ -207,13 +211,13 @@ for _n, _t in _BY_SIZE.items():
     # Multisets of n of 13 ranks: C(n + 12, n); a wrong count would mean a corrupt table.
     if len(_t[0]) != comb(_n + 12, _n) or len(np.unique(_t[0])) != len(_t[0]):
         raise RuntimeError(f"poker5: bad {_n}-card table")
-    _freeze(*_t)
+    freeze(*_t)
 
 _ALL_KEYS = np.concatenate([_BY_SIZE[n][0] for n in (5, 6, 7)])
 _order = np.argsort(_ALL_KEYS, kind="stable")
 _ALL_KEYS = _ALL_KEYS[_order]
 _ALL_SUITED = np.concatenate([_BY_SIZE[n][2] for n in (5, 6, 7)])[_order]
-_freeze(_ALL_KEYS, _ALL_SUITED)
+freeze(_ALL_KEYS, _ALL_SUITED)
 
 _NONFLUSH: dict[int, int] = {}
 _SUITED: dict[int, int] = {}
@@ -238,10 +242,10 @@ def eval5(a: int | Sequence[int], b: int | None = None, c: int | None = None,
             a, b, c, d, e = a  # type: ignore[misc]
         except (TypeError, ValueError):
             raise ValueError("eval5 needs exactly five cards") from None
-    k = _FIRST_KEY[a] + _CARD_KEY[b] + _CARD_KEY[c] + _CARD_KEY[d] + _CARD_KEY[e]  # type: ignore[index]
-    if k & _FLUSH_BITS:
-        return _SUITED[k & _RANK_MASK]
-    return _NONFLUSH[k & _RANK_MASK]
+    k = _FIRST_KEY[a] + CARD_KEY[b] + CARD_KEY[c] + CARD_KEY[d] + CARD_KEY[e]  # type: ignore[index]
+    if k & FLUSH_BITS:
+        return _SUITED[k & RANK_MASK]
+    return _NONFLUSH[k & RANK_MASK]
 
 
 def eval7(cards: Sequence[int]) -> int:
@@ -254,11 +258,11 @@ def eval7(cards: Sequence[int]) -> int:
         a, b, c, d, e, f, g = cards
     except (TypeError, ValueError):
         raise ValueError("eval7 needs exactly seven cards") from None
-    ck = _CARD_KEY
+    ck = CARD_KEY
     k = _FIRST_KEY[a] + ck[b] + ck[c] + ck[d] + ck[e] + ck[f] + ck[g]
-    if k & _FLUSH_BITS:
+    if k & FLUSH_BITS:
         return _with_flush((a, b, c, d, e, f, g), k)
-    return _NONFLUSH[k & _RANK_MASK]
+    return _NONFLUSH[k & RANK_MASK]
 
 
 def best5(cards: Sequence[int]) -> int:
@@ -266,25 +270,25 @@ def best5(cards: Sequence[int]) -> int:
     n = len(cards)
     if not 5 <= n <= 7:
         raise ValueError(f"best5 needs 5 to 7 cards, not {n}")
-    ck = _CARD_KEY
+    ck = CARD_KEY
     k = _SUIT_BIAS
     for x in cards:
         k += ck[x]
-    if k & _FLUSH_BITS:
+    if k & FLUSH_BITS:
         return _with_flush(cards, k)
-    return _NONFLUSH[k & _RANK_MASK]
+    return _NONFLUSH[k & RANK_MASK]
 
 
 def _with_flush(cards: Sequence[int], k: int) -> int:
     """Best strength of cards whose summed key ``k`` shows a suit with five or more cards."""
     suit = _SUIT_OF_FLAG[(k >> _FLAG_SHIFT) & 0x1111]
-    rk = _RANK_KEY
+    rk = RANK_KEY
     fk = 0
     for x in cards:
         if x & 3 == suit:
             fk += rk[x]
     flush = _SUITED[fk]
-    plain = _NONFLUSH[k & _RANK_MASK]
+    plain = _NONFLUSH[k & RANK_MASK]
     return flush if flush > plain else plain
 
 
@@ -305,11 +309,6 @@ def tiebreak_ranks(strength: int) -> tuple[int, ...]:
     return tuple(out)
 
 
-_NAME = {2: "Two", 3: "Three", 4: "Four", 5: "Five", 6: "Six", 7: "Seven", 8: "Eight", 9: "Nine",
-         10: "Ten", 11: "Jack", 12: "Queen", 13: "King", 14: "Ace"}
-_PLURAL = {r: ("Sixes" if r == 6 else n + "s") for r, n in _NAME.items()}
-
-
 def describe(strength: int) -> str:
     """A player-facing name such as ``'Two Pair, Kings and Fives'`` or ``'Full House, Kings over
     Fives'``."""
@@ -317,56 +316,41 @@ def describe(strength: int) -> str:
     r = tiebreak_ranks(strength)
     match cat:
         case HandCategory.FIVE_OF_A_KIND:
-            return f"Five of a Kind, {_PLURAL[r[0]]}"
+            return f"Five of a Kind, {PLURAL[r[0]]}"
         case HandCategory.STRAIGHT_FLUSH:
-            return "Royal Flush" if r[0] == 14 else f"Straight Flush, {_NAME[r[0]]} high"
+            return "Royal Flush" if r[0] == 14 else f"Straight Flush, {NAME[r[0]]} high"
         case HandCategory.FOUR_OF_A_KIND:
-            return f"Four of a Kind, {_PLURAL[r[0]]}"
+            return f"Four of a Kind, {PLURAL[r[0]]}"
         case HandCategory.FULL_HOUSE:
-            return f"Full House, {_PLURAL[r[0]]} over {_PLURAL[r[1]]}"
+            return f"Full House, {PLURAL[r[0]]} over {PLURAL[r[1]]}"
         case HandCategory.FLUSH:
-            return f"Flush, {_NAME[r[0]]} high"
+            return f"Flush, {NAME[r[0]]} high"
         case HandCategory.STRAIGHT:
-            return f"Straight, {_NAME[r[0]]} high"
+            return f"Straight, {NAME[r[0]]} high"
         case HandCategory.THREE_OF_A_KIND:
-            return f"Three of a Kind, {_PLURAL[r[0]]}"
+            return f"Three of a Kind, {PLURAL[r[0]]}"
         case HandCategory.TWO_PAIR:
-            return f"Two Pair, {_PLURAL[r[0]]} and {_PLURAL[r[1]]}"
+            return f"Two Pair, {PLURAL[r[0]]} and {PLURAL[r[1]]}"
         case HandCategory.PAIR:
-            return f"Pair of {_PLURAL[r[0]]}"
+            return f"Pair of {PLURAL[r[0]]}"
         case _:
-            return f"High Card, {_NAME[r[0]]}"
+            return f"High Card, {NAME[r[0]]}"
 
 
 # --- batch evaluation -----------------------------------------------------------------------------
-_RANK_KEY_A = np.array(_RANK_KEY, dtype=np.int64)
-_CARD_KEY_A = np.array(_CARD_KEY, dtype=np.int64)
-_FIRST_KEY_A = np.array(_FIRST_KEY, dtype=np.int64)
-_freeze(_RANK_KEY_A, _CARD_KEY_A, _FIRST_KEY_A)
-
-
-def _card_array(hands: npt.ArrayLike, sizes: tuple[int, ...]) -> np.ndarray:
-    arr = np.asarray(hands)
-    if arr.ndim != 2 or arr.shape[1] not in sizes:
-        want = " or ".join(str(n) for n in sizes)
-        raise ValueError(f"expected an [N, {want}] array of card indexes, got shape {arr.shape}")
-    if not np.issubdtype(arr.dtype, np.integer):
-        raise ValueError(f"card indexes must be integers, not {arr.dtype}")
-    if arr.size and (arr.min() < 0 or arr.max() > 51):
-        raise ValueError("card indexes must be 0..51")
-    return arr
+_FIRST_KEY_A = frozen(_FIRST_KEY)
 
 
 def best5_batch(hands: npt.ArrayLike) -> npt.NDArray[np.int32]:
     """Strengths of an ``[N, k]`` array of card indexes, k = 5, 6 or 7 (best five of each row)."""
-    arr = _card_array(hands, (5, 6, 7))
+    arr = card_array(hands, (5, 6, 7))
     n = arr.shape[1]
     k = _FIRST_KEY_A[arr[:, 0]]
     for i in range(1, n):
-        k = k + _CARD_KEY_A[arr[:, i]]
+        k = k + CARD_KEY_A[arr[:, i]]
     keys, nonflush, suited = _BY_SIZE[n]
-    rk = k & _RANK_MASK
-    flush_rows = np.flatnonzero(k & _FLUSH_BITS)
+    rk = k & RANK_MASK
+    flush_rows = np.flatnonzero(k & FLUSH_BITS)
     out = nonflush[np.searchsorted(keys, rk)]
     if flush_rows.size:
         if n == 5:
@@ -375,7 +359,7 @@ def best5_batch(hands: npt.ArrayLike) -> npt.NDArray[np.int32]:
             flags = (k[flush_rows] >> _FLAG_SHIFT) & 0x1111
             suit = (flags > 1).astype(np.int64) + (flags > 0x10) + (flags > 0x100)
             sub = arr[flush_rows]
-            fk = np.where((sub & 3) == suit[:, None], _RANK_KEY_A[sub], 0).sum(axis=1)
+            fk = np.where((sub & 3) == suit[:, None], RANK_KEY_A[sub], 0).sum(axis=1)
             flush = _ALL_SUITED[np.searchsorted(_ALL_KEYS, fk)]
             out[flush_rows] = np.maximum(out[flush_rows], flush)
     return out.astype(np.int32)
@@ -384,12 +368,12 @@ def best5_batch(hands: npt.ArrayLike) -> npt.NDArray[np.int32]:
 def eval5_batch(hands: npt.ArrayLike) -> npt.NDArray[np.int32]:
     """Strengths of an ``[N, 5]`` array of card indexes (one hand per row); same values as
     :func:`eval5`."""
-    return best5_batch(_card_array(hands, (5,)))
+    return best5_batch(card_array(hands, (5,)))
 
 
 def eval7_batch(hands: npt.ArrayLike) -> npt.NDArray[np.int32]:
     """Best-five strengths of an ``[N, 7]`` array of card indexes; same values as :func:`eval7`."""
-    return best5_batch(_card_array(hands, (7,)))
+    return best5_batch(card_array(hands, (7,)))
 
 
 def category_batch(strengths: npt.ArrayLike) -> npt.NDArray[np.int8]:

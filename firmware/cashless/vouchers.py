@@ -70,7 +70,7 @@ class VoucherState(enum.StrEnum):
 
 
 class Host(Protocol):
-    """The casino host's ticket validation (the host link, a later issue)."""
+    """The casino host's ticket validation (the host link answers it)."""
 
     def validate(self, validation: str) -> int | None:
         """The voucher's amount in cents if the host authorises its redemption, else None."""

@@ -27,28 +27,30 @@ def emit_json(document: Any) -> None:
     sys.stdout.flush()
 
 
-def positive_int(text: str) -> int:
+def _whole_number(text: str, least: int) -> int:
     import argparse
 
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a whole number, not {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a number of at least 1, not {value}")
+    if value < least:
+        raise argparse.ArgumentTypeError(f"expected a number of at least {least}, not {value}")
     return value
+
+
+def positive_int(text: str) -> int:
+    return _whole_number(text, 1)
 
 
 def non_negative_int(text: str) -> int:
-    import argparse
+    return _whole_number(text, 0)
 
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, not {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a number of at least 0, not {value}")
-    return value
+
+def json_argument(p: Any) -> None:
+    """The ``--json`` flag of a command that prints text for people by default."""
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON document (for machines) instead of text for people")
 
 
 def read_limited(path: str, what: str, limit: int) -> bytes:

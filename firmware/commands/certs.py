@@ -13,6 +13,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from firmware.commands._common import json_argument
+
 KINDS = ("terminal", "host", "code-signer", "host-kem")
 
 
@@ -25,7 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     _dir(i)
     i.add_argument("--name", default="Development Casino CA", help="the CA's common name")
     i.add_argument("--days", type=_days, default=3650, help="validity in days (default 3650)")
-    i.add_argument("--json", action="store_true", help="print one JSON document (for machines) instead of text for people")
+    json_argument(i)
     i.set_defaults(func=_init)
 
     s = csub.add_parser("issue", help="issue a certificate and a new private key")
@@ -37,12 +39,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--ip", action="append", default=[], metavar="ADDR",
                    help="an IP address of the host (repeatable; host only)")
     s.add_argument("--days", type=_days, default=825, help="validity in days (default 825)")
-    s.add_argument("--json", action="store_true", help="print one JSON document (for machines) instead of text for people")
+    json_argument(s)
     s.set_defaults(func=_issue)
 
     ls = csub.add_parser("list", help="every certificate the CA issued")
     _dir(ls)
-    ls.add_argument("--json", action="store_true", help="print one JSON document (for machines) instead of text for people")
+    json_argument(ls)
     ls.set_defaults(func=_list)
 
     r = csub.add_parser("revoke", help="revoke by serial (hex) or name, and rewrite crl.pem")
@@ -51,7 +53,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--reason", default="unspecified",
                    help="RFC 5280 reason: unspecified, key-compromise, superseded, "
                         "cessation-of-operation, affiliation-changed, ... (default unspecified)")
-    r.add_argument("--json", action="store_true", help="print one JSON document (for machines) instead of text for people")
+    json_argument(r)
     r.set_defaults(func=_revoke)
 
     c = csub.add_parser("crl", help="sign a fresh CRL (next update in 7 days) into DIR/crl.pem")
@@ -63,21 +65,21 @@ def register(sub: argparse._SubParsersAction) -> None:
     _dir(n)
     n.add_argument("name", metavar="NAME", help="the issued certificate to renew (issued/NAME.cert.pem)")
     n.add_argument("--days", type=_days, default=825, help="validity in days (default 825)")
-    n.add_argument("--json", action="store_true", help="print one JSON document (for machines) instead of text for people")
+    json_argument(n)
     n.set_defaults(func=_renew)
 
     v = csub.add_parser("verify", help="verify a certificate against the CA and its CRL")
     _dir(v)
     v.add_argument("cert", metavar="CERT.pem", help="the certificate file to verify")
     v.add_argument("--expect", choices=KINDS, help="the role the certificate must be able to play")
-    v.add_argument("--json", action="store_true", help="print one JSON document (for machines) instead of text for people")
+    json_argument(v)
     v.set_defaults(func=_verify)
 
     d = csub.add_parser("dev", help="the development CA and certificates under STATE_DIR/pki (idempotent)")
     d.add_argument("--state-dir", metavar="DIR",
                    help="the terminal's state directory (default: egm run's for the terminal ID)")
     d.add_argument("--terminal", required=True, metavar="ID", help="the terminal id")
-    d.add_argument("--json", action="store_true", help="print one JSON document (for machines) instead of text for people")
+    json_argument(d)
     d.set_defaults(func=_dev)
 
 

@@ -12,7 +12,7 @@ import os
 import sys
 from pathlib import Path
 
-from firmware.commands._common import emit_json, read_limited
+from firmware.commands._common import emit_json, json_argument, read_limited
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -32,13 +32,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--cert", required=True, help="the code signer's certificate (PEM)")
     b.add_argument("--password-env", metavar="VAR", help="environment variable holding the key's passphrase")
     b.add_argument("--out", required=True, help="the .egmpkg file to write")
-    b.add_argument("--json", action="store_true", help="print one JSON document (for machines) instead of text for people")
+    json_argument(b)
     b.set_defaults(func=_build)
 
     v = psub.add_parser("verify", help="verify a package against a casino PKI (exit 0 only if accepted)")
     v.add_argument("package", metavar="PACKAGE", help="the package file to verify")
     v.add_argument("--pki", required=True, help="the PKI directory (its CA and CRL)")
-    v.add_argument("--json", action="store_true", help="print one JSON document (for machines) instead of text for people")
+    json_argument(v)
     v.set_defaults(func=_verify)
 
 

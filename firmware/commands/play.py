@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from firmware.commands._common import emit_json, game_id, game_ids, positive_int
+from firmware.commands._common import emit_json, game_id, game_ids, json_argument, positive_int
 from firmware.errors import UsageError
 
 DEFAULT_UNIT = 10
@@ -45,7 +45,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help=f"credits on each automatic wager (default {DEFAULT_UNIT})")
     s.add_argument("--wager", action="append", default=[], metavar="SEAT:NAME=AMOUNT",
                    help="play these wagers every round instead of the automatic ones (repeatable)")
-    s.add_argument("--json", action="store_true", help="print one JSON document (for machines) instead of text for people")
+    json_argument(s)
     s.set_defaults(func=_simulate)
 
 

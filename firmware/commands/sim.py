@@ -43,8 +43,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _sim(args: argparse.Namespace) -> int:
     built = DEVICES[args.device]
-    if not built:
-        raise UsageError(f"the {args.device} simulator is not built yet (devices issue)")
     default = "microtouch" if args.device == "touch" and args.pty else built[0]
     protocol = args.protocol or default
     if protocol not in built:
@@ -80,26 +78,33 @@ def _ssp() -> tuple[Any, dict[str, Callable[..., Any]], dict[str, Any]]:
     except ValueError as exc:
         raise UsageError(f"EGM_SIM_SSP_FIXED_KEY: {exc}") from None
     commands: dict[str, Callable[..., Any]] = {
+        **_validator_commands(sim),
+        "unsafe-jam": lambda: sim.jam(safe=False),
+        "fraud": lambda: sim.fraud(),
+        "remove-cashbox": lambda: sim.remove_cashbox(),
+        "lose-command": lambda: sim.lose_next_command(),
+        "encrypted": lambda: "yes" if sim.keyed else "no",
+    }
+    return sim, commands, dict(SERIAL)
+
+
+def _validator_commands(sim: Any) -> dict[str, Callable[..., Any]]:
+    """What a player, the hardware and the wire do to either bill validator (ID-003, SSP)."""
+    return {
         "note": lambda value: sim.insert_note(int(value)),
         "ticket": lambda barcode: sim.insert_ticket(barcode),
         "bad-note": lambda: sim.insert_bad_note(),
         "jam": lambda: sim.jam(),
-        "unsafe-jam": lambda: sim.jam(safe=False),
         "stacker-full": lambda: sim.stacker_full(),
-        "fraud": lambda: sim.fraud(),
-        "remove-cashbox": lambda: sim.remove_cashbox(),
         "clear": lambda: sim.clear_fault(),
         "corrupt-crc": lambda: sim.corrupt_next_crc(),
         "drop-reply": lambda: sim.drop_next_reply(),
-        "lose-command": lambda: sim.lose_next_command(),
         "repeat": lambda on="on": sim.repeat_replies(on == "on"),
         "power-off": lambda: sim.power_off(),
         "power-on": lambda: sim.power_on(),
         "state": lambda: sim.state.name.lower(),
-        "encrypted": lambda: "yes" if sim.keyed else "no",
         "cashbox": lambda: len(sim.cashbox),
     }
-    return sim, commands, dict(SERIAL)
 
 
 def _link_wire_commands(sim: Any) -> dict[str, Callable[..., Any]]:
@@ -122,24 +127,12 @@ def _id003() -> tuple[Any, dict[str, Callable[..., Any]], dict[str, Any]]:
 
     sim = Id003Simulator()
     commands: dict[str, Callable[..., Any]] = {
-        "note": lambda value: sim.insert_note(int(value)),
-        "ticket": lambda barcode: sim.insert_ticket(barcode),
-        "bad-note": lambda: sim.insert_bad_note(),
-        "jam": lambda: sim.jam(),
+        **_validator_commands(sim),
         "stacker-jam": lambda: sim.jam(in_stacker=True),
-        "stacker-full": lambda: sim.stacker_full(),
         "remove-stacker": lambda: sim.remove_stacker(),
         "cheat": lambda: sim.cheat(),
         "fail": lambda: sim.fail(),
-        "clear": lambda: sim.clear_fault(),
-        "corrupt-crc": lambda: sim.corrupt_next_crc(),
-        "drop-reply": lambda: sim.drop_next_reply(),
-        "repeat": lambda on="on": sim.repeat_replies(on == "on"),
         "power-loss": lambda: sim.power_loss_mid_frame(),
-        "power-off": lambda: sim.power_off(),
-        "power-on": lambda: sim.power_on(),
-        "state": lambda: sim.state.name.lower(),
-        "cashbox": lambda: len(sim.cashbox),
     }
     return sim, commands, dict(SERIAL)
 

@@ -14,6 +14,8 @@ import os
 import sys
 from pathlib import Path
 
+from firmware.commands._common import json_argument
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("software", help="software verification: manifest, code signature, lab hashes")
@@ -39,7 +41,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                       "ROOT/.egm-dev/manifest.signed.json)")
     v.add_argument("--trust", action="append", metavar="PUBLIC.pem",
                    help="a trusted code signer's public key (repeatable; default: the development key)")
-    v.add_argument("--json", action="store_true", help="print one JSON document (for machines) instead of text for people")
+    json_argument(v)
     v.set_defaults(func=_verify)
 
     h = ssub.add_parser("hash", help="the lab's digests on request: per file and overall")
@@ -47,7 +49,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="the digest (the hmac ones keyed with --seed)")
     h.add_argument("--seed", metavar="HEX", help="the lab's seed in hex (HMAC only, required there)")
     _root(h)
-    h.add_argument("--json", action="store_true", help="print one JSON document (for machines) instead of text for people")
+    json_argument(h)
     h.set_defaults(func=_hash)
 
     d = ssub.add_parser("dev-sign", help="make or refresh the development signature (never for production)")

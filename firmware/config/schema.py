@@ -2,8 +2,8 @@
 
 Every section is a pydantic model with ``extra="forbid"``: a misspelt key is an error that names the
 key and lists the allowed ones, never a silently ignored setting. Amounts are integer credits unless
-a name says ``_cents``. Later layers add their sections here; game options are validated by the
-game's own options model (``firmware.games``), looked up by game id.
+a name says ``_cents``. Game options are validated by the game's own options model
+(``firmware.games``), looked up by game id.
 """
 
 from __future__ import annotations

@@ -84,6 +84,7 @@ from firmware.games.double_super_9_house_way import (
 )
 from firmware.games.errors import DecisionError, GameError, WagerError
 from firmware.games.options import GameOptions, Percent, percent_fraction
+from firmware.games.results import signed
 from firmware.games.setting import HOUSE_WAY, SET_HAND, SET_PREFIX, positions, read_setting
 
 __all__ = [
@@ -196,14 +197,6 @@ def next_banker(
         if spot in may_bank:
             return BankerTurn(spot, 1)
     return None
-
-
-def _signed(net: int) -> WagerResult:
-    if net > 0:
-        return WagerResult(Outcome.WIN, net)
-    if net < 0:
-        return WagerResult(Outcome.LOSE, net)
-    return WagerResult(Outcome.PUSH, 0)
 
 
 # --- options ------------------------------------------------------------------------------------
@@ -571,7 +564,7 @@ class DoubleSuper9(Game):
         banker.action = state.bank_action
         fee = state.options.collection
         for spot in sorted(state.spots, key=lambda s: s.seat):
-            entry = {BANK: _signed(bank)} if spot is banker else {BET: results[spot.seat]}
+            entry = {BANK: signed(bank)} if spot is banker else {BET: results[spot.seat]}
             if fee:
                 entry[COLLECTION] = WagerResult(Outcome.LOSE, -fee)
             settlement.results[spot.seat] = {n: entry[n] for n in self.wager_names if n in entry}

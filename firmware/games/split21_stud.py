@@ -87,6 +87,7 @@ from firmware.cards.source import CardSource
 from firmware.games.base import DecisionRequest, Game, Outcome, Settlement, WagerResult, Wagers
 from firmware.games.errors import DecisionError, GameError, WagerError
 from firmware.games.options import GameOptions, Percent, percent_fraction
+from firmware.games.results import signed
 from firmware.games.setting import HOUSE_WAY, SET_HAND, SET_PREFIX, positions, read_setting
 from firmware.games.split21_stud_house_way import HAND_SIZE, Split, house_way, split_of, splits
 
@@ -284,14 +285,6 @@ def _blackjack_result(stake: int, mine: int, theirs: int, pays: Fraction) -> Wag
     if mine == theirs:
         return WagerResult(Outcome.PUSH, 0)
     return WagerResult(Outcome.WIN, stake * pays.numerator // pays.denominator)
-
-
-def _signed(net: int) -> WagerResult:
-    if net > 0:
-        return WagerResult(Outcome.WIN, net)
-    if net < 0:
-        return WagerResult(Outcome.LOSE, net)
-    return WagerResult(Outcome.PUSH, 0)
 
 
 # --- the game -----------------------------------------------------------------------------------
@@ -504,7 +497,7 @@ class Split21Stud(Game):
             settlement.stakes[seat.seat] = dict(w)
         if state.banker is not None:
             # The player-banker is counterparty to ante, high and low; "bank" is last in wager_names.
-            settlement.results[state.banker]["bank"] = _signed(bank)
+            settlement.results[state.banker]["bank"] = signed(bank)
             settlement.stakes[state.banker]["bank"] = 0
             bank = 0
         settlement.house_net = bank + self._house_jackpot_result(state)

@@ -80,6 +80,8 @@ from firmware.cards.source import CardSource
 from firmware.games.base import DecisionRequest, Game, Outcome, Settlement, WagerResult, Wagers
 from firmware.games.errors import DecisionError, GameError, WagerError
 from firmware.games.options import GameOptions, Percent, percent_fraction, split_list
+from firmware.games.pay_table import PayTable, pay
+from firmware.games.results import paid, signed
 
 #: The decision and its actions.
 PLAY_OR_FOLD = "play_or_fold"
@@ -99,50 +101,30 @@ _TC = ThreeCardCategory
 
 
 # --- options ------------------------------------------------------------------------------------
-class _PayTable(GameOptions):
-    """A pay table: each category pays N:1 (0 loses). On the command line a comma list in the order
-    of ``CATEGORIES``, every category given; in TOML a table by category name."""
-
-    CATEGORIES: ClassVar[tuple[str, ...]] = ()
-
-    @model_validator(mode="before")
-    @classmethod
-    def _from_list(cls, data: Any) -> Any:
-        data = split_list(data)
-        if isinstance(data, list | tuple):
-            if len(data) != len(cls.CATEGORIES):
-                raise ValueError(
-                    f"give {len(cls.CATEGORIES)} pays, in the order {', '.join(cls.CATEGORIES)}; "
-                    f"got {len(data)}"
-                )
-            return dict(zip(cls.CATEGORIES, data, strict=True))
-        return data
-
-
-class PairPlusPays(_PayTable):
+class PairPlusPays(PayTable):
     """PAIR PLUS, N:1 by the seat's three-card hand. Default 40/30/6/4/1 (seed col. 3 and col. 7)."""
 
     CATEGORIES: ClassVar[tuple[str, ...]] = ("straight_flush", "three_of_a_kind", "straight", "flush", "pair")
 
-    straight_flush: int = Field(40, ge=0, le=100_000)
-    three_of_a_kind: int = Field(30, ge=0, le=100_000)
-    straight: int = Field(6, ge=0, le=100_000)
-    flush: int = Field(4, ge=0, le=100_000)
-    pair: int = Field(1, ge=0, le=100_000)
+    straight_flush: int = pay(40)
+    three_of_a_kind: int = pay(30)
+    straight: int = pay(6)
+    flush: int = pay(4)
+    pair: int = pay(1)
 
 
-class AnteBonusPays(_PayTable):
+class AnteBonusPays(PayTable):
     """The ante bonus, N:1 on the ANTE of a seat that played. Default 5/4/1 (the rules file; the
     seed's col. 4 example is 5/3/1)."""
 
     CATEGORIES: ClassVar[tuple[str, ...]] = ("straight_flush", "three_of_a_kind", "straight")
 
-    straight_flush: int = Field(5, ge=0, le=100_000)
-    three_of_a_kind: int = Field(4, ge=0, le=100_000)
-    straight: int = Field(1, ge=0, le=100_000)
+    straight_flush: int = pay(5)
+    three_of_a_kind: int = pay(4)
+    straight: int = pay(1)
 
 
-class SixCardPays(_PayTable):
+class SixCardPays(PayTable):
     """SIX CARD bonus, N:1 by the best five of six cards. The default is configuration (the rules
     give no table): 1000/200/100/20/15/10/7."""
 
@@ -151,13 +133,13 @@ class SixCardPays(_PayTable):
         "three_of_a_kind",
     )
 
-    royal_flush: int = Field(1000, ge=0, le=100_000)
-    straight_flush: int = Field(200, ge=0, le=100_000)
-    four_of_a_kind: int = Field(100, ge=0, le=100_000)
-    full_house: int = Field(20, ge=0, le=100_000)
-    flush: int = Field(15, ge=0, le=100_000)
-    straight: int = Field(10, ge=0, le=100_000)
-    three_of_a_kind: int = Field(7, ge=0, le=100_000)
+    royal_flush: int = pay(1000)
+    straight_flush: int = pay(200)
+    four_of_a_kind: int = pay(100)
+    full_house: int = pay(20)
+    flush: int = pay(15)
+    straight: int = pay(10)
+    three_of_a_kind: int = pay(7)
 
 
 class CommissionOptions(GameOptions):
@@ -332,14 +314,10 @@ def optimal_action(strength: int) -> str:
     return PLAY if strength >= Q64 else FOLD
 
 
-def _paid(stake: int, multiple: int) -> WagerResult:
-    return WagerResult(Outcome.WIN, stake * multiple) if multiple else WagerResult(Outcome.LOSE, -stake)
-
-
 def pair_plus_result(options: ThreeCardPokerOptions, strength: int, stake: int) -> WagerResult:
     """PAIR PLUS of ``stake`` credits on a hand of ``strength`` (what :meth:`ThreeCardPoker.settle`
     pays)."""
-    return _paid(stake, _tables(options).pair_plus[strength >> CATEGORY_SHIFT])
+    return paid(stake, _tables(options).pair_plus[strength >> CATEGORY_SHIFT])
 
 
 def ante_bonus_multiple(options: ThreeCardPokerOptions, strength: int) -> int:
@@ -354,14 +332,6 @@ def six_card_multiple(options: ThreeCardPokerOptions, strength5: int) -> int:
     if cat is HandCategory.STRAIGHT_FLUSH and tiebreak_ranks(strength5)[0] == 14:
         return t.royal
     return t.six_card[cat]
-
-
-def _signed(net: int) -> WagerResult:
-    if net > 0:
-        return WagerResult(Outcome.WIN, net)
-    if net < 0:
-        return WagerResult(Outcome.LOSE, net)
-    return WagerResult(Outcome.PUSH, 0)
 
 
 def best_five(cards: Sequence[Card]) -> list[Card]:
@@ -545,21 +515,21 @@ class ThreeCardPoker(Game):
                     stakes["play"] = ante
                     bonus = ante * ante_bonus_multiple(opts, seat.strength)
                     if not qualified:
-                        results["ante"] = _signed((ante if ante_wins else 0) + bonus)
+                        results["ante"] = signed((ante if ante_wins else 0) + bonus)
                         results["play"] = WagerResult(Outcome.PUSH, 0)
                     elif seat.strength > dealer:
-                        results["ante"] = _signed(ante + bonus)
+                        results["ante"] = signed(ante + bonus)
                         results["play"] = WagerResult(Outcome.WIN, ante)
                     elif seat.strength < dealer:
-                        results["ante"] = _signed(bonus - ante)
+                        results["ante"] = signed(bonus - ante)
                         results["play"] = WagerResult(Outcome.LOSE, -ante)
                     else:
-                        results["ante"] = _signed(bonus)
+                        results["ante"] = signed(bonus)
                         results["play"] = WagerResult(Outcome.PUSH, 0)
             if "pair_plus" in w:
                 results["pair_plus"] = pair_plus_result(opts, seat.strength, w["pair_plus"])
             if "six_card" in w:
-                results["six_card"] = _paid(w["six_card"],
+                results["six_card"] = paid(w["six_card"],
                                             six_card_multiple(opts, best5(seat.cards + dealer3)))
             bank -= sum(r.net for r in results.values())
             if state.banker is not None:
@@ -573,7 +543,7 @@ class ThreeCardPoker(Game):
         if state.banker is None:
             settlement.house_net = bank
         else:
-            settlement.results[state.banker] = {"bank": _signed(bank)}
+            settlement.results[state.banker] = {"bank": signed(bank)}
             settlement.stakes[state.banker] = {"bank": 0}
             settlement.house_net = fees
         state.settlement = settlement

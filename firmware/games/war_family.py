@@ -21,7 +21,9 @@ from firmware.cards.shoe import standard_shoe
 from firmware.cards.source import CardSource
 from firmware.games.base import Game, Outcome, Settlement, WagerResult, Wagers
 from firmware.games.errors import WagerError
-from firmware.games.options import GameOptions, Percent, percent_fraction, split_list
+from firmware.games.options import GameOptions, Percent, percent_fraction
+from firmware.games.pay_table import PayTable, pay
+from firmware.games.results import paid
 from firmware.games.war_engine import (
     DEALER,
     DealerWarResult,
@@ -49,37 +51,25 @@ FOUR_CARD_CATEGORIES: tuple[str, ...] = (
 )
 
 
-class FourCardPays(GameOptions):
+class FourCardPays(PayTable):
     """FOUR_CARD pay table, ``N`` meaning N:1; 0 loses. Default: the rules file's 8-deck table.
 
     On the command line: ``four_card_pays=1000,100,50,22,16,13,11`` lists the pays in the order of
     :data:`FOUR_CARD_CATEGORIES`; categories left out lose.
     """
 
-    suited_four_of_a_kind: int = Field(1000, ge=0, le=100_000)
-    straight_flush: int = Field(100, ge=0, le=100_000)
-    four_of_a_kind: int = Field(50, ge=0, le=100_000)
-    straight: int = Field(22, ge=0, le=100_000)
-    flush: int = Field(16, ge=0, le=100_000)
-    two_pair: int = Field(13, ge=0, le=100_000)
-    three_of_a_kind: int = Field(11, ge=0, le=100_000)
-    pair: int = Field(0, ge=0, le=100_000)
-    high_card: int = Field(0, ge=0, le=100_000)
+    CATEGORIES: ClassVar[tuple[str, ...]] = FOUR_CARD_CATEGORIES
+    SHORT_LIST_LOSES: ClassVar[bool] = True
 
-    @model_validator(mode="before")
-    @classmethod
-    def _from_list(cls, data: Any) -> Any:
-        data = split_list(data)
-        if isinstance(data, list):
-            if len(data) > len(FOUR_CARD_CATEGORIES):
-                raise ValueError(
-                    f"at most {len(FOUR_CARD_CATEGORIES)} pays ({', '.join(FOUR_CARD_CATEGORIES)})"
-                )
-            return {name: data[i] if i < len(data) else 0 for i, name in enumerate(FOUR_CARD_CATEGORIES)}
-        return data
-
-    def pays(self, category_name: str) -> int:
-        return int(getattr(self, category_name))
+    suited_four_of_a_kind: int = pay(1000)
+    straight_flush: int = pay(100)
+    four_of_a_kind: int = pay(50)
+    straight: int = pay(22)
+    flush: int = pay(16)
+    two_pair: int = pay(13)
+    three_of_a_kind: int = pay(11)
+    pair: int = pay(0)
+    high_card: int = pay(0)
 
 
 class PoolOptions(GameOptions):
@@ -264,16 +254,11 @@ class WarFamilyGame(Game):
             results: dict[str, WagerResult] = {}
             w = seat.wagers
             if w.get("tie"):
-                if seat.hand.score == state.dealer.score:
-                    results["tie"] = WagerResult(Outcome.WIN, w["tie"] * opts.tie_pays)
-                else:
-                    results["tie"] = WagerResult(Outcome.LOSE, -w["tie"])
+                tied = seat.hand.score == state.dealer.score
+                results["tie"] = paid(w["tie"], opts.tie_pays if tied else 0)
             if w.get("four_card"):
-                pays = opts.four_card_pays.pays(category4(seat.hand.initial[:2] + dealer2).name.lower())
-                results["four_card"] = (
-                    WagerResult(Outcome.WIN, w["four_card"] * pays) if pays
-                    else WagerResult(Outcome.LOSE, -w["four_card"])
-                )
+                hand4 = category4(seat.hand.initial[:2] + dealer2)
+                results["four_card"] = opts.four_card_pays.result(hand4.name.lower(), w["four_card"])
             bac, war = w["bac"], w.get("war", 0)
             end = seat.war_end
             if seat.initial_result > 0 or end is WarEnd.WIN:

@@ -176,18 +176,15 @@ def check_configuration(cfg: Any, profile: Profile, *, cache_dir: Path | None = 
     ``compute_missing = False`` a game that would need Monte Carlo is reported *unproven* instead.
     ``processes``: Monte Carlo's worker processes (None: one per core; 1: none forked).
     """
-    from firmware.games.registry import available, make_options
+    from firmware.games.registry import make_options
     from firmware.math import cache
     from firmware.math.par import ParError, par_sheet
 
-    built = set(available())
     unit = max(cfg.limits.min_bet, min(10, cfg.limits.max_bet))
     seats = cfg.games.seats
     rounds = cfg.math.monte_carlo_rounds
     findings: list[Finding] = []
     for game_id in cfg.games.enabled:
-        if game_id not in built:
-            continue
         options = make_options(game_id, cfg.games.options.get(game_id, {}),
                                prefix=f"games.options.{game_id}")
         sheet = cache.lookup(game_id, options, seats=seats, unit=unit, rounds=rounds,

@@ -195,14 +195,19 @@ READING = (["meters", "--json"], ["recall", "--json"], ["events", "--json"])
 
 def _played(path: Path) -> None:
     """Critical memory with money moved and a few rounds played."""
-    from firmware.kernel.limits import BetLimits
-    from firmware.ledger.driver import autoplay
+    from firmware.cards.source import RngShoe
+    from firmware.games.registry import get_game, make_options
+    from firmware.kernel.round import RoundKernel
     from firmware.rng.service import RngService
 
     make_ledger(path)
+    game = get_game("baccarat-war")
+    options = make_options(game.id)
+    source = RngShoe(RngService.seeded("damaged-copy"), game.shoe(options))
     with Ledger.open(path) as ledger:
-        autoplay(ledger, game_id="baccarat-war", options_table={}, limits=BetLimits(), seats=1,
-                 rng=RngService.seeded("damaged-copy"), rounds=3)
+        kernel = RoundKernel(game, options, journal=ledger)
+        for _ in range(3):
+            kernel.play(game.automatic_wagers(options, 1, 10), source, credits=ledger.credits)
 
 
 def _hashes(path: Path) -> dict[str, str]:

@@ -398,12 +398,12 @@ class ThreeCardPokerUi(GameUi):
             rows.append((text("tcp.wager.six_card"), text("paytable.see_table"), rtp("six_card")))
         page1 = [DocSection(text("paytable.main_heading"), tuple(rows), header=True),
                  pays.category_section(text("tcp.paytable.ante_bonus_heading"), AnteBonusPays.CATEGORIES,
-                                       CATEGORY_LABELS, lambda c: getattr(o.ante_bonus_pays, c)),
+                                       CATEGORY_LABELS, o.ante_bonus_pays.pays),
                  pays.category_section(text("tcp.paytable.pair_plus_heading"), PairPlusPays.CATEGORIES,
-                                       CATEGORY_LABELS, lambda c: getattr(o.pair_plus_pays, c))]
+                                       CATEGORY_LABELS, o.pair_plus_pays.pays)]
         if "six_card" in self.offered:
             page1.append(pays.category_section(text("tcp.paytable.six_card_heading"), SixCardPays.CATEGORIES,
-                                               CATEGORY_LABELS, lambda c: getattr(o.six_card_pays, c)))
+                                               CATEGORY_LABELS, o.six_card_pays.pays))
         notes = [self.rule(), self._not_qualified_note(), text("tcp.paytable.fold_note")]
         page1.append(DocSection(text("paytable.notes_heading"), paragraphs=tuple(notes)))
         return DocView("paytable", text("paytable.title", game=self.name), (tuple(page1),), 0,
