@@ -87,7 +87,7 @@ def _deal_latencies() -> list[float]:
             terminal.power_up()
             ledger.bill_in(1_000_000 * ledger.denom_cents // 100)
             first: dict[str, float] = {}
-            real_source = terminal._source
+            real_source = terminal.rounds.source
 
             def source(kernel):
                 gated = real_source(kernel)
@@ -101,7 +101,7 @@ def _deal_latencies() -> list[float]:
                 gated.inner.next_card = next_card
                 return gated
 
-            terminal._source = source
+            terminal.rounds.source = source
             thread = threading.Thread(target=terminal.run, daemon=True)
             thread.start()
             for _ in range(DEAL_ROUNDS):

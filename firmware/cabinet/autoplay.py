@@ -70,7 +70,7 @@ class Autoplay:
         terminal.play()
 
     def _stake(self, terminal: Any) -> int:
-        kernel = terminal._kernel(terminal.game_id)
+        kernel = terminal.rounds.kernel_for(terminal.game_id)
         wagers = terminal.wagers_for()
         return sum(sum(b.values()) for b in wagers.values()) + kernel.game.reserved_stake(kernel.options, wagers)
 

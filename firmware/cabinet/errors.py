@@ -8,3 +8,11 @@ class CabinetError(EgmError):
 
     A refused trigger changes nothing (state, tilts, pending requests) and emits no event.
     """
+
+
+class TerminalError(EgmError):
+    """A request the terminal refuses now (no credits, wrong state, unknown game...)."""
+
+
+class TerminalStopped(Exception):
+    """The terminal is shutting down while waiting inside a round (the round stays journaled)."""

@@ -31,7 +31,7 @@ def demo(rig, *words: str) -> Any:
 def untouched(rig) -> tuple[Any, ...]:
     t = rig.terminal
     return (dict(rig.ledger.meters), rig.ledger.credits_cents, t.rounds_played, t.last_record,
-            rig.ledger.recall(10), rig.ledger.open_round, dict(t._kernels), dict(t._sources), t.cabinet.state)
+            rig.ledger.recall(10), rig.ledger.open_round, dict(t.rounds._kernels), dict(t.rounds._sources), t.cabinet.state)
 
 
 @pytest.mark.parametrize("where", ["idle", "service"])

@@ -426,7 +426,7 @@ def test_attendant(played):
     assert rig.terminal.cabinet.state is S.IDLE and rig.ledger.credits_cents == 0
     assert rig.ledger.meters["handpay_cancelled_credits"] == 150_000
     # a player's call, answered
-    rig.terminal._on_button(Button.SERVICE)
+    rig.terminal.supervision.on_button(Button.SERVICE)
     assert svc(rig, "call-cleared")["was_waiting"] is True
     assert svc(rig, "call-cleared")["was_waiting"] is False
     # what an attendant may not do
@@ -537,16 +537,16 @@ def test_a_pay_table_the_profile_refuses_is_refused_and_logged(rig):
 
 def test_an_accepted_change_is_stored_and_used_from_the_next_round(rig, tmp_path):
     t = rig.terminal
-    old = t._kernel("three-card-poker")
+    old = t.rounds.kernel_for("three-card-poker")
     login(rig, "technician")
     rig.terminal.cabinet.service_key_on()
     answer = svc(rig, "config", "set", "three-card-poker", "pair_plus_pays.flush=3")
     assert answer["table"] == {"pair_plus_pays": {"flush": 3}}
     assert {f["verdict"] for f in answer["findings"]} == {"ok"}
     assert rig.ledger.setting("config.games.three-card-poker") == {"pair_plus_pays": {"flush": 3}}
-    kernel = t._kernel("three-card-poker")
+    kernel = t.rounds.kernel_for("three-card-poker")
     assert kernel is not old and kernel.options.pair_plus_pays.flush == 3
-    assert t._kernel("baccarat-war").options.pool.enabled is False            # the others untouched
+    assert t.rounds.kernel_for("baccarat-war").options.pool.enabled is False            # the others untouched
     event = last_event(rig)
     assert (event["action"], event["result"], event["detail"]) == (
         "config set", "ok", "three-card-poker: pair_plus_pays.flush=3")
@@ -554,7 +554,7 @@ def test_an_accepted_change_is_stored_and_used_from_the_next_round(rig, tmp_path
     # after a restart, the stored change is used again
     rig.ledger.close()
     again = build(tmp_path)
-    assert again.terminal._kernel("three-card-poker").options.pair_plus_pays.flush == 3
+    assert again.terminal.rounds.kernel_for("three-card-poker").options.pair_plus_pays.flush == 3
     assert last_event(again, "service_config_applied")["games"] == ["three-card-poker"]
     again.ledger.close()
 

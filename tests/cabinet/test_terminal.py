@@ -229,10 +229,10 @@ def test_with_the_rng_a_door_opened_mid_war_stops_the_war_before_its_next_card(t
                             VoucherBook(ledger, terminal_id="T1"))
         terminal.power_up()
         ledger.bill_in(2000)
-        terminal._sources["baccarat-war"] = StackedSource(parse_cards("Qs 2d 3h Ah Td 6c"))
+        terminal.rounds._sources["baccarat-war"] = StackedSource(parse_cards("Qs 2d 3h Ah Td 6c"))
         asked: list[int] = []
         seen: dict[str, object] = {}
-        real_gate = terminal._safe_point
+        real_gate = terminal.rounds.safe_point
 
         def gate():
             asked.append(len(asked))
@@ -246,7 +246,7 @@ def test_with_the_rng_a_door_opened_mid_war_stops_the_war_before_its_next_card(t
                 seen["state_after"] = terminal.cabinet.state
                 seen["events"] = [e["event"] for e in ledger.events(10)]
 
-        terminal._safe_point = gate
+        terminal.rounds.safe_point = gate
         terminal.play({1: {"bac": 10, "war": 10}})
         terminal.step()
         assert seen["state_after"] is S.PLAYING            # the gate let the card go only after the door closed

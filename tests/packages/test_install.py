@@ -78,14 +78,14 @@ def test_offered_downloaded_approved_installed(setup, tmp_path: Path) -> None:
     pending = manager.pending()["tcp-flush-3"]
     assert pending["sha256"] == body["sha256"] and pending["games"] == ["three-card-poker"]
     # nothing is in force until a technician approves it
-    assert rig.terminal._kernel("three-card-poker").options.pair_plus_pays.flush != 3
+    assert rig.terminal.rounds.kernel_for("three-card-poker").options.pair_plus_pays.flush != 3
     login(rig, "auditor")
     assert "tcp-flush-3" in svc(rig, "packages")["pending"]
     refused(rig, "auditor", "package", "approve", "tcp-flush-3", match="may not use package approve")
     login(rig, "technician")
     answer = svc(rig, "package", "approve", "tcp-flush-3")
     assert answer["options"] == {"three-card-poker": {"pair_plus_pays": {"flush": 3}}}
-    assert rig.terminal._kernel("three-card-poker").options.pair_plus_pays.flush == 3
+    assert rig.terminal.rounds.kernel_for("three-card-poker").options.pair_plus_pays.flush == 3
     assert rig.ledger.setting("config.games.three-card-poker") == {"pair_plus_pays": {"flush": 3}}
     installed = tmp_path / "state" / "packages" / "installed" / "tcp-flush-3" / "1.0.0"
     assert (installed / "notes").read_bytes() == b"flush pays 3 to 1\n"
@@ -97,7 +97,7 @@ def test_offered_downloaded_approved_installed(setup, tmp_path: Path) -> None:
     # after a restart the options are still in force and the package is still recorded installed
     rig.ledger.close()
     again = build(tmp_path)
-    assert again.terminal._kernel("three-card-poker").options.pair_plus_pays.flush == 3
+    assert again.terminal.rounds.kernel_for("three-card-poker").options.pair_plus_pays.flush == 3
     manager2 = PackageManager(again.ledger, setup.signer.check, tmp_path / "state" / "packages")
     assert manager2.installed()["tcp-flush-3"]["sha256"] == body["sha256"]
     # the same package offered again is not downloaded again

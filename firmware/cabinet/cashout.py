@@ -1,0 +1,229 @@
+"""Cash-out: the voucher printed for the credit meter, the service menu's test ticket, the handpay.
+
+The voucher's number and amount are recorded (``VoucherBook.issue``) before it is sent to the
+printer; only the printer's confirmation takes the credits off the meter. A voucher the printer
+did not confirm is voided (its number can never be redeemed), the credits stay, the player is
+told, and the cabinet locks up for a handpay, from which a fixed printer can retry. At or above
+the handpay limit it is a handpay at once. A handpay is cleared by the attendant's jackpot-reset
+key; the amount is recorded (``Ledger.handpay``) as the lockup ends.
+
+:class:`Cashout` owns the tickets sent to the printer and not answered for yet (:class:`Printing`,
+by validation number) and the counts of tickets printed. It drives the cabinet's cashout and
+handpay triggers and calls :meth:`Supervision.after_transition <firmware.cabinet.supervision.
+Supervision.after_transition>` after the ones it starts.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from firmware.cabinet.errors import TerminalError
+from firmware.cabinet.states import CabinetState, HandpayReason
+from firmware.cashless.vouchers import IssuedVoucher
+from hal.devices.ticket import Ticket, TicketKind
+from hal.errors import DeviceError
+from hal.events import PaperLow, TicketNotPrinted, TicketPrinted
+
+if TYPE_CHECKING:
+    from firmware.cabinet.terminal import Terminal
+
+S = CabinetState
+
+#: The validation number of the service menu's test ticket: never issued, never redeemable.
+TEST_VALIDATION = "0" * 18
+
+
+@dataclass
+class Printing:
+    """A ticket the printer has not answered for yet: the cashout voucher, or the test ticket."""
+
+    validation: str
+    cents: int
+    sent_at: float
+    kind: TicketKind = TicketKind.CASHABLE
+
+
+class Cashout:
+    """The player's cash-out, the printer's tickets and the handpay lockup, for ``terminal``."""
+
+    def __init__(self, terminal: Terminal) -> None:
+        self.t = terminal
+        self._sent: dict[str, Printing] = {}     #: by validation number
+        self.tickets_printed = 0
+        self.last_ticket: str | None = None
+
+    @property
+    def printing(self) -> Printing | None:
+        """The cashout voucher the printer has not answered for yet."""
+        return next((p for p in self._sent.values() if p.kind is not TicketKind.TEST), None)
+
+    # --- the player's cash-out -------------------------------------------------------------------
+    def request(self) -> dict[str, Any]:
+        """The player's cash-out: a voucher, or a handpay; pending until a round in play completes."""
+        t = self.t
+        if t.ledger.credits_cents <= 0 and not t.cabinet.round_in_progress:
+            raise TerminalError("there are no credits to cash out")
+        t.cabinet.cashout()
+        t.supervision.after_transition()
+        return t.status()
+
+    def start(self) -> None:
+        """The cabinet is in CASHOUT: print the voucher for the meter, or lock up for a handpay."""
+        t = self.t
+        cents = t.ledger.credits_cents
+        credits = cents // t.ledger.denom_cents
+        if credits <= 0:
+            # Nothing to pay (the round that was in play when the player asked lost it all).
+            t.cabinet.cashout_empty()
+            return
+        if t.cabinet.requires_handpay(credits):
+            self._enter_handpay(credits, HandpayReason.LIMIT)
+            return
+        problem = self.printer_problem()
+        if problem is not None:
+            t.message = f"ticket cannot be printed ({problem}): call an attendant"
+            self._enter_handpay(credits, HandpayReason.PRINTER)
+            return
+        voucher = t.vouchers.issue(cents)
+        printer = t.devices.printer
+        assert printer is not None
+        self._sent[voucher.validation] = Printing(voucher.validation, cents, t.clock())
+        try:
+            printer.print_voucher(self._ticket(voucher))
+        except DeviceError as exc:
+            self._not_printed(voucher.validation, str(exc))
+
+    def printer_problem(self) -> str | None:
+        printer = self.t.devices.printer
+        if printer is None:
+            return "no printer"
+        if not printer.is_open:
+            return "printer offline"
+        return printer.fault
+
+    def _ticket(self, issued: IssuedVoucher, kind: TicketKind = TicketKind.CASHABLE) -> Ticket:
+        cfg = self.t.cfg
+        return issued.ticket(venue=cfg.terminal.venue, address=tuple(cfg.money.venue_address),
+                             machine=cfg.terminal.id[:20], kind=kind)
+
+    def print_test_ticket(self) -> dict[str, Any]:
+        """The service menu's printer test: a voucher printed TEST TICKET - VOID, worth one cent,
+        numbered all zeros (a number the voucher book never issues, so it can never redeem)."""
+        t = self.t
+        if t.cabinet.state is not S.SERVICE:
+            raise TerminalError("a test ticket is printed with the technician's key on (SERVICE)")
+        problem = self.printer_problem()
+        if problem is not None:
+            raise TerminalError(f"the printer is not ready: {problem}")
+        if self._sent:
+            raise TerminalError("a ticket is printing")
+        test = IssuedVoucher(TEST_VALIDATION, sequence=0, amount_cents=1,
+                             issued=dt.datetime.now(dt.UTC).replace(microsecond=0), expiry_days=0)
+        ticket = self._ticket(test, TicketKind.TEST)
+        t.ledger.event("test_ticket_sent")
+        self._sent[TEST_VALIDATION] = Printing(TEST_VALIDATION, 1, t.clock(), TicketKind.TEST)
+        printer = t.devices.printer
+        assert printer is not None
+        try:
+            printer.print_voucher(ticket)
+        except DeviceError as exc:
+            del self._sent[TEST_VALIDATION]
+            raise TerminalError(f"the printer refused the test ticket: {exc}") from exc
+        return {"printing": TEST_VALIDATION}
+
+    # --- the printer's answers --------------------------------------------------------------------
+    def on_ticket_printed(self, name: str, event: TicketPrinted) -> None:
+        t = self.t
+        printing = self._sent.pop(event.validation, None)
+        if printing is None:
+            t.ledger.event("ticket_confirmed_unexpected", validation=event.validation)
+            return
+        if printing.kind is TicketKind.TEST:
+            t.ledger.event("test_ticket_printed")
+            return
+        t.vouchers.printed(printing.validation)     # ticket_out: the credits leave the meter
+        self.tickets_printed += 1
+        self.last_ticket = printing.validation
+        t.message = f"take your ticket: {printing.cents / 100:.2f}"
+        t.cabinet.ticket_printed(printing.cents // t.ledger.denom_cents)
+
+    def on_ticket_not_printed(self, name: str, event: TicketNotPrinted) -> None:
+        self._not_printed(event.validation, event.reason)
+
+    def on_paper_low(self, name: str, event: PaperLow) -> None:
+        self.t.ledger.event("printer_paper_low", low=event.low)
+
+    def printer_offline(self, reason: str) -> None:
+        """The printer went away: the voucher it had not confirmed is not printed."""
+        printing = self.printing
+        if printing is not None:
+            self._not_printed(printing.validation, f"printer disconnected: {reason}")
+
+    def _not_printed(self, validation: str, reason: str) -> None:
+        t = self.t
+        printing = self._sent.pop(validation, None)
+        if printing is None:
+            return
+        if printing.kind is TicketKind.TEST:
+            t.ledger.event("test_ticket_not_printed", reason=reason)
+            return
+        t.vouchers.void(validation, reason)
+        t.ledger.event("ticket_not_printed", validation=validation, cents=printing.cents, reason=reason)
+        t.message = f"ticket not printed ({reason}): your credits are safe; call an attendant"
+        if t.cabinet.state is S.CASHOUT:
+            self._enter_handpay(printing.cents // t.ledger.denom_cents, HandpayReason.PRINTER)
+
+    # --- handpay ----------------------------------------------------------------------------------
+    def _enter_handpay(self, credits: int, reason: HandpayReason) -> None:
+        self.t.ledger.store_setting("cabinet.handpay", {"credits": credits, "reason": reason.value})
+        self.t.cabinet.handpay(credits, reason)
+
+    def printer_handpay(self) -> bool:
+        """A handpay lockup because the printer could not print the voucher (a retry may print it)."""
+        pending = self.t.cabinet.handpay_pending
+        return pending is not None and pending[1] is HandpayReason.PRINTER
+
+    def retry_ticket(self) -> dict[str, Any]:
+        """From a printer handpay lockup: try the voucher again (the printer must be ready)."""
+        t = self.t
+        if not (t.cabinet.state is S.HANDPAY and self.printer_handpay()):
+            raise TerminalError("no ticket is waiting to be printed again")
+        problem = self.printer_problem()
+        if problem is not None:
+            raise TerminalError(f"the printer is not ready: {problem}")
+        t.ledger.store_setting("cabinet.handpay", {"credits": 0, "reason": ""})
+        t.cabinet.retry_ticket()
+        t.supervision.after_transition()
+        return t.status()
+
+    def attendant_handpay(self, attendant: str = "attendant") -> dict[str, Any]:
+        """The attendant pays the lockup by hand: the amount is recorded, the lockup ends."""
+        t = self.t
+        pending = t.cabinet.handpay_pending
+        if t.cabinet.state is not S.HANDPAY or pending is None:
+            raise TerminalError("no handpay is waiting")
+        credits, reason = pending
+        t.ledger.handpay(credits * t.ledger.denom_cents, attendant=attendant)
+        t.ledger.store_setting("cabinet.handpay", {"credits": 0, "reason": ""})
+        t.cabinet.handpay_key_off()
+        t.message = ""
+        return {"paid": credits, "reason": reason.value}
+
+    # --- after a power loss -------------------------------------------------------------------------
+    def void_unconfirmed(self) -> None:
+        """A voucher sent but unconfirmed when the power went is voided."""
+        book, ledger = self.t.vouchers, self.t.ledger
+        issued = book.unconfirmed()
+        if issued is not None:
+            book.void(issued.validation, "power lost before the printer confirmed")
+            ledger.event("voucher_unconfirmed", validation=issued.validation, cents=issued.amount_cents)
+
+    def resume_handpay(self) -> None:
+        """A handpay lockup the power interrupted is entered again."""
+        cabinet = self.t.cabinet
+        handpay = self.t.ledger.setting("cabinet.handpay")
+        if handpay and handpay.get("credits") and cabinet.state is S.IDLE:
+            cabinet.cashout()
+            cabinet.handpay(handpay["credits"], handpay["reason"])
