@@ -54,6 +54,7 @@ par-sheets: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check firmware hal drivers sim_hardware host egmproto tests
 	$(BIN)/lint-imports
+	$(BIN)/mypy
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis .import_linter_cache build *.egg-info

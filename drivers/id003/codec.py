@@ -137,7 +137,7 @@ class Frame:
     def name(self, sender: Role) -> str:
         table: Any = Command if sender is Role.HOST else Status
         try:
-            return table(self.code).name
+            return str(table(self.code).name)
         except ValueError:
             try:
                 return Command(self.code).name     # a setting echo from the device

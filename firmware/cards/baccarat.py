@@ -40,4 +40,5 @@ def baccarat_score_batch(hands: npt.ArrayLike) -> npt.NDArray[np.int64]:
         raise ValueError(f"expected an [N, k] array of card indexes, got shape {arr.shape}")
     if arr.size and (arr.min() < 0 or arr.max() > 51):
         raise ValueError("card indexes must be 0..51")
-    return _VALUE_ARRAY[arr].sum(axis=1) % 10
+    totals: npt.NDArray[np.int64] = _VALUE_ARRAY[arr].sum(axis=1) % 10
+    return totals

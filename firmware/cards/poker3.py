@@ -161,7 +161,8 @@ def describe3(strength: int) -> str:
 def _eval3_rows(arr: np.ndarray) -> npt.NDArray[np.int32]:
     k = _FIRST_KEY_A[arr[:, 0]] + CARD_KEY_A[arr[:, 1]] + CARD_KEY_A[arr[:, 2]]
     idx = np.searchsorted(_KEYS, k & RANK_MASK)
-    return np.where(k & FLUSH_BITS, _SUITED_A[idx], _NONFLUSH_A[idx]).astype(np.int32)
+    ranks: npt.NDArray[np.int32] = np.where(k & FLUSH_BITS, _SUITED_A[idx], _NONFLUSH_A[idx]).astype(np.int32)
+    return ranks
 
 
 def eval3_batch(hands: npt.ArrayLike) -> npt.NDArray[np.int32]:

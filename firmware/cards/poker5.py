@@ -161,10 +161,10 @@ def _table5() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             add(five, _pack(_HC.HIGH_CARD, five), _pack(_HC.FLUSH, five))
     for p in desc:
         others = [r for r in desc if r != p]
-        for k in combinations(others, 3):
-            add((p, p, *k), _pack(_HC.PAIR, (p, *k)))
-        for k in combinations(others, 2):
-            add((p, p, p, *k), _pack(_HC.THREE_OF_A_KIND, (p, *k)))
+        for three in combinations(others, 3):
+            add((p, p, *three), _pack(_HC.PAIR, (p, *three)))
+        for two in combinations(others, 2):
+            add((p, p, p, *two), _pack(_HC.THREE_OF_A_KIND, (p, *two)))
         for k in others:
             full_house = _pack(_HC.FULL_HOUSE, (p, k))
             add((p, p, p, k, k), full_house, full_house)
@@ -362,7 +362,8 @@ def best5_batch(hands: npt.ArrayLike) -> npt.NDArray[np.int32]:
             fk = np.where((sub & 3) == suit[:, None], RANK_KEY_A[sub], 0).sum(axis=1)
             flush = _ALL_SUITED[np.searchsorted(_ALL_KEYS, fk)]
             out[flush_rows] = np.maximum(out[flush_rows], flush)
-    return out.astype(np.int32)
+    strengths: npt.NDArray[np.int32] = out.astype(np.int32)
+    return strengths
 
 
 def eval5_batch(hands: npt.ArrayLike) -> npt.NDArray[np.int32]:

@@ -47,10 +47,10 @@ def rest_of_shoe(shoe: Sequence[int], taken: Iterable[int]) -> list[Card]:
     :class:`CardError` naming the first card ``taken`` holds more copies of than the shoe does (a card
     the shoe does not hold at all is one of them): the count asked and the count the shoe holds.
     """
-    taken = [Card(c) for c in taken]
-    asked = Counter(taken)
+    cards = [Card(c) for c in taken]
+    asked = Counter(cards)
     left = composition(shoe)
-    for card in dict.fromkeys(taken):
+    for card in dict.fromkeys(cards):
         if asked[card] > left[card]:
             held = f"{left[card]}" if left[card] else "none"
             raise CardError(f"{card} is given {asked[card]} time{'s' if asked[card] != 1 else ''}, but the "

@@ -22,10 +22,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, NamedTuple
 
-from pydantic import BaseModel
-
 from firmware.cards.source import CardSource
 from firmware.games.errors import DecisionError, GameError
+from firmware.games.options import GameOptions
 from firmware.rng.interface import RandomSource
 
 #: Wagers of one round: seat number (1-based) -> wager name -> integer credits.
@@ -91,7 +90,7 @@ class Game(ABC):
     #: raises ANTE): the PAR sheet reports them together, per unit of the raised wager.
     raises: ClassVar[Mapping[str, str]] = {}
     #: The pydantic model of the game's options (the rules' (option) settings).
-    options_model: ClassVar[type[BaseModel]]
+    options_model: ClassVar[type[GameOptions]]
     #: Whether the game ever waits for players (DECISIONS state).
     has_decisions: ClassVar[bool] = False
     #: How many dice the game rolls (``--dice``), and their sides.

@@ -27,9 +27,12 @@ Pure functions over card indexes (ints 0..51, only A-6) and positions; no I/O, n
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 from firmware.cards.super9 import super9_rank
+
+#: a card, or its index: the setting picks from whatever the hand holds
+C = TypeVar("C", bound=int)
 
 __all__ = ["HAND_SIZE", "SPLITS", "Setting", "house_way", "setting_of", "settings"]
 
@@ -57,10 +60,10 @@ class Setting(NamedTuple):
         """The FRONT outranks the BACK: a wrongly set hand (seed rule 25 [0037])."""
         return self.front_rank > self.back_rank
 
-    def front_cards(self, cards: Sequence[int]) -> list[int]:
+    def front_cards(self, cards: Sequence[C]) -> list[C]:
         return [cards[i] for i in self.front]
 
-    def back_cards(self, cards: Sequence[int]) -> list[int]:
+    def back_cards(self, cards: Sequence[C]) -> list[C]:
         return [cards[i] for i in self.back]
 
 

@@ -36,7 +36,7 @@ def get_game(game_id: str) -> Game:
     if target is None:
         raise GameError(f"unknown game {game_id!r}; games are {', '.join(GAMES)}")
     module_name, _, class_name = target.partition(":")
-    game = getattr(importlib.import_module(module_name), class_name)()
+    game: Game = getattr(importlib.import_module(module_name), class_name)()
     _cache[game_id] = game
     return game
 

@@ -267,7 +267,7 @@ def share_jackpot(
     best = max(strengths.values())
     result.best = best
     result.winners = [k for k, s in strengths.items() if s == best]
-    if result.winners == [house]:
+    if house is not None and result.winners == [house]:
         result.shares = {house: pot}         # the house's hand is best: the house keeps the pot
         return result
     payable = floor(pot * (1 - commission))

@@ -32,9 +32,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from itertools import combinations
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 from firmware.cards.blackjack import BUST_RANK, blackjack_rank
+
+#: a card, or its index: the setting picks from whatever the hand holds
+C = TypeVar("C", bound=int)
 
 __all__ = ["HAND_SIZE", "Split", "house_way", "split_of", "splits"]
 
@@ -66,10 +69,10 @@ class Split(NamedTuple):
         """How many of the two hands are over 21 (0, 1 or 2)."""
         return (self.high_rank == BUST_RANK) + (self.low_rank == BUST_RANK)
 
-    def high_cards(self, cards: Sequence[int]) -> list[int]:
+    def high_cards(self, cards: Sequence[C]) -> list[C]:
         return [cards[i] for i in self.high]
 
-    def low_cards(self, cards: Sequence[int]) -> list[int]:
+    def low_cards(self, cards: Sequence[C]) -> list[C]:
         return [cards[i] for i in self.low]
 
 

@@ -336,12 +336,12 @@ def six_card_multiple(options: ThreeCardPokerOptions, strength5: int) -> int:
 
 def best_five(cards: Sequence[Card]) -> list[Card]:
     """The five cards of the best hand among ``cards`` (the first such subset in dealt order)."""
-    return list(max(combinations(cards, 5), key=eval5))
+    return list(max(combinations(cards, 5), key=lambda five: eval5(list(five))))
 
 
 def best_three(cards: Sequence[Card]) -> list[Card]:
     """The dealer's three cards that play (the first best subset in dealt order)."""
-    return list(max(combinations(cards, 3), key=eval3))
+    return list(max(combinations(cards, 3), key=lambda three: eval3(list(three))))
 
 
 # --- round state --------------------------------------------------------------------------------

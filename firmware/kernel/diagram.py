@@ -32,12 +32,14 @@ def to_mermaid(states: Iterable[enum.Enum], transitions: Sequence[tuple[str, Seq
     return "\n".join(lines) + "\n"
 
 
-def round_machine(game_has_decisions: bool) -> tuple[list[enum.Enum], list[tuple[str, tuple, enum.Enum]]]:
+def round_machine(game_has_decisions: bool) -> tuple[list[enum.Enum], list[tuple[str, tuple[enum.Enum, ...], enum.Enum]]]:
     """The round machine as a game uses it: without decisions, DECISIONS is never entered."""
     from firmware.kernel.states import TRANSITIONS, RoundState
 
+    transitions: list[tuple[str, tuple[enum.Enum, ...], enum.Enum]]
     if game_has_decisions:
-        return list(RoundState), list(TRANSITIONS)
+        transitions = list(TRANSITIONS)
+        return list(RoundState), transitions
     transitions = []
     for trigger, sources, dest in TRANSITIONS:
         if RoundState.DECISIONS is dest:

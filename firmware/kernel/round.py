@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from firmware.cards.card import format_cards
 from firmware.cards.source import CardSource
@@ -29,6 +29,16 @@ Decider = Callable[[DecisionRequest], str]
 
 class RoundKernel:
     """Plays rounds of one game with fixed options. The machine is built once and reused per round."""
+
+    _round_id: str | None
+
+    if TYPE_CHECKING:
+        # The triggers the machine adds to its model (kernel/states.py TRANSITIONS).
+        def deal(self) -> bool: ...
+        def await_decisions(self) -> bool: ...
+        def showdown(self) -> bool: ...
+        def settle(self) -> bool: ...
+        def complete(self) -> bool: ...
 
     def __init__(
         self,
@@ -78,7 +88,7 @@ class RoundKernel:
         the first time anyone asks (simulation never does)."""
         if self._round_id is None:
             self._round_id = uuid.uuid4().hex
-        return self._round_id
+        return str(self._round_id)
 
     @property
     def cards_dealt(self) -> int:
@@ -87,7 +97,7 @@ class RoundKernel:
 
     def _reset(self) -> None:
         self.round: Any = None
-        self._round_id: str | None = None
+        self._round_id = None
         self.wagers: dict[int, dict[str, int]] = {}
         self.dice: tuple[int, ...] | None = None
         self.settlement: Settlement | None = None

@@ -40,7 +40,7 @@ class WagerStats:
     def summary(self) -> dict[str, Any]:
         rtp = (self.wagered + self.net) / self.wagered if self.wagered else None
         ci = None
-        if self.rounds > 1 and self.wagered:
+        if self.rounds > 1 and rtp is not None:
             n = self.rounds
             mean = self.net / n
             var = max(self.net_sq / n - mean * mean, 0.0) * n / (n - 1)

@@ -30,13 +30,15 @@ import json
 import os
 import sqlite3
 import stat
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from firmware.ledger.errors import CriticalMemoryError
 from firmware.ledger.mark import MARK_FILE, HighWaterMark, check, fsync_dir
+
+T = TypeVar("T")
 
 FORMAT = "egm-ledger-1"
 KEY_FILE = "ledger.key"
@@ -70,7 +72,8 @@ class LogRow:
     mac: bytes
 
     def data(self) -> dict[str, Any]:
-        return json.loads(self.body)
+        body: dict[str, Any] = json.loads(self.body)
+        return body
 
 
 def _h(key: bytes, *parts: bytes) -> bytes:
@@ -265,13 +268,7 @@ class Copy:
                 if lo < hi:
                     mid = (lo + hi) // 2
                     spans += [(mid + 1, hi), (lo, mid)]
-        tables = []
-        for read in (_meters, _meta):
-            try:
-                tables.append(read(conn))
-            except (sqlite3.DatabaseError, UnicodeDecodeError, TypeError, ValueError):
-                tables.append({})
-        return Loaded(rows, tables[0], tables[1], damaged=True)
+        return Loaded(rows, _salvaged(_meters, conn), _salvaged(_meta, conn), damaged=True)
 
     def write(self, rows: Iterable[LogRow], meters: Iterable[tuple[str, int, int, bytes]],
               meta: Iterable[tuple[str, str, bytes]] = ()) -> None:
@@ -303,7 +300,7 @@ _LOG_SELECT = "SELECT seq, kind, ref, time, body, mac FROM log"
 _MAX_SEQ = 2**62
 
 
-def _log_rows(cursor: Iterable[tuple]) -> dict[int, LogRow]:
+def _log_rows(cursor: Iterable[tuple[Any, ...]]) -> dict[int, LogRow]:
     out = {}
     for seq, kind, ref, time, body, mac in cursor:
         if not (isinstance(seq, int) and isinstance(kind, str) and isinstance(ref, str | None)
@@ -311,6 +308,14 @@ def _log_rows(cursor: Iterable[tuple]) -> dict[int, LogRow]:
             raise TypeError(f"log row {seq!r} has the wrong types")
         out[seq] = LogRow(seq, kind, ref, time, body, mac)
     return out
+
+
+def _salvaged(read: Callable[[sqlite3.Connection], dict[str, T]], conn: sqlite3.Connection) -> dict[str, T]:
+    """What ``read`` gets from a damaged copy's table, or nothing (the copy is rebuilt whole)."""
+    try:
+        return read(conn)
+    except (sqlite3.DatabaseError, UnicodeDecodeError, TypeError, ValueError):
+        return {}
 
 
 def _meters(conn: sqlite3.Connection) -> dict[str, tuple[int, int, bytes]]:
@@ -453,12 +458,12 @@ class DualStore:
                 ok = row is not None and hmac.compare_digest(
                     row.mac, log_mac(key, row.seq, row.kind, row.ref, row.time, row.body, prev))
                 valid.append(row if ok else None)
-            good = [r for r in valid if r is not None]
-            if not good:
+            agreed = [r for r in valid if r is not None]
+            if not agreed:
                 raise CriticalMemoryError(f"critical memory: log record {seq} is bad in both copies")
-            if len(good) == 2 and good[0] != good[1]:
+            if len(agreed) == 2 and agreed[0] != agreed[1]:
                 raise CriticalMemoryError(f"critical memory: log record {seq} differs between the copies")
-            row = good[0]
+            row = agreed[0]
             for i in (0, 1):
                 if valid[i] is None and loaded[i] is not None:
                     fix[i].append(row)
@@ -575,7 +580,7 @@ class DualStore:
         return notes
 
     # --- writing -------------------------------------------------------------------------------
-    def append(self, records: list[tuple[str, str | None, str, Mapping[str, Any]]],
+    def append(self, records: Sequence[tuple[str, str | None, str, Mapping[str, Any]]],
                meters: Mapping[str, tuple[int, int]]) -> list[LogRow]:
         """Append ``(kind, ref, time, body)`` records and the changed meters, to both copies."""
         if self.read_only:
@@ -604,7 +609,7 @@ class DualStore:
         for copy in self.copies:
             copy.write([], [], meta)
 
-    def query(self, sql: str, params: tuple = ()) -> list[tuple]:
+    def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         """Read from the first readable copy (recall, events): both were verified at open."""
         return list(self.copies[self.readable].connect().execute(sql, params))
 

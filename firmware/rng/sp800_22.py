@@ -20,6 +20,7 @@ window), so one pass over the data serves both.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 
@@ -181,7 +182,8 @@ def pattern_counts(bits: np.ndarray, m: int) -> np.ndarray:
 
 def _shorter(counts: np.ndarray) -> np.ndarray:
     """Counts of the (m-1)-bit cyclic patterns from those of the m-bit ones."""
-    return counts[0::2] + counts[1::2]
+    shorter: np.ndarray = counts[0::2] + counts[1::2]
+    return shorter
 
 
 def _psi2(counts: np.ndarray, n: int) -> float:
@@ -248,7 +250,7 @@ def cumulative_sums(bits: np.ndarray) -> tuple[float, float]:
 
 
 #: The battery's P-value streams, in report order: name -> function of (bits, parameters).
-TESTS = {
+TESTS: dict[str, Callable[[np.ndarray, Parameters], tuple[float, ...]]] = {
     "frequency": lambda b, p: (frequency(b),),
     "block_frequency": lambda b, p: (block_frequency(b, p.block_frequency_m),),
     "runs": lambda b, p: (runs(b),),
