@@ -3,8 +3,8 @@
 * **notes**: the validator is enabled only while the cabinet can take money and the credit meter
   is below its limit; a note escrowed when it cannot (a tilt raised meanwhile) is returned; a
   stacked note is credited (``Ledger.bill_in``) exactly once.
-* **vouchers in**: checked by the voucher book (the host once the host link lands; offline, only
-  this terminal's own vouchers and only where configured), marked pending, stacked, and credited
+* **vouchers in**: checked by the voucher book (through the host link; offline, only this
+  terminal's own vouchers and only where configured: docs/cashless.md), marked pending, stacked, and credited
   on the validator's confirmation; refused or returned ones change nothing.
 
 :class:`MoneyIn` owns the validator's state (:class:`ValidatorState`), the voucher in its escrow

@@ -67,7 +67,7 @@ class Supervision:
         self._offline_since: dict[str, float] = {}
         self._next_reconnect = 0.0
         self._powering_up = False
-        #: The last touches (the service menu's touch test; the screens take them in their issue).
+        #: The last touches, for the service menu's touch test (the screens take touches themselves).
         self.touches: collections.deque[dict[str, Any]] = collections.deque(maxlen=20)
         #: Doors the I/O board reported open at power-up that critical memory last saw closed.
         self.doors_opened_while_off: list[str] = []
