@@ -273,21 +273,26 @@ class Run:
     backlog: int | None = None             #: "reports outstanding" when the link started
     rounds: int = 0
     first_round: threading.Event = field(default_factory=threading.Event)
+    reader: threading.Thread | None = None     #: the thread following its output
     linked: threading.Event = field(default_factory=threading.Event)
 
     def follow(self) -> None:
         assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            if line.startswith(b"  round "):
-                self.rounds += 1
-                self.first_round.set()
-            elif line.startswith(b"cabinet: "):
-                self.idle = time.monotonic()
-            elif line.startswith(b"host link:"):
-                self.link_up, self.link_wall = time.monotonic(), time.time()
-                found = re.search(rb"reports outstanding: (\d+)", line)
-                self.backlog = int(found.group(1)) if found else None
-                self.linked.set()
+        with self.proc.stdout:
+            for line in self.proc.stdout:
+                self._line(line)
+
+    def _line(self, line: bytes) -> None:
+        if line.startswith(b"  round "):
+            self.rounds += 1
+            self.first_round.set()
+        elif line.startswith(b"cabinet: "):
+            self.idle = time.monotonic()
+        elif line.startswith(b"host link:"):
+            self.link_up, self.link_wall = time.monotonic(), time.time()
+            found = re.search(rb"reports outstanding: (\d+)", line)
+            self.backlog = int(found.group(1)) if found else None
+            self.linked.set()
 
 
 class Soak:
@@ -370,7 +375,8 @@ class Soak:
         with self.stderr.open("wb") as err:
             proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, env=self._env())
         run = Run(proc, time.monotonic())
-        threading.Thread(target=run.follow, daemon=True).start()
+        run.reader = threading.Thread(target=run.follow, daemon=True)
+        run.reader.start()
         return run
 
     def _env(self) -> dict[str, str]:
@@ -386,8 +392,8 @@ class Soak:
         run.proc.wait(timeout=30)
         if run.proc.returncode != -signal.SIGKILL:
             raise SoakFailure(f"the terminal ended by itself ({run.proc.returncode}): {self._stderr_tail()}")
-        if run.proc.stdout is not None:
-            run.proc.stdout.close()
+        if run.reader is not None:              # it closes the pipe at its end (closing it here, under
+            run.reader.join(timeout=5.0)        # a read in progress, made the read fail)
 
     def _stderr_tail(self) -> str:
         return self.stderr.read_text(errors="replace")[-2000:]
