@@ -93,16 +93,17 @@ def _boot(floor: Floor) -> HostLink:
     return floor.terminal("T1")
 
 
-def test_a_critical_memory_restored_from_old_copies_halts_on_the_hosts_witness(floor: Floor) -> None:
-    # The case only the host can catch: the terminal's state directory (both copies, the key, and
-    # any local mark beside them) is put back as it was earlier; locally it verifies as whole.
+def _put_back_after(floor: Floor, notes: int) -> int:
+    """A note reported, the terminal's state directory (both copies, the key, and any local mark
+    beside them) copied aside; a boot that reports ``notes`` more notes; a power cut, and the copy
+    put back (locally it verifies as whole). The highest report number the host holds."""
     _boot(floor)
     floor.ledgers["T1"].bill_in(1000)
     floor.settle()
     _power_cut(floor)
     shutil.copytree(floor.tmp / "T1", floor.tmp / "T1.early")
     link = _boot(floor)
-    for _ in range(5):
+    for _ in range(notes):
         floor.ledgers["T1"].bill_in(100)
     floor.settle()
     assert len(link.outbox) == 0
@@ -110,6 +111,12 @@ def test_a_critical_memory_restored_from_old_copies_halts_on_the_hosts_witness(f
     _power_cut(floor)
     shutil.rmtree(floor.tmp / "T1")
     shutil.copytree(floor.tmp / "T1.early", floor.tmp / "T1")
+    return held
+
+
+def test_a_critical_memory_restored_from_old_copies_halts_on_the_hosts_witness(floor: Floor) -> None:
+    # The case only the host can catch: the memory put back as it was earlier.
+    held = _put_back_after(floor, notes=5)
 
     link = _boot(floor)                                   # verifies: the copies agree, the MACs hold
     assert link.outbox.last_number < held
@@ -134,18 +141,7 @@ def test_a_small_regression_is_caught_by_the_first_report_the_host_holds_otherwi
     # hello: the hello's number is beyond what the host holds, so ``held`` shows nothing; the
     # reports before it reuse numbers the host holds with other content. The host's answer to the
     # first of them says so, and the terminal locks instead of taking it as stored.
-    _boot(floor)
-    floor.ledgers["T1"].bill_in(1000)
-    floor.settle()
-    _power_cut(floor)
-    shutil.copytree(floor.tmp / "T1", floor.tmp / "T1.early")
-    _boot(floor)
-    floor.ledgers["T1"].bill_in(100)
-    floor.settle()
-    _power_cut(floor)
-    held = floor.store.held("T1", Ledger.open(floor.tmp / "T1", read_only=True).epoch)
-    shutil.rmtree(floor.tmp / "T1")
-    shutil.copytree(floor.tmp / "T1.early", floor.tmp / "T1")
+    held = _put_back_after(floor, notes=1)
     with Ledger.open(floor.tmp / "T1") as ledger:            # power-up records before the link starts
         for door in ("main", "logic", "cash_box"):
             ledger.event("door", door=door, open=False)
