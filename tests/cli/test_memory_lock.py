@@ -135,8 +135,12 @@ def test_the_screens_show_memory_error_with_the_reason(tmp_path, monkeypatch):
 
 
 def _autoplay(tmp_path: Path, state: Path, rounds: int) -> None:
+    """``rounds`` rounds, then a stop that waits (up to 30 s) until the host stored every report."""
+    cfg = tmp_path / "deliver.toml"
+    cfg.write_text("[host]\ndrain_s = 30\n")
     proc = subprocess.run([sys.executable, "-m", "firmware.cli", "run", "--sim", "--headless", "--autoplay",
-                           str(rounds), "--state-dir", str(state)], capture_output=True, text=True, timeout=120)
+                           str(rounds), "--config", str(cfg), "--state-dir", str(state)],
+                          capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
 
 
@@ -162,6 +166,18 @@ def test_memory_found_behind_the_hosts_witness_locks_the_cabinet_across_power_cu
         if f.exists():
             shutil.copy2(f, early / f.name)
     _autoplay(tmp_path, state, 3)                     # more reports, stored at the host
+    from firmware.config import load_config
+    from firmware.hostlink.outbox import REPORTED
+    from host.store import HostStore
+
+    # the premise: the host holds reports beyond the last one of the copy put back
+    with Ledger.open(early, read_only=True) as old, Ledger.open(state, read_only=True) as new:
+        store = HostStore.open(str(state / "host" / "host.db"))
+        try:
+            held = store.held(load_config(None).terminal.id, new.epoch)
+        finally:
+            store.close()
+        assert held > sum(old.kind_counts.get(k, 0) for k in REPORTED)
     for f in _ledger_files(state):
         f.unlink(missing_ok=True)
         if (early / f.name).exists():
