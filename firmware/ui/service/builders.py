@@ -1,9 +1,9 @@
 """Service view builders: the menu's state and the service API's answers -> a :class:`ServiceView`.
 
 These functions read only :class:`MenuState` (what the technician chose, what the API answered, the
-cabinet's published status) and never call the API: the controller (``firmware.ui.service.menu``)
-asks, the builders show. ``egm screenshot service|recall`` builds a state from demonstration
-answers and draws it through the same functions.
+cabinet's published status) and never call the API: the controller (``firmware.ui.service.menu``
+and its parts) asks, the builders show. ``egm screenshot service|recall`` builds a state from
+demonstration answers and draws it through the same functions.
 
 What a role sees comes from the API: the menu lists the pages whose action is in the login
 answer's ``allowed`` list (the permission table, ``firmware.cabinet.service.ACTIONS``), and each

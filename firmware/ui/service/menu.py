@@ -76,7 +76,10 @@ class ServiceMenu:
             "select": self._select, "cancel": self._cancel,
         }
         for part in parts:
-            self.handlers.update(part.handlers())
+            for name, handler in part.handlers().items():
+                if name in self.handlers:           # one would silently shadow the other
+                    raise ValueError(f"two handlers for the service action {name!r}")
+                self.handlers[name] = handler
 
     @property
     def state(self) -> MenuState:
