@@ -16,6 +16,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 
 from firmware.ui.money import Money
+from firmware.ui.service.actions import Handler
 from firmware.ui.service.builders import PAGE_BY_ID, MenuState, Refused
 from firmware.ui.service.link import Answer, ServiceLink
 from firmware.ui.service.text import msg
@@ -110,3 +111,15 @@ class MenuContext:
             self.refused(reason)
 
         self.ask(spec.request, keep, refused)
+
+
+class MenuPart:
+    """A part of the menu (``firmware.ui.service.flows``): it works on the shared context and
+    names the actions it handles."""
+
+    def __init__(self, ctx: MenuContext) -> None:
+        self.ctx = ctx
+
+    def handlers(self) -> dict[str, Handler]:
+        """Action name -> the method that handles it."""
+        raise NotImplementedError

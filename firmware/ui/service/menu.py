@@ -31,7 +31,7 @@ from firmware.ui.painter import Frame
 from firmware.ui.service.actions import Handler, ServiceAction
 from firmware.ui.service.builders import PAGE_BY_ID, MenuState, build
 from firmware.ui.service.calibration import CalibrationRun
-from firmware.ui.service.context import MenuContext
+from firmware.ui.service.context import MenuContext, MenuPart
 from firmware.ui.service.flows.calibration import CALIBRATION_IDLE_S, CalibrationFlow
 from firmware.ui.service.flows.commands import PageCommands
 from firmware.ui.service.flows.config import ConfigEditor
@@ -67,9 +67,9 @@ class ServiceMenu:
         self.software = SoftwareHash(self.ctx)
         self.config = ConfigEditor(self.ctx)
         self.calibration = CalibrationFlow(self.ctx, size=lambda: self.size, clock=clock)
-        parts = (self.login, self.software, self.config, self.calibration,
-                 Keypad(self.ctx, send_pin=self.login.send_pin, send_seed=self.software.send_seed),
-                 PageCommands(self.ctx), RamClear(self.ctx), Packages(self.ctx))
+        keypad = Keypad(self.ctx, send_pin=self.login.send_pin, send_seed=self.software.send_seed)
+        parts: tuple[MenuPart, ...] = (self.login, self.software, self.config, self.calibration, keypad,
+                                       PageCommands(self.ctx), RamClear(self.ctx), Packages(self.ctx))
         #: Action name -> what handles it: the navigation here, every other action in its part.
         self.handlers: dict[str, Handler] = {
             "open": self._open, "refresh": self._refresh, "menu": self._menu, "page": self._page,

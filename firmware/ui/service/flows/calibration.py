@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from firmware.ui.service.actions import Handler
 from firmware.ui.service.calibration import CalibrationRun, CalibrationView
-from firmware.ui.service.context import MenuContext
+from firmware.ui.service.context import MenuContext, MenuPart
 from firmware.ui.service.link import Answer
 from firmware.ui.service.text import msg
 
@@ -22,10 +22,10 @@ from firmware.ui.service.text import msg
 CALIBRATION_IDLE_S = 60.0
 
 
-class CalibrationFlow:
+class CalibrationFlow(MenuPart):
     def __init__(self, ctx: MenuContext, *, size: Callable[[], tuple[int, int]],
                  clock: Callable[[], float]) -> None:
-        self.ctx = ctx
+        super().__init__(ctx)
         self.size = size                #: the screen's size in pixels (where the targets are)
         self.clock = clock
         self.run: CalibrationRun | None = None

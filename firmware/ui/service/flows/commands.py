@@ -8,15 +8,12 @@ result (shown in its panel) and the request named in the message line.
 from __future__ import annotations
 
 from firmware.ui.service.actions import Handler
-from firmware.ui.service.context import MenuContext
+from firmware.ui.service.context import MenuPart
 from firmware.ui.service.link import Answer
 from firmware.ui.service.text import msg
 
 
-class PageCommands:
-    def __init__(self, ctx: MenuContext) -> None:
-        self.ctx = ctx
-
+class PageCommands(MenuPart):
     def handlers(self) -> dict[str, Handler]:
         return {"run": self.run}
 

@@ -8,16 +8,13 @@ GAME KEY=VALUE``, which the API checks and stores. The page's data is asked agai
 from __future__ import annotations
 
 from firmware.ui.service.actions import Handler
-from firmware.ui.service.context import MenuContext
+from firmware.ui.service.context import MenuPart
 from firmware.ui.service.link import Answer
 from firmware.ui.service.options import flatten, option_specs
 from firmware.ui.service.text import msg
 
 
-class ConfigEditor:
-    def __init__(self, ctx: MenuContext) -> None:
-        self.ctx = ctx
-
+class ConfigEditor(MenuPart):
     def handlers(self) -> dict[str, Handler]:
         return {"game": self.game, "choice": self.choice, "step": self.step, "apply": self.apply}
 

@@ -11,12 +11,12 @@ from collections.abc import Callable
 
 from firmware.ui.service.actions import Handler
 from firmware.ui.service.builders import HEX_DIGITS, MAX_PIN, MAX_SEED
-from firmware.ui.service.context import MenuContext
+from firmware.ui.service.context import MenuContext, MenuPart
 
 
-class Keypad:
+class Keypad(MenuPart):
     def __init__(self, ctx: MenuContext, *, send_pin: Callable[[], None], send_seed: Callable[[], None]) -> None:
-        self.ctx = ctx
+        super().__init__(ctx)
         self.send_pin = send_pin
         self.send_seed = send_seed
 

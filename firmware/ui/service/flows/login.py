@@ -10,15 +10,12 @@ from __future__ import annotations
 
 from firmware.ui.service.actions import Handler
 from firmware.ui.service.builders import MAX_PIN, role_label
-from firmware.ui.service.context import MenuContext
+from firmware.ui.service.context import MenuPart
 from firmware.ui.service.link import Answer
 from firmware.ui.service.text import msg
 
 
-class Login:
-    def __init__(self, ctx: MenuContext) -> None:
-        self.ctx = ctx
-
+class Login(MenuPart):
     def handlers(self) -> dict[str, Handler]:
         return {"role": self.choose, "logout": self.logout}
 

@@ -7,15 +7,12 @@ rejected; the list is asked again afterwards.
 from __future__ import annotations
 
 from firmware.ui.service.actions import Handler
-from firmware.ui.service.context import MenuContext
+from firmware.ui.service.context import MenuPart
 from firmware.ui.service.link import Answer
 from firmware.ui.service.text import msg
 
 
-class Packages:
-    def __init__(self, ctx: MenuContext) -> None:
-        self.ctx = ctx
-
+class Packages(MenuPart):
     def handlers(self) -> dict[str, Handler]:
         return {"package": self.decide}
 

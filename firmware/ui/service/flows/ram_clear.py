@@ -8,15 +8,12 @@ from __future__ import annotations
 
 from firmware.ui.service.actions import Handler
 from firmware.ui.service.builders import RAM_CLEAR_REASONS
-from firmware.ui.service.context import MenuContext
+from firmware.ui.service.context import MenuPart
 from firmware.ui.service.link import Answer
 from firmware.ui.service.text import msg
 
 
-class RamClear:
-    def __init__(self, ctx: MenuContext) -> None:
-        self.ctx = ctx
-
+class RamClear(MenuPart):
     def handlers(self) -> dict[str, Handler]:
         return {"reason": self.reason, "confirm": self.confirm}
 

@@ -10,15 +10,12 @@ from __future__ import annotations
 
 from firmware.ui.service.actions import Handler
 from firmware.ui.service.builders import HASH_ALGORITHMS
-from firmware.ui.service.context import MenuContext
+from firmware.ui.service.context import MenuPart
 from firmware.ui.service.link import Answer
 from firmware.ui.service.text import msg
 
 
-class SoftwareHash:
-    def __init__(self, ctx: MenuContext) -> None:
-        self.ctx = ctx
-
+class SoftwareHash(MenuPart):
     def handlers(self) -> dict[str, Handler]:
         return {"algorithm": self.algorithm}
 
