@@ -41,7 +41,8 @@ from firmware.ui.screens.attract import AttractScreen
 from firmware.ui.screens.doc import DocScreen
 from firmware.ui.screens.select import SelectScreen
 from firmware.ui.service.calibration import install_calibration
-from firmware.ui.service.menu import ServiceMenu, TerminalLink
+from firmware.ui.service.link import TerminalLink
+from firmware.ui.service.menu import ServiceMenu
 from firmware.ui.window import run_window
 
 log = logging.getLogger(__name__)

@@ -7,6 +7,7 @@ both; a misspelt name is an error where the action is made, never a dead button.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,8 +40,12 @@ ACTIONS: frozenset[str] = frozenset({
 @dataclass(frozen=True, slots=True)
 class ServiceAction:
     name: str
-    arg: Any = None
+    arg: Any = None     #: its type depends on the name (above); the name's handler declares it
 
     def __post_init__(self) -> None:
         if self.name not in ACTIONS:
             raise ValueError(f"unknown service action {self.name!r}; actions are {', '.join(sorted(ACTIONS))}")
+
+
+#: What the menu calls with an action's ``arg``: a part's method, its parameter typed for its action.
+Handler = Callable[[Any], None]

@@ -14,7 +14,7 @@ turned); this app is the service menu alone, whatever the cabinet's state (tests
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pygame
 
@@ -23,13 +23,17 @@ from firmware.ui.layout import Scaler
 from firmware.ui.money import Money
 from firmware.ui.painter import Frame
 from firmware.ui.service.calibration import install_calibration
-from firmware.ui.service.menu import ServiceMenu, TerminalLink
+from firmware.ui.service.link import TerminalLink
+from firmware.ui.service.menu import ServiceMenu
 from firmware.ui.service.text import msg
 from firmware.ui.window import run_window
 
+if TYPE_CHECKING:
+    from firmware.cabinet.terminal import Terminal
+
 
 class ServiceApp:
-    def __init__(self, terminal: Any, *, size: tuple[int, int] = (1920, 1080),
+    def __init__(self, terminal: Terminal, *, size: tuple[int, int] = (1920, 1080),
                  surface: pygame.Surface | None = None, drive_terminal: bool = True) -> None:
         self.terminal = terminal
         self.surface = surface if surface is not None else pygame.Surface(size)

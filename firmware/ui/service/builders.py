@@ -1,9 +1,9 @@
 """Service view builders: the menu's state and the service API's answers -> a :class:`ServiceView`.
 
 These functions read only :class:`MenuState` (what the technician chose, what the API answered, the
-cabinet's published status) and never call the API: the controller (``firmware.ui.service.menu``)
-asks, the builders show. ``egm screenshot service|recall`` builds a state from demonstration
-answers and draws it through the same functions.
+cabinet's published status) and never call the API: the controller (``firmware.ui.service.menu``
+and its parts) asks, the builders show. ``egm screenshot service|recall`` builds a state from
+demonstration answers and draws it through the same functions.
 
 What a role sees comes from the API: the menu lists the pages whose action is in the login
 answer's ``allowed`` list (the permission table, ``firmware.cabinet.service.ACTIONS``), and each
@@ -23,6 +23,8 @@ from firmware.ui.games.war import WAGER_LABELS as WAR_WAGER_LABELS
 from firmware.ui.games.war import war_scores
 from firmware.ui.money import Money, group
 from firmware.ui.service.actions import ServiceAction as A
+from firmware.ui.service.calibration import CalibrationView
+from firmware.ui.service.link import Answer
 from firmware.ui.service.options import OptionSpec, flatten, option_specs
 from firmware.ui.service.text import mkey, msg
 from firmware.ui.service.view import (
@@ -153,7 +155,7 @@ class MenuState:
     allowed: tuple[str, ...] = ()  #: actions the API lets the role use (its login answer)
     pin_role: str | None = None    #: the role whose PIN is being typed
     pin: str = ""
-    answers: dict[str, Any] = field(default_factory=dict)      #: page id -> the API's answer
+    answers: dict[str, Answer | Refused] = field(default_factory=dict)  #: page id -> the API's answer
     list_page: int = 0             #: the page of a long list
     selected: int = 0              #: the round shown (recall), the row chosen (packages)
     config_game: str | None = None
@@ -162,14 +164,19 @@ class MenuState:
     reason: str | None = None      #: catalogue key of the RAM clear's reason (confirming)
     algorithm: str | None = None   #: the hmac algorithm whose seed is being typed
     seed: str = ""
-    test: tuple[str, Any] | None = None    #: the last device test: (region name, answer)
+    test: tuple[str, Answer] | None = None  #: the last device test: (region name, answer)
     message: str = ""
     message_tone: str = "normal"   #: normal, good, alert
     busy: bool = False             #: a request is on its way
-    calibration: Any = None        #: the calibration screen's view while it runs
+    calibration: CalibrationView | None = None  #: the calibration screen's view while it runs
 
     def can(self, action: str) -> bool:
         return action in self.allowed
+
+    def answer(self, page: str) -> Answer | None:
+        """The API's answer for ``page`` (None while it is awaited or if it was refused)."""
+        answer = self.answers.get(page)
+        return None if isinstance(answer, Refused) else answer
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,12 +288,6 @@ def _loading(state: MenuState, title: str) -> ServiceView:
     return _view(state, "split", title, panels=(panel,))
 
 
-def _answer(state: MenuState, page: str) -> Any:
-    """The API's answer for ``page`` (None while it is awaited or if it was refused)."""
-    answer = state.answers.get(page)
-    return None if isinstance(answer, Refused) else answer
-
-
 # --- the pages -----------------------------------------------------------------------------------
 def build(state: MenuState) -> ServiceView:
     """The view of the page the state is on."""
@@ -339,7 +340,7 @@ def menu_view(state: MenuState) -> ServiceView:
 
 def meters_view(state: MenuState) -> ServiceView:
     title = msg("service.page.meters")
-    doc = _answer(state, "meters")
+    doc = state.answer("meters")
     if doc is None:
         return _loading(state, title)
     meters: Mapping[str, Any] = doc.get("meters", {})
@@ -468,7 +469,7 @@ def round_view(record: Mapping[str, Any], money: Money) -> RoundView:
 
 def recall_view(state: MenuState) -> ServiceView:
     title = msg("service.page.recall")
-    doc = _answer(state, "recall")
+    doc = state.answer("recall")
     if doc is None:
         return _loading(state, title)
     rounds = list(doc.get("rounds", []))
@@ -489,7 +490,7 @@ def recall_view(state: MenuState) -> ServiceView:
 
 def bills_view(state: MenuState) -> ServiceView:
     title = msg("service.page.bills")
-    doc = _answer(state, "bills")
+    doc = state.answer("bills")
     if doc is None:
         return _loading(state, title)
     money = state.money
@@ -506,7 +507,7 @@ def bills_view(state: MenuState) -> ServiceView:
 
 def tickets_view(state: MenuState) -> ServiceView:
     title = msg("service.page.tickets")
-    doc = _answer(state, "tickets")
+    doc = state.answer("tickets")
     if doc is None:
         return _loading(state, title)
     money = state.money
@@ -544,7 +545,7 @@ def _event_detail(event: Mapping[str, Any]) -> str:
 
 def events_view(state: MenuState) -> ServiceView:
     title = msg("service.page.events")
-    doc = _answer(state, "events")
+    doc = state.answer("events")
     if doc is None:
         return _loading(state, title)
     rows = []
@@ -585,7 +586,7 @@ LIFECYCLE_TONES = {"open": "good", "gone": "alert", "closed": "warn", "failed": 
 
 def diagnostics_view(state: MenuState) -> ServiceView:
     title = msg("service.page.diagnostics")
-    doc = _answer(state, "diagnostics") or {}
+    doc = state.answer("diagnostics") or {}
     live: Mapping[str, Any] = state.status.get("devices") or {}
     devices: Mapping[str, Any] = doc.get("devices", {})
     rows = []
@@ -622,7 +623,7 @@ def diagnostics_view(state: MenuState) -> ServiceView:
 
 def config_view(state: MenuState) -> ServiceView:
     title = msg("service.page.config")
-    doc = _answer(state, "config")
+    doc = state.answer("config")
     if doc is None:
         return _loading(state, title)
     games: Mapping[str, Any] = doc.get("games", {})
@@ -670,7 +671,7 @@ def config_view(state: MenuState) -> ServiceView:
 
 def software_view(state: MenuState) -> ServiceView:
     title = msg("service.page.software")
-    doc = _answer(state, "software")
+    doc = state.answer("software")
     if doc is None:
         return _loading(state, title)
     verification = doc.get("verification")
@@ -683,7 +684,7 @@ def software_view(state: MenuState) -> ServiceView:
     table = TableView("software", msg("service.software.heading"),
                       (msg("service.col.item"), msg("service.col.value")), rows, (2, 5), aligns="ll")
     panels = []
-    digest = state.answers.get("software_hash")
+    digest = state.answer("software_hash")
     if digest is not None:
         overall = str(digest.get("overall", ""))
         chunks = tuple(overall[i:i + 32] for i in range(0, len(overall), 32)) or ("-",)
@@ -711,7 +712,7 @@ def seed_view(state: MenuState) -> ServiceView:
 
 def packages_view(state: MenuState) -> ServiceView:
     title = msg("service.page.packages")
-    doc = _answer(state, "packages")
+    doc = state.answer("packages")
     if doc is None:
         return _loading(state, title)
     pending = sorted(dict(doc.get("pending", {})).items())

@@ -27,17 +27,10 @@ from firmware.ui.cards import card_size, draw_card
 from firmware.ui.layout import Rect
 from firmware.ui.painter import Painter
 from firmware.ui.screens.base import Screen
+from firmware.ui.service import view as v
 from firmware.ui.service.actions import ServiceAction
+from firmware.ui.service.calibration import draw_calibration
 from firmware.ui.service.text import msg
-from firmware.ui.service.view import (
-    KeypadView,
-    PanelView,
-    RecallHand,
-    RoundView,
-    RowView,
-    ServiceView,
-    TableView,
-)
 from firmware.ui.view import ButtonView
 from firmware.ui.widgets import draw_button, draw_result
 
@@ -92,11 +85,10 @@ class ServiceScreen(Screen):
     HEADING_H = 46
     HEADER_H = 34
 
-    def draw(self, p: Painter, view: ServiceView) -> None:
+    def draw(self, p: Painter, view: v.ServiceView) -> None:
         p.fill(SERVICE_BG)
         if view.layout == "calibration":
-            from firmware.ui.service.calibration import draw_calibration
-
+            assert view.calibration is not None, "a calibration screen has its run's view"
             draw_calibration(p, view.calibration)
             return
         self.draw_top(p, view)
@@ -109,7 +101,7 @@ class ServiceScreen(Screen):
                 self.draw_pager(p, view.tables[0].page if view.tables else 0, pages)
             self.draw_message(p, view)
 
-    def draw_body(self, p: Painter, view: ServiceView) -> tuple[int, bool]:
+    def draw_body(self, p: Painter, view: v.ServiceView) -> tuple[int, bool]:
         """The body of a layout; its pages, and whether its buttons go in the bottom band."""
         p.region("body", self.BODY)
         pages, band = 1, False
@@ -139,7 +131,7 @@ class ServiceScreen(Screen):
         return pages, band
 
     # --- chrome -----------------------------------------------------------------------------------
-    def draw_top(self, p: Painter, view: ServiceView) -> None:
+    def draw_top(self, p: Painter, view: v.ServiceView) -> None:
         p.rect(self.TOP_BAR, theme.BAND)
         p.line((0, self.TOP_BAR.bottom), (self.TOP_BAR.right, self.TOP_BAR.bottom), theme.PANEL_LINE, 2)
         p.region("title", self.TITLE)
@@ -151,7 +143,7 @@ class ServiceScreen(Screen):
             for r, b in zip(boxes, view.top, strict=True):
                 _button(r, b, p, theme.BODY)
 
-    def draw_message(self, p: Painter, view: ServiceView) -> None:
+    def draw_message(self, p: Painter, view: v.ServiceView) -> None:
         p.region("message", self.MESSAGE)
         if not view.message:
             return
@@ -184,14 +176,14 @@ class ServiceScreen(Screen):
                 p, theme.BODY)
 
     # --- grid and keypad --------------------------------------------------------------------------
-    def draw_panels(self, p: Painter, area: Rect, panels: tuple[PanelView, ...], *, gap: int = 18) -> int:
+    def draw_panels(self, p: Painter, area: Rect, panels: tuple[v.PanelView, ...], *, gap: int = 18) -> int:
         """Panels one under the other from the top of ``area``; the design y below the last."""
         y = area.y
         for panel in panels:
             y = self.draw_panel(p, Rect(area.x, y, area.w, area.bottom - y), panel) + gap
         return y
 
-    def draw_panel(self, p: Painter, area: Rect, panel: PanelView) -> int:
+    def draw_panel(self, p: Painter, area: Rect, panel: v.PanelView) -> int:
         colour, mark = tone_style(panel.tone)
         lines: list[str] = []
         for line in panel.lines:
@@ -216,7 +208,7 @@ class ServiceScreen(Screen):
             y += line_h
         return box.bottom
 
-    def draw_grid(self, p: Painter, view: ServiceView) -> None:
+    def draw_grid(self, p: Painter, view: v.ServiceView) -> None:
         y = self.draw_panels(p, self.BODY, view.panels)
         area = Rect(self.BODY.x, y + 10, self.BODY.w, self.BODY.bottom - y - 10)
         n = len(view.buttons)
@@ -231,8 +223,8 @@ class ServiceScreen(Screen):
         for r, b in zip(boxes, view.buttons, strict=True):
             _button(r, b, p, theme.HEADING)
 
-    def draw_keypad(self, p: Painter, view: ServiceView) -> None:
-        pad: KeypadView | None = view.keypad
+    def draw_keypad(self, p: Painter, view: v.ServiceView) -> None:
+        pad: v.KeypadView | None = view.keypad
         if pad is None:
             raise ValueError("a keypad layout needs a keypad")
         left, right = self.BODY.split_h(5, 6, gap=40)
@@ -263,14 +255,14 @@ class ServiceScreen(Screen):
     def capacity(self, area: Rect) -> int:
         return max(1, (area.h - self.HEADING_H - self.HEADER_H - 8) // self.ROW_H)
 
-    def draw_tables(self, p: Painter, tables: tuple[TableView, ...], areas: list[Rect]) -> int:
+    def draw_tables(self, p: Painter, tables: tuple[v.TableView, ...], areas: list[Rect]) -> int:
         """Each table in its area; the number of pages the longest one needs."""
         pages = 1
         for table, area in zip(tables, areas, strict=False):
             pages = max(pages, self.draw_table(p, area, table))
         return pages
 
-    def draw_table(self, p: Painter, area: Rect, table: TableView) -> int:
+    def draw_table(self, p: Painter, area: Rect, table: v.TableView) -> int:
         p.region(f"table.{table.name}", area)
         p.text(table.heading, Rect(area.x, area.y, area.w, self.HEADING_H - 6), theme.HEADING, theme.FELT_LINE,
                align="left")
@@ -294,7 +286,7 @@ class ServiceScreen(Screen):
             y += self.ROW_H
         return pages
 
-    def draw_row(self, p: Painter, r: Rect, row: RowView, table: TableView, index: int, aligns: str,
+    def draw_row(self, p: Painter, r: Rect, row: v.RowView, table: v.TableView, index: int, aligns: str,
                  mark_w: int) -> None:
         name = row.name or f"row.{table.name}.{index}"
         p.region(name, r)
@@ -312,7 +304,7 @@ class ServiceScreen(Screen):
             p.hit(r, row.action, name)  # type: ignore[arg-type]
 
     # --- panels and buttons on the side ---------------------------------------------------------
-    def draw_side(self, p: Painter, area: Rect, panels: tuple[PanelView, ...],
+    def draw_side(self, p: Painter, area: Rect, panels: tuple[v.PanelView, ...],
                   buttons: tuple[ButtonView, ...]) -> None:
         columns = 3 if len(buttons) > 6 else 2
         rows = math.ceil(len(buttons) / columns)
@@ -326,7 +318,7 @@ class ServiceScreen(Screen):
             _button(r, b, p, theme.BODY)
 
     # --- a recalled round -----------------------------------------------------------------------
-    def draw_round(self, p: Painter, area: Rect, view: RoundView | None) -> None:
+    def draw_round(self, p: Painter, area: Rect, view: v.RoundView | None) -> None:
         p.region("round", area)
         p.rect(area, theme.FELT_DARK, radius=16)
         if view is None:
@@ -349,7 +341,7 @@ class ServiceScreen(Screen):
             y += row_h
         if view.extra:
             self.draw_recall_hand(p, Rect(hands_area.x, y + 6, hands_area.w, row_h - 8),
-                                  RecallHand("round.community", "", view.extra))
+                                  v.RecallHand("round.community", "", view.extra))
             y += row_h
         if view.wagers:
             columns = 2 if len(view.wagers) > 6 else 1
@@ -364,7 +356,7 @@ class ServiceScreen(Screen):
                     draw_result(p, result, line.result)
                     p.region(line.name + ".result", result)
 
-    def draw_recall_hand(self, p: Painter, r: Rect, hand: RecallHand) -> None:
+    def draw_recall_hand(self, p: Painter, r: Rect, hand: v.RecallHand) -> None:
         p.region(hand.name, r)
         label_w = 190
         if hand.label:

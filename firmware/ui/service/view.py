@@ -10,9 +10,9 @@ integer cents or credits. Buttons are the core's :class:`~firmware.ui.view.Butto
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from firmware.ui.service.actions import ServiceAction
+from firmware.ui.service.calibration import CalibrationView
 from firmware.ui.view import ButtonView, ResultView
 
 #: Row and panel tones. Each is a colour *and* a shape drawn beside the text (the mark), so no
@@ -112,4 +112,4 @@ class ServiceView:
     buttons: tuple[ButtonView, ...] = ()
     keypad: KeypadView | None = None
     round: RoundView | None = None
-    calibration: Any = None                 #: ``firmware.ui.service.calibration.CalibrationView``
+    calibration: CalibrationView | None = None
