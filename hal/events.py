@@ -153,8 +153,8 @@ class Touch(DeviceEvent):
 
 # --- card-reading shoe --------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
-class _ShoeCard(DeviceEvent):
-    """A card that came out of the shoe: ``card``, the ``seq``-th drawn since the shoe was loaded."""
+class CardDrawn(DeviceEvent):
+    """The shoe read ``card`` as the ``seq``-th card drawn since it was loaded."""
 
     card: Card = Card(0)
     seq: int = 0
@@ -162,11 +162,6 @@ class _ShoeCard(DeviceEvent):
     def __post_init__(self) -> None:
         DeviceEvent.__post_init__(self)
         _require(self.seq >= 0, f"a card sequence number is >= 0, not {self.seq}")
-
-
-@dataclass(frozen=True, slots=True)
-class CardDrawn(_ShoeCard):
-    """The shoe read ``card`` as the ``seq``-th card drawn since it was loaded."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,8 +173,15 @@ class ShoeStatus(DeviceEvent):
 
 
 @dataclass(frozen=True, slots=True)
-class CardBurned(_ShoeCard):
+class CardBurned(DeviceEvent):
     """The dealer burned ``card`` (the ``seq``-th card drawn since the shoe was loaded): not dealt."""
+
+    card: Card = Card(0)
+    seq: int = 0
+
+    def __post_init__(self) -> None:
+        DeviceEvent.__post_init__(self)
+        _require(self.seq >= 0, f"a card sequence number is >= 0, not {self.seq}")
 
 
 @dataclass(frozen=True, slots=True)

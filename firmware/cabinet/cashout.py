@@ -8,7 +8,8 @@ the handpay limit it is a handpay at once. A handpay is cleared by the attendant
 key; the amount is recorded (``Ledger.handpay``) as the lockup ends.
 
 :class:`Cashout` owns the tickets sent to the printer and not answered for yet (:class:`Printing`,
-by validation number) and the counts of tickets printed. It drives the cabinet's cashout and
+by validation number; what they are is its :class:`PrintingState`, moved only by the rows of
+:data:`PRINTING_TABLE`) and the counts of tickets printed. It drives the cabinet's cashout and
 handpay triggers and calls :meth:`Supervision.after_transition <firmware.cabinet.supervision.
 Supervision.after_transition>` after the ones it starts.
 """
@@ -16,12 +17,15 @@ Supervision.after_transition>` after the ones it starts.
 from __future__ import annotations
 
 import datetime as dt
+import enum
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from firmware.cabinet.errors import TerminalError
 from firmware.cabinet.states import CabinetState, HandpayReason
 from firmware.cashless.vouchers import IssuedVoucher
+from firmware.kernel.machine import TableMachine
+from firmware.kernel.table import Row, StateTable
 from hal.devices.ticket import Ticket, TicketKind
 from hal.errors import DeviceError
 from hal.events import PaperLow, TicketNotPrinted, TicketPrinted
@@ -33,6 +37,37 @@ S = CabinetState
 
 #: The validation number of the service menu's test ticket: never issued, never redeemable.
 TEST_VALIDATION = "0" * 18
+
+
+class PrintingState(enum.Enum):
+    """What the printer has been sent and has not answered for yet."""
+
+    IDLE = "idle"                            #: nothing
+    VOUCHER = "voucher"                      #: the cashout voucher
+    TEST = "test"                            #: the service menu's test ticket
+    TEST_AND_VOUCHER = "test_and_voucher"    #: the test ticket, and the voucher sent after it
+
+
+P = PrintingState
+
+#: The printing machine (``egm diagram cash-out``). A test ticket is sent only when nothing is
+#: printing, and counts as sent once the printer took it; the cashout voucher is sent whenever the
+#: cabinet cashes out, also while a test ticket printed just before the technician's key went off
+#: is still unanswered. Each ticket is answered once: printed, or not (a refusal, a fault, the
+#: printer gone).
+PRINTING_TABLE = StateTable("cash-out", PrintingState, P.IDLE, (
+    Row("send_voucher", (P.IDLE,), P.VOUCHER),
+    Row("send_voucher", (P.TEST,), P.TEST_AND_VOUCHER),
+    Row("voucher_printed", (P.VOUCHER,), P.IDLE),
+    Row("voucher_printed", (P.TEST_AND_VOUCHER,), P.TEST),
+    Row("voucher_not_printed", (P.VOUCHER,), P.IDLE),
+    Row("voucher_not_printed", (P.TEST_AND_VOUCHER,), P.TEST),
+    Row("send_test", (P.IDLE,), P.TEST),
+    Row("test_printed", (P.TEST,), P.IDLE),
+    Row("test_printed", (P.TEST_AND_VOUCHER,), P.VOUCHER),
+    Row("test_not_printed", (P.TEST,), P.IDLE),
+    Row("test_not_printed", (P.TEST_AND_VOUCHER,), P.VOUCHER),
+))
 
 
 @dataclass
@@ -51,8 +86,14 @@ class Cashout:
     def __init__(self, terminal: Terminal) -> None:
         self.t = terminal
         self._sent: dict[str, Printing] = {}     #: by validation number
+        self._printing = TableMachine(PRINTING_TABLE)
         self.tickets_printed = 0
         self.last_ticket: str | None = None
+
+    @property
+    def printing_state(self) -> PrintingState:
+        state: PrintingState = self._printing.state
+        return state
 
     @property
     def printing(self) -> Printing | None:
@@ -89,6 +130,7 @@ class Cashout:
         voucher = t.vouchers.issue(cents)
         printer = t.devices.printer
         assert printer is not None
+        self._printing.fire("send_voucher")
         self._sent[voucher.validation] = Printing(voucher.validation, cents, t.clock())
         try:
             printer.print_voucher(self._ticket(voucher))
@@ -127,7 +169,7 @@ class Cashout:
         printer = t.devices.printer
         assert printer is not None
         try:
-            printer.print_voucher(ticket)
+            self._printing.fire("send_test", lambda: printer.print_voucher(ticket))
         except DeviceError as exc:
             del self._sent[TEST_VALIDATION]
             raise TerminalError(f"the printer refused the test ticket: {exc}") from exc
@@ -141,8 +183,10 @@ class Cashout:
             t.ledger.event("ticket_confirmed_unexpected", validation=event.validation)
             return
         if printing.kind is TicketKind.TEST:
+            self._printing.fire("test_printed")
             t.ledger.event("test_ticket_printed")
             return
+        self._printing.fire("voucher_printed")
         t.vouchers.printed(printing.validation)     # ticket_out: the credits leave the meter
         self.tickets_printed += 1
         self.last_ticket = printing.validation
@@ -167,8 +211,10 @@ class Cashout:
         if printing is None:
             return
         if printing.kind is TicketKind.TEST:
+            self._printing.fire("test_not_printed")
             t.ledger.event("test_ticket_not_printed", reason=reason)
             return
+        self._printing.fire("voucher_not_printed")
         t.vouchers.void(validation, reason)
         t.ledger.event("ticket_not_printed", validation=validation, cents=printing.cents, reason=reason)
         t.message = f"ticket not printed ({reason}): your credits are safe; call an attendant"

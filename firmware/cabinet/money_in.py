@@ -7,7 +7,8 @@
   terminal's own vouchers and only where configured: docs/cashless.md), marked pending, stacked, and credited
   on the validator's confirmation; refused or returned ones change nothing.
 
-:class:`MoneyIn` owns the validator's state (:class:`ValidatorState`), the voucher in its escrow
+:class:`MoneyIn` owns the validator's state (:class:`ValidatorState`, moved only by the rows of
+:data:`VALIDATOR_TABLE`), the voucher in its escrow
 and the count of notes stacked. It reads the terminal's configuration, ledger, cabinet, voucher
 book, demo mode and host link, and tells the player through ``terminal.message``.
 """
@@ -20,6 +21,8 @@ from typing import TYPE_CHECKING
 
 from firmware.cashless.vouchers import POWER_LOST_ASKING
 from firmware.errors import EgmError
+from firmware.kernel.machine import TableMachine
+from firmware.kernel.table import Row, StateTable
 from hal.errors import DeviceError
 from hal.events import NoteEscrowed, NoteStacked, Rejected, Returned, TicketEscrowed, TicketStacked
 
@@ -37,19 +40,37 @@ class ValidatorState(enum.Enum):
     DISABLED = "disabled"    #: refusing everything
 
 
+V = ValidatorState
+
+#: The validator's machine (``egm diagram money-in``). :meth:`MoneyIn.update_validator` enables or
+#: disables it only when that changes, so ENABLED is never enabled again; the halt disables it
+#: whatever it was, and a connection going away or coming back makes it UNKNOWN until it is set.
+VALIDATOR_TABLE = StateTable("money-in", ValidatorState, V.UNKNOWN, (
+    Row("enable", (V.UNKNOWN, V.DISABLED), V.ENABLED),
+    Row("disable", (V.UNKNOWN, V.ENABLED), V.DISABLED),
+    Row("halt", (V.UNKNOWN, V.ENABLED, V.DISABLED), V.DISABLED),
+    Row("connection_changed", (V.UNKNOWN, V.ENABLED, V.DISABLED), V.UNKNOWN),
+))
+
+
 class MoneyIn:
     """Notes and vouchers in, for ``terminal``."""
 
     def __init__(self, terminal: Terminal) -> None:
         self.t = terminal
-        self.validator = ValidatorState.UNKNOWN
+        self._validator = TableMachine(VALIDATOR_TABLE)
         #: The voucher in the validator's escrow (its validation number), or None.
         self.redeeming: str | None = None
         self.notes_stacked = 0
 
     @property
+    def validator(self) -> ValidatorState:
+        state: ValidatorState = self._validator.state
+        return state
+
+    @property
     def accepting(self) -> bool:
-        return self.validator is ValidatorState.ENABLED
+        return self.validator is V.ENABLED
 
     def can_take(self, cents: int) -> str | None:
         """Why ``cents`` more cannot be credited now, or None."""
@@ -72,29 +93,28 @@ class MoneyIn:
         validator = self.t.devices.bill_validator
         if validator is None or not validator.is_open:
             return
-        want = ValidatorState.ENABLED if self.can_take(0) is None and self.redeeming is None \
-            else ValidatorState.DISABLED
+        want = V.ENABLED if self.can_take(0) is None and self.redeeming is None else V.DISABLED
         if want is not self.validator:
+            money = self.t.cfg.money
             try:
-                if want is ValidatorState.ENABLED:
-                    validator.enable(self.t.cfg.money.notes_cents, tickets=self.t.cfg.money.tickets_in)
+                if want is V.ENABLED:
+                    self._validator.fire("enable", lambda: validator.enable(money.notes_cents,
+                                                                            tickets=money.tickets_in))
                 else:
-                    validator.disable()
-                self.validator = want
+                    self._validator.fire("disable", validator.disable)
             except DeviceError as exc:
                 log.warning("bill validator: %s", exc)
 
     def connection_changed(self) -> None:
         """The validator went away or came back: its state is set again on the next connection."""
-        self.validator = ValidatorState.UNKNOWN
+        self._validator.fire("connection_changed")
 
     def halt(self) -> None:
         """The terminal halts: a note taken now could not be credited."""
         validator = self.t.devices.bill_validator
         if validator is not None and validator.is_open:
             try:
-                validator.disable()
-                self.validator = ValidatorState.DISABLED
+                self._validator.fire("halt", validator.disable)
             except DeviceError as err:
                 log.critical("bill validator could not be disabled: %s", err)
 

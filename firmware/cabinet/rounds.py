@@ -8,7 +8,8 @@ mid-deal) interrupted is resumed from its journal. The player's decision time do
 play is stopped (:class:`DecisionClock`).
 
 :class:`Rounds` owns the round kernels and card sources by game, the round in progress, what the
-terminal's thread is doing with it (:class:`RoundActivity`), the game and bet chosen and the last
+terminal's thread is doing with it (:class:`RoundActivity`, moved only by the rows of
+:data:`ACTIVITY_TABLE`), the game and bet chosen and the last
 round's record. It drives the cabinet's round triggers, raises a fault's tilt through
 :class:`~firmware.cabinet.supervision.Supervision` and pumps the terminal's inputs at its safe points.
 """
@@ -27,8 +28,10 @@ from firmware.cards.source import PhysicalShoeSource, RngShoe
 from firmware.errors import EgmError
 from firmware.games.registry import configured_options, get_game
 from firmware.kernel.limits import BetLimits, validate_wagers
+from firmware.kernel.machine import TableMachine
 from firmware.kernel.round import RoundKernel
 from firmware.kernel.states import RoundState
+from firmware.kernel.table import Row, StateTable
 from firmware.ledger.errors import CriticalMemoryError
 from firmware.ledger.resume import resume_round
 
@@ -44,6 +47,19 @@ class RoundActivity(enum.Enum):
     IDLE = "idle"              #: nothing asked: the terminal's step may start or continue a round
     STARTING = "starting"      #: a round was requested and deals on the next step
     IN_KERNEL = "in_kernel"    #: inside the kernel (dealing, deciding, resuming): a step must not re-enter
+
+
+A = RoundActivity
+
+#: The rounds' machine (``egm diagram rounds``). A request waits for the next step, which takes its
+#: wagers (``begin``) before it enters the kernel; the kernel is entered only from IDLE, and entered
+#: once: a decision that times the others out goes on inside the same entry.
+ACTIVITY_TABLE = StateTable("rounds", RoundActivity, A.IDLE, (
+    Row("request", (A.IDLE,), A.STARTING),
+    Row("begin", (A.STARTING,), A.IDLE),
+    Row("enter_kernel", (A.IDLE,), A.IN_KERNEL),
+    Row("leave_kernel", (A.IN_KERNEL,), A.IDLE),
+))
 
 
 class DecisionClock:
@@ -93,22 +109,32 @@ class Rounds:
         self.kernel: RoundKernel | None = None          #: the kernel of the round in progress
         self.last_record: dict[str, Any] | None = None
         self.rounds_played = 0
-        self.activity = RoundActivity.IDLE
+        self._activity = TableMachine(ACTIVITY_TABLE)
         self._wagers: dict[int, dict[str, int]] | None = None   #: the round STARTING deals these
         self.decision_clock = DecisionClock(terminal.clock)
         self._physical_timeout = physical_shoe_timeout
 
     @property
+    def activity(self) -> RoundActivity:
+        activity: RoundActivity = self._activity.state
+        return activity
+
+    @property
     def starting(self) -> bool:
-        return self.activity is RoundActivity.STARTING
+        return self.activity is A.STARTING
 
     @contextlib.contextmanager
     def _in_kernel(self) -> Iterator[None]:
-        self.activity = RoundActivity.IN_KERNEL
+        """Inside the kernel until the outermost entry ends (a decision goes on to time out the
+        others, :meth:`go_on`, inside its own entry)."""
+        if self.activity is A.IN_KERNEL:
+            yield
+            return
+        self._activity.fire("enter_kernel")
         try:
             yield
         finally:
-            self.activity = RoundActivity.IDLE
+            self._activity.fire("leave_kernel")
 
     # --- the game, the bet, the kernels -----------------------------------------------------------
     def choose_game(self, game: str) -> dict[str, Any]:
@@ -180,7 +206,7 @@ class Rounds:
         t = self.t
         if game is not None:
             self.choose_game(game)
-        if not t.cabinet.can_start_round or self.activity is RoundActivity.STARTING:
+        if not t.cabinet.can_start_round or self.activity is not A.IDLE:
             raise TerminalError(f"a round cannot start now ({t.cabinet.state.name.lower()})")
         kernel = self.kernel_for(self.game_id)
         try:
@@ -191,21 +217,23 @@ class Rounds:
         stake = sum(sum(b.values()) for b in chosen.values()) + kernel.game.reserved_stake(kernel.options, chosen)
         if stake > t.ledger.credits:
             raise TerminalError(f"not enough credits: the round needs {stake}, the meter holds {t.ledger.credits}")
-        self._wagers, self.activity = chosen, RoundActivity.STARTING
+        self._activity.fire("request")
+        self._wagers = chosen
         t.message = ""
         return {**t.status(), "starting": True}
 
     def step(self) -> None:
         """The terminal's step, outside the kernel: deal the round requested, go on with the open one."""
-        if self.activity is RoundActivity.IN_KERNEL:
+        if self.activity is A.IN_KERNEL:
             return
-        if self.activity is RoundActivity.STARTING:
+        if self.activity is A.STARTING:
             self._begin()
         self.go_on()
 
     def _begin(self) -> None:
         t = self.t
-        chosen, self._wagers, self.activity = self._wagers, None, RoundActivity.IDLE
+        self._activity.fire("begin")
+        chosen, self._wagers = self._wagers, None
         if chosen is None or not t.cabinet.can_start_round:
             return
         kernel = self.kernel_for(self.game_id)

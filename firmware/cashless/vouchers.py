@@ -6,7 +6,9 @@ book's in-memory view is a fold over those records (:meth:`VoucherBook._apply`),
 at open (rebuilt from the log) and after each commit, so a power loss at any instant leaves exactly
 the state the records say.
 
-States and the record that enters each one (docs/cashless.md)::
+States and the record that enters each one (docs/cashless.md; the moves are the rows of
+:data:`~firmware.cashless.voucher_states.VOUCHER_TABLE`, which the book asks before it writes a
+record, so a move it does not hold raises and writes nothing)::
 
     (none) --issue--------> ISSUED          voucher record  state "issued"  (no meter moves)
     ISSUED --printed------> PRINTED         ticket_out      (ticket_out meter up, credits down)
@@ -23,7 +25,6 @@ PRINTED and REDEEMED are never written as voucher records: they are the ``ticket
 from __future__ import annotations
 
 import datetime as dt
-import enum
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -35,6 +36,7 @@ from firmware.cashless.validation import (
     parse_validation,
     validation_key,
 )
+from firmware.cashless.voucher_states import VOUCHER_TABLE, VoucherState
 from firmware.ledger.ledger import Ledger
 from hal.devices.ticket import MAX_TICKET_CENTS, Ticket, TicketKind
 
@@ -59,14 +61,6 @@ POWER_LOST_ASKING = "power lost before the redemption went ahead"
 #: (``[money] offline_redemption`` when it was issued). The host reads it from the report: such a
 #: voucher is approved at no other terminal (docs/cashless.md, "Offline redemption").
 OFFLINE_FIELD = "offline_redemption"
-
-
-class VoucherState(enum.StrEnum):
-    ISSUED = "issued"                    #: number recorded, the printer has not confirmed it
-    PRINTED = "printed"                  #: the printer confirmed it: the credits left the meter
-    VOID = "void"                        #: never printed (or not confirmed): credits stayed
-    REDEEM_PENDING = "redeem_pending"    #: in the validator's escrow, awaiting stacking
-    REDEEMED = "redeemed"                #: stacked: its amount went to the credit meter
 
 
 class Host(Protocol):
@@ -275,16 +269,19 @@ class VoucherBook:
     def _now(self) -> dt.datetime:
         return _aware(self._clock())
 
-    def _entry(self, validation: str, *states: VoucherState) -> _Entry:
+    def _entry(self, validation: str) -> _Entry:
         v = parse_validation(validation)
         entry = self._entries.get(v)
         if entry is None:
             raise VoucherStateError(f"voucher {format_validation(v)} is not in this terminal's book")
-        if states and entry.state not in states:
-            raise VoucherStateError(
-                f"voucher {format_validation(v)} is {entry.state.value}, not "
-                f"{' or '.join(s.value for s in states)}")
         return entry
+
+    def _move(self, validation: str, trigger: str, dest: VoucherState | None) -> None:
+        """Before the record that moves the voucher is written: the move must be a row of the
+        table (:class:`VoucherStateError` otherwise, and nothing is written)."""
+        entry = self._entries.get(validation)
+        VOUCHER_TABLE.move(entry.state if entry else None, trigger, dest,
+                           what=f"voucher {format_validation(validation)}")
 
     # --- issuing -------------------------------------------------------------------------------
     def _exists(self, validation: str) -> bool:
@@ -325,6 +322,7 @@ class VoucherBook:
             sequence += 1
             validation = offline_validation(self._key, self.terminal_id, sequence)
         issued = self._now().replace(microsecond=0)
+        self._move(validation, "issue", VoucherState.ISSUED)
         self._record(validation, R_ISSUED, sequence=sequence, amount_cents=amount_cents, cashable=True,
                      issued=issued.isoformat(), expiry_days=self.expiry_days,
                      terminal_id=self.terminal_id, **{OFFLINE_FIELD: self.offline_redemption})
@@ -333,7 +331,8 @@ class VoucherBook:
     def printed(self, validation: str) -> IssuedVoucher:
         """The printer confirmed the voucher: ISSUED -> PRINTED by committing ``ticket_out`` (the
         ticket_out meter goes up and the credits leave the meter with that one record)."""
-        entry = self._entry(validation, VoucherState.ISSUED)
+        entry = self._entry(validation)
+        self._move(entry.validation, "printed", VoucherState.PRINTED)
         self._ledger.ticket_out(entry.amount_cents, entry.validation, cashable=entry.cashable)
         self._apply("ticket_out", {"cents": entry.amount_cents, "validation": entry.validation,
                                    "cashable": entry.cashable})
@@ -343,7 +342,8 @@ class VoucherBook:
         """The printer did not confirm the voucher: ISSUED -> VOID. The credits stay on the meter and
         the number never redeems."""
         _text("a void reason", reason)
-        entry = self._entry(validation, VoucherState.ISSUED)
+        entry = self._entry(validation)
+        self._move(entry.validation, "void", VoucherState.VOID)
         self._record(entry.validation, R_VOID, reason=reason)
         return entry.issued_voucher()
 
@@ -431,6 +431,7 @@ class VoucherBook:
                 raise VoucherStateError(
                     f"voucher {format_validation(self._pending)} is still being redeemed")
         redemption = self.check(validation, host=host)
+        self._move(redemption.validation, "begin_redeem", VoucherState.REDEEM_PENDING)
         self._record(redemption.validation, R_REDEEM_PENDING, amount_cents=redemption.amount_cents,
                      cashable=redemption.cashable, source=redemption.source)
         return redemption
@@ -438,7 +439,8 @@ class VoucherBook:
     def commit_redeem(self, validation: str) -> Redemption:
         """The voucher is stacked: REDEEM_PENDING -> REDEEMED by committing ``ticket_in`` (the
         ticket_in meter and the credits go up with that one record)."""
-        entry = self._entry(validation, VoucherState.REDEEM_PENDING)
+        entry = self._entry(validation)
+        self._move(entry.validation, "commit_redeem", VoucherState.REDEEMED)
         self._ledger.ticket_in(entry.amount_cents, entry.validation, cashable=entry.cashable)
         self._apply("ticket_in", {"cents": entry.amount_cents, "validation": entry.validation,
                                   "cashable": entry.cashable})
@@ -448,7 +450,8 @@ class VoucherBook:
         """The voucher was returned to the player (or never stacked): REDEEM_PENDING -> the state it
         had before (PRINTED for this terminal's own; another machine's is forgotten again)."""
         _text("a cancel reason", reason)
-        entry = self._entry(validation, VoucherState.REDEEM_PENDING)
+        entry = self._entry(validation)
+        self._move(entry.validation, "cancel_redeem", entry.previous)
         self._record(entry.validation, R_REDEEM_RETURNED, reason=reason,
                      restored=entry.previous.value if entry.previous else None)
 

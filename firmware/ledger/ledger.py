@@ -189,16 +189,9 @@ class Ledger(LedgerHistory):
                 )
         return ledger
 
-    def _absorb(self, seq: int, kind: str, body: Mapping[str, Any],
-                changes: Mapping[str, int] | None = None) -> None:
-        """Update the in-memory state with one authentic record (at open and after each commit).
-
-        ``changes``: the record's meter deltas when the caller has them already (a commit computed
-        them to check the credit meter first); otherwise they are computed here.
-        """
-        if changes is None:
-            changes = M.deltas(kind, body)
-        for name in M.apply(self.meters, changes):
+    def _absorb(self, seq: int, kind: str, body: Mapping[str, Any]) -> None:
+        """Update the in-memory state with one authentic record (at open and after each commit)."""
+        for name in M.apply(self.meters, M.deltas(kind, body)):
             self._meter_seq[name] = seq
         self.kind_counts[kind] = self.kind_counts.get(kind, 0) + 1
         if kind == "event" and body.get("event") in ("door_open", "door_close") and isinstance(body.get("door"), str):
@@ -286,7 +279,7 @@ class Ledger(LedgerHistory):
         else:
             seq = self._store.last_seq + 1
             self._store.append([(kind, ref, now, body)], {n: (trial[n], seq) for n in changed})
-        self._absorb(seq, kind, body, changes)
+        self._absorb(seq, kind, body)
         self.rows += 1
         if self._batch is None:
             self._checkpoint_if_due()
