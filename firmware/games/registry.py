@@ -20,7 +20,11 @@ GAMES: dict[str, str] = {
     "double-super-9": "firmware.games.double_super_9:DoubleSuper9",
 }
 
-_cache: dict[str, Game] = {}
+#: A game the registry hands out. Which options model and round state it has depends on the id,
+#: known only at run time; code that needs them typed names the game class itself.
+AnyGame = Game[Any, Any]
+
+_cache: dict[str, AnyGame] = {}
 
 
 def available() -> list[str]:
@@ -28,7 +32,7 @@ def available() -> list[str]:
     return list(GAMES)
 
 
-def get_game(game_id: str) -> Game:
+def get_game(game_id: str) -> AnyGame:
     """The (stateless) game object for ``game_id``."""
     if game_id in _cache:
         return _cache[game_id]
@@ -36,7 +40,7 @@ def get_game(game_id: str) -> Game:
     if target is None:
         raise GameError(f"unknown game {game_id!r}; games are {', '.join(GAMES)}")
     module_name, _, class_name = target.partition(":")
-    game: Game = getattr(importlib.import_module(module_name), class_name)()
+    game: AnyGame = getattr(importlib.import_module(module_name), class_name)()
     _cache[game_id] = game
     return game
 
