@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from firmware.games.base import Game
 from firmware.games.errors import GameError, OptionError
 from firmware.games.options import GameOptions, build_options
+
+if TYPE_CHECKING:
+    from firmware.config.schema import Config
 
 #: Game id -> "module:Class". The order is the order screens and reports list the games.
 GAMES: dict[str, str] = {
@@ -54,7 +57,7 @@ def make_options(game_id: str, *tables: Mapping[str, Any], prefix: str = "") -> 
         raise OptionError(f"{game_id} option {exc}" if not prefix else str(exc)) from None
 
 
-def configured_options(cfg: Any, game_id: str, *overrides: Mapping[str, Any]) -> GameOptions:
+def configured_options(cfg: Config, game_id: str, *overrides: Mapping[str, Any]) -> GameOptions:
     """``game_id``'s options under the configuration ``cfg`` (a :class:`firmware.config.Config`):
     its ``[games.options.GAME]`` table over the rules' defaults, then ``overrides`` (``--option``).
 
