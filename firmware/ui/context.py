@@ -56,7 +56,7 @@ class GameContext(Generic[GameT, OptionsT]):
         which options model, is known only at run time: the game's :class:`GameUi` names them."""
         game_id = game_id or cfg.games.default
         limits = BetLimits.from_config(cfg.limits)
-        return cls(
+        return GameContext(
             game_id=game_id, game=get_game(game_id),
             options=configured_options(cfg, game_id),
             limits=limits, money=Money(cfg.terminal.denomination, cfg.terminal.currency),
