@@ -201,7 +201,7 @@ def seal(*, sender_id: str, seq: int, time: datetime, type: str, body: dict[str,
                             "type": type, "body": body})
     alg, signature = _sign(signing_key, inner)
     header = _header(version, kem_id, sender_id.encode("ascii"))
-    sealed = _suite(kem_id).encrypt(inner + bytes([alg]) + signature, recipient_public_key, info=header)
+    sealed: bytes = _suite(kem_id).encrypt(inner + bytes([alg]) + signature, recipient_public_key, info=header)
     enc_len = _KEMS[kem_id].enc_length()
     enc, ciphertext = sealed[:enc_len], sealed[enc_len:]
     out = header + struct.pack(">H", enc_len) + enc + ciphertext

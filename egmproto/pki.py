@@ -38,6 +38,7 @@ from cryptography import x509
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, x25519
+from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from egmproto import x509parse
@@ -175,7 +176,7 @@ def _mkdir(path: Path) -> None:
         raise PkiError(f"{path} is not a directory")
 
 
-def _key_pem(key: Any) -> bytes:
+def _key_pem(key: PrivateKeyTypes) -> bytes:
     return key.private_bytes(
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
     )

@@ -7,10 +7,15 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import argparse
+
+    from firmware.config.schema import Config
 
 
-def load_terminal_config(path: str | Path | None) -> Any:
+def load_terminal_config(path: str | Path | None) -> Config:
     """The configuration at ``path`` (None: the built-in one) with every ``[games.options.<game>]``
     table checked by its game: the configuration sits below the games, so they meet here, in the
     composition root (docs/architecture.md)."""
@@ -20,7 +25,7 @@ def load_terminal_config(path: str | Path | None) -> Any:
     return load_config(path, check_options=validate_options)
 
 
-def emit_json(document: Any) -> None:
+def emit_json(document: object) -> None:
     """Write one JSON document to stdout (CONTRACTS.md: one document per command)."""
     json.dump(document, sys.stdout, indent=None, separators=(", ", ": "))
     sys.stdout.write("\n")
@@ -47,7 +52,7 @@ def non_negative_int(text: str) -> int:
     return _whole_number(text, 0)
 
 
-def json_argument(p: Any) -> None:
+def json_argument(p: argparse.ArgumentParser) -> None:
     """The ``--json`` flag of a command that prints text for people by default."""
     p.add_argument("--json", action="store_true",
                    help="print one JSON document (for machines) instead of text for people")
@@ -106,7 +111,7 @@ def default_state_dir(terminal_id: str | None = None) -> Path:
     return Path(platformdirs.user_data_dir("egm")) / terminal_id
 
 
-def state_dir_argument(p: Any, help: str = "the terminal's state directory (critical memory)") -> None:
+def state_dir_argument(p: argparse.ArgumentParser, help: str = "the terminal's state directory (critical memory)") -> None:
     """``--state-dir DIR``, by default :func:`default_state_dir` (as ``egm run``)."""
     import platformdirs
 
@@ -114,7 +119,7 @@ def state_dir_argument(p: Any, help: str = "the terminal's state directory (crit
                    help=f"{help}; default egm run's: {platformdirs.user_data_dir('egm')}/TERMINAL-ID")
 
 
-def chosen_state_dir(args: Any) -> Path:
+def chosen_state_dir(args: argparse.Namespace) -> Path:
     """The ``--state-dir`` given, else :func:`default_state_dir`."""
     return Path(args.state_dir) if args.state_dir else default_state_dir()
 def checked_state_dir(text: str | os.PathLike[str], *, write: bool = False, create: bool = False) -> Path:

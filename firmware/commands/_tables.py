@@ -9,14 +9,18 @@ table of its own. A value inside a cell is written ``key=value, ...``; never a P
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
 
 #: Columns used when stdout is not a terminal (a pipe, a file, a test): wide, so that a row is one
 #: line for grep (a table is only as wide as its cells).
 PIPE_WIDTH = 200
 
 
-def console() -> Any:
+def console() -> Console:
     """A rich console on stdout: the terminal's width, or :data:`PIPE_WIDTH` when piped (whatever
     ``COLUMNS`` says: a reader of a file or a pipe has no screen to fit)."""
     import sys
@@ -27,7 +31,7 @@ def console() -> Any:
     return Console(file=sys.stdout, width=width, highlight=False, emoji=False, markup=False)
 
 
-def cell(value: Any) -> str:
+def cell(value: object) -> str:
     """A value as a table cell: numbers with thousands separators, records as ``key=value``."""
     if value is None:
         return "-"
@@ -43,7 +47,7 @@ def cell(value: Any) -> str:
 
 
 def records_table(rows: Sequence[Mapping[str, Any]], title: str | None = None,
-                  columns: Sequence[str] | None = None) -> Any:
+                  columns: Sequence[str] | None = None) -> Table:
     """Records as a table: ``columns`` (default: the fields every record has, in the first one's
     order); any other field goes to a ``details`` column as ``key=value``."""
     from rich.table import Table
@@ -63,12 +67,12 @@ def records_table(rows: Sequence[Mapping[str, Any]], title: str | None = None,
     return table
 
 
-def _is_records(value: Any) -> bool:
+def _is_records(value: object) -> bool:
     return (isinstance(value, Sequence) and not isinstance(value, str) and bool(value)
             and all(isinstance(v, Mapping) for v in value))
 
 
-def tables(value: Any, title: str | None = None) -> list[Any]:
+def tables(value: Any, title: str | None = None) -> list[Table | str]:
     """The rich renderables of :func:`show`."""
     from rich.table import Table
 
@@ -76,7 +80,7 @@ def tables(value: Any, title: str | None = None) -> list[Any]:
         return [records_table(value, title)]
     if not isinstance(value, Mapping):
         return [cell(value) if title is None else f"{title}: {cell(value)}"]
-    out: list[Any] = []
+    out: list[Table | str] = []
     plain = Table(title=title, title_justify="left", show_header=False)
     plain.add_column("name")
     plain.add_column("value", overflow="fold")

@@ -52,7 +52,9 @@ def _par(args: argparse.Namespace) -> int:
     if args.html and not Path(args.html).resolve().parent.is_dir():
         raise UsageError(f"--html {args.html}: no such directory {Path(args.html).resolve().parent}")
     rounds = args.rounds or DEFAULT_ROUNDS
-    if game.id == "holdem-war" and args.method != "monte-carlo":
+    from firmware.games.holdem_war import HoldemWarOptions
+
+    if isinstance(options, HoldemWarOptions) and args.method != "monte-carlo":   # Hold'em War's
         _holdem_ties(options.decks)
     with _progress(rounds, f"par {game.id}") as advance:
         sheet = par_sheet(game.id, options, method=args.method, seats=args.seats, unit=args.unit,
@@ -115,7 +117,7 @@ def _holdem_ties(decks: int) -> None:
         holdem_war_tie.tie_count(decks, advance)
 
 
-def _pct(value: Any) -> str:
+def _pct(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.4f}%"
 
 

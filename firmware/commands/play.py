@@ -4,10 +4,23 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from firmware.commands._common import emit_json, game_id, game_ids, json_argument, positive_int
 from firmware.errors import UsageError
+
+if TYPE_CHECKING:  # imported where used: the CLI starts without the game modules
+    from collections.abc import Callable
+
+    from rich.progress import Progress
+
+    from firmware.cards.source import CardSource
+    from firmware.config.schema import Config
+    from firmware.games.base import DecisionRequest
+    from firmware.games.options import GameOptions
+    from firmware.games.registry import AnyGame
+    from firmware.kernel.limits import BetLimits
+    from firmware.rng.service import RngService
 
 DEFAULT_UNIT = 10
 
@@ -64,7 +77,7 @@ def _option_arguments(p: argparse.ArgumentParser) -> None:
                         "limits to use (default: the terminal's default configuration)")
 
 
-def _configured(game_id: str, args: argparse.Namespace) -> tuple[Any, Any]:
+def _configured(game_id: str, args: argparse.Namespace) -> tuple[Config, GameOptions]:
     """The configuration (``--config``, else the terminal's default one) and ``game_id``'s options
     under it, ``--option`` last: the options the terminal itself would play."""
     from firmware.commands._common import load_terminal_config
@@ -75,7 +88,7 @@ def _configured(game_id: str, args: argparse.Namespace) -> tuple[Any, Any]:
     return cfg, configured_options(cfg, game_id, parse_assignments(args.option))
 
 
-def _load(args: argparse.Namespace) -> tuple[Any, Any, Any]:
+def _load(args: argparse.Namespace) -> tuple[AnyGame, GameOptions, BetLimits]:
     """The game, its options (:func:`_configured`) and the configuration's table limits."""
     from firmware.games.registry import get_game
     from firmware.kernel.limits import BetLimits
@@ -135,7 +148,7 @@ def _wagers(texts: list[str], seats: int | None) -> dict[int, dict[str, int]]:
     return wagers
 
 
-def _make_rng(seed: str | None) -> Any:
+def _make_rng(seed: str | None) -> RngService:
     from firmware.rng.service import RngService
 
     return RngService.seeded(seed) if seed is not None else RngService.production()
@@ -157,7 +170,7 @@ def _round(args: argparse.Namespace) -> int:
         decisions.setdefault(seat, []).append(action)
     dice = parse_dice(args.dice)
     if args.cards is not None:
-        source: Any = StackedSource(parse_cards(args.cards), shoe=game.shoe(options))
+        source: CardSource = StackedSource(parse_cards(args.cards), shoe=game.shoe(options))
         if dice is None and game.dice:
             raise UsageError(f"{game.id} rolls dice: give --dice with --cards")
     else:
@@ -168,7 +181,7 @@ def _round(args: argparse.Namespace) -> int:
 
     kernel = RoundKernel(game, options, limits=limits)
 
-    def decider(request: Any) -> str:
+    def decider(request: DecisionRequest) -> str:
         queue = decisions.get(request.seat)
         if queue:
             return queue.pop(0)
@@ -238,18 +251,18 @@ class _progress:
 
     def __init__(self, total: int, label: str) -> None:
         self.total, self.label = total, label
-        self._progress: Any = None
+        self._progress: Progress | None = None
 
-    def __enter__(self):
+    def __enter__(self) -> Callable[[int], None] | None:
         if not sys.stderr.isatty():
             return None
         from rich.console import Console
         from rich.progress import Progress
 
-        self._progress = Progress(console=Console(stderr=True), transient=True)
-        self._progress.start()
-        task = self._progress.add_task(self.label, total=self.total)
-        return lambda n: self._progress.advance(task, n)
+        progress = self._progress = Progress(console=Console(stderr=True), transient=True)
+        progress.start()
+        task = progress.add_task(self.label, total=self.total)
+        return lambda n: progress.advance(task, n)
 
     def __exit__(self, *exc: object) -> None:
         if self._progress is not None:

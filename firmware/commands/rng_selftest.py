@@ -14,7 +14,12 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from rich.progress import Progress, TaskID
 
 from firmware.commands._common import emit_json, positive_int
 
@@ -81,10 +86,10 @@ class _Progress:
     """One rich progress bar per battery phase, on stderr when it is a terminal."""
 
     def __init__(self) -> None:
-        self._progress: Any = None
-        self._tasks: dict[str, Any] = {}
+        self._progress: Progress | None = None
+        self._tasks: dict[str, TaskID] = {}
 
-    def __enter__(self):
+    def __enter__(self) -> Callable[[str, int, int], None] | None:
         if not sys.stderr.isatty():
             return None
         from rich.console import Console
@@ -95,10 +100,13 @@ class _Progress:
         return self._update
 
     def _update(self, phase: str, done: int, total: int) -> None:
+        progress = self._progress
+        if progress is None:          # only __enter__ hands this out, once the bar is made
+            return
         task = self._tasks.get(phase)
         if task is None:
-            task = self._tasks[phase] = self._progress.add_task(phase, total=total)
-        self._progress.update(task, completed=done, total=total)
+            task = self._tasks[phase] = progress.add_task(phase, total=total)
+        progress.update(task, completed=done, total=total)
 
     def __exit__(self, *exc: object) -> None:
         if self._progress is not None:

@@ -20,7 +20,7 @@ import enum
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar, Generic, NamedTuple, TypeVar
 
 from firmware.cards.source import CardSource
 from firmware.games.errors import DecisionError, GameError
@@ -29,6 +29,11 @@ from firmware.rng.interface import RandomSource
 
 #: Wagers of one round: seat number (1-based) -> wager name -> integer credits.
 Wagers = Mapping[int, Mapping[str, int]]
+
+#: A game's options model (its subclass of :class:`GameOptions`).
+OptionsT = TypeVar("OptionsT", bound=GameOptions)
+#: A game's per-round state (the object its ``new_round`` returns and every later step takes).
+StateT = TypeVar("StateT")
 
 
 class Outcome(enum.StrEnum):
@@ -77,8 +82,13 @@ class Settlement:
         return sum(r.net for seat in self.results.values() for r in seat.values())
 
 
-class Game(ABC):
-    """One game's rules. Subclasses are stateless; per-round state lives in the object ``new_round`` returns."""
+class Game(ABC, Generic[OptionsT, StateT]):
+    """One game's rules. Subclasses are stateless; per-round state lives in the object ``new_round`` returns.
+
+    Generic over the game's options model (``OptionsT``) and round state (``StateT``): each game
+    names both (``class ThreeCardPoker(Game[ThreeCardPokerOptions, ThreeCardRound])``), so its steps
+    and the kernel that drives them are checked against the real types.
+    """
 
     #: Game id of CONTRACTS.md.
     id: ClassVar[str]
@@ -89,7 +99,9 @@ class Game(ABC):
     #: Wagers placed only by a decision, mapped to the wager they raise (Three Card Poker's PLAY
     #: raises ANTE): the PAR sheet reports them together, per unit of the raised wager.
     raises: ClassVar[Mapping[str, str]] = {}
-    #: The pydantic model of the game's options (the rules' (option) settings).
+    #: The pydantic model of the game's options (the rules' (option) settings). Typed as the base
+    #: model: a class variable cannot name the type parameter, and the registry builds options
+    #: from it for a game it knows only by id.
     options_model: ClassVar[type[GameOptions]]
     #: Whether the game ever waits for players (DECISIONS state).
     has_decisions: ClassVar[bool] = False
@@ -106,7 +118,7 @@ class Game(ABC):
     fee_wagers: ClassVar[frozenset[str]] = frozenset()
 
     @abstractmethod
-    def shoe(self, options: Any) -> tuple[int, ...]:
+    def shoe(self, options: OptionsT) -> tuple[int, ...]:
         """The shoe composition the options call for (shuffled afresh every round by the RNG shoe)."""
 
     def roll_dice(self, rng: RandomSource) -> tuple[int, ...]:
@@ -122,58 +134,58 @@ class Game(ABC):
 
     # --- betting -------------------------------------------------------------------------------
     @abstractmethod
-    def validate_wagers(self, options: Any, wagers: Wagers) -> None:
+    def validate_wagers(self, options: OptionsT, wagers: Wagers) -> None:
         """Game rules on wagers (required pairs, allowed names); raise WagerError. Limits are the kernel's."""
 
-    def reserved_stake(self, options: Any, wagers: Wagers) -> int:
+    def reserved_stake(self, options: OptionsT, wagers: Wagers) -> int:
         """Credits the round may still stake after the deal (PLAY on a decision, a fee taken at
         settlement) for validated ``wagers``: the kernel's credit check reserves them before any
         card is dealt, so a round can always complete. Most games stake nothing later."""
         return 0
 
     @abstractmethod
-    def automatic_wagers(self, options: Any, seats: int, unit: int) -> dict[int, dict[str, int]]:
+    def automatic_wagers(self, options: OptionsT, seats: int, unit: int) -> dict[int, dict[str, int]]:
         """The documented automatic wagers of ``egm simulate`` / autoplay for ``seats`` seats."""
 
     # --- round steps ---------------------------------------------------------------------------
     @abstractmethod
-    def new_round(self, options: Any, wagers: Wagers, dice: tuple[int, ...] | None = None) -> Any:
+    def new_round(self, options: OptionsT, wagers: Wagers, dice: tuple[int, ...] | None = None) -> StateT:
         """A fresh round state for validated wagers."""
 
     @abstractmethod
-    def deal(self, state: Any, source: CardSource) -> None:
+    def deal(self, state: StateT, source: CardSource) -> None:
         """Deal the initial cards in the documented order."""
 
-    def pending_decisions(self, state: Any) -> list[DecisionRequest]:
+    def pending_decisions(self, state: StateT) -> list[DecisionRequest]:
         """Decisions still awaited; games without decisions have none."""
         return []
 
-    def decide(self, state: Any, seat: int, action: str) -> None:
+    def decide(self, state: StateT, seat: int, action: str) -> None:
         """Apply one player's decision; raise DecisionError if it is not allowed."""
         raise DecisionError(f"{self.id} takes no decisions")
 
-    def decision_time_limit(self, options: Any) -> float | None:
+    def decision_time_limit(self, options: OptionsT) -> float | None:
         """The game's own time limit for decisions, in seconds, if its options set one; None lets
         the terminal's ``games.decision_timeout_s`` apply."""
         return None
 
-    def automatic_decision(self, state: Any, request: DecisionRequest) -> str:
+    def automatic_decision(self, state: StateT, request: DecisionRequest) -> str:
         """The documented automatic strategy (simulate, autoplay)."""
         return request.default
 
     @abstractmethod
-    def showdown(self, state: Any, source: CardSource) -> None:
+    def showdown(self, state: StateT, source: CardSource) -> None:
         """Wars, pool contest or showdown; may draw more cards."""
 
     @abstractmethod
-    def settle(self, state: Any) -> Settlement:
+    def settle(self, state: StateT) -> Settlement:
         """Every wager's outcome and net, and the house's result; credits are conserved."""
 
-    def decision_view(self, state: Any, seat: int) -> dict[str, Any]:
+    def decision_view(self, state: StateT, seat: int) -> dict[str, Any]:
         """What the player at ``seat`` may see while deciding (the screens draw it): their own cards
         as card strings, never a card the rules keep face down. Games with decisions override it."""
         return {}
 
     @abstractmethod
-    def record(self, state: Any) -> dict[str, Any]:
+    def record(self, state: StateT) -> dict[str, Any]:
         """The game's part of the round record (``seats``, ``dealer`` and the game's own keys)."""

@@ -291,7 +291,7 @@ class DoubleSuper9Round:
 
 
 # --- the game -----------------------------------------------------------------------------------
-class DoubleSuper9(Game):
+class DoubleSuper9(Game[DoubleSuper9Options, DoubleSuper9Round]):
     id: ClassVar[str] = "double-super-9"
     name: ClassVar[str] = "Double Super 9"
     wager_names: ClassVar[tuple[str, ...]] = (BET, BANK, COLLECTION)

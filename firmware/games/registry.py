@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from firmware.games.base import Game
 from firmware.games.errors import GameError, OptionError
 from firmware.games.options import GameOptions, build_options
+
+if TYPE_CHECKING:
+    from firmware.config.schema import Config
 
 #: Game id -> "module:Class". The order is the order screens and reports list the games.
 GAMES: dict[str, str] = {
@@ -20,7 +23,11 @@ GAMES: dict[str, str] = {
     "double-super-9": "firmware.games.double_super_9:DoubleSuper9",
 }
 
-_cache: dict[str, Game] = {}
+#: A game the registry hands out. Which options model and round state it has depends on the id,
+#: known only at run time; code that needs them typed names the game class itself.
+AnyGame = Game[Any, Any]
+
+_cache: dict[str, AnyGame] = {}
 
 
 def available() -> list[str]:
@@ -28,7 +35,7 @@ def available() -> list[str]:
     return list(GAMES)
 
 
-def get_game(game_id: str) -> Game:
+def get_game(game_id: str) -> AnyGame:
     """The (stateless) game object for ``game_id``."""
     if game_id in _cache:
         return _cache[game_id]
@@ -36,7 +43,7 @@ def get_game(game_id: str) -> Game:
     if target is None:
         raise GameError(f"unknown game {game_id!r}; games are {', '.join(GAMES)}")
     module_name, _, class_name = target.partition(":")
-    game: Game = getattr(importlib.import_module(module_name), class_name)()
+    game: AnyGame = getattr(importlib.import_module(module_name), class_name)()
     _cache[game_id] = game
     return game
 
@@ -50,7 +57,7 @@ def make_options(game_id: str, *tables: Mapping[str, Any], prefix: str = "") -> 
         raise OptionError(f"{game_id} option {exc}" if not prefix else str(exc)) from None
 
 
-def configured_options(cfg: Any, game_id: str, *overrides: Mapping[str, Any]) -> GameOptions:
+def configured_options(cfg: Config, game_id: str, *overrides: Mapping[str, Any]) -> GameOptions:
     """``game_id``'s options under the configuration ``cfg`` (a :class:`firmware.config.Config`):
     its ``[games.options.GAME]`` table over the rules' defaults, then ``overrides`` (``--option``).
 

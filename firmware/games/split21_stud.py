@@ -288,7 +288,7 @@ def _blackjack_result(stake: int, mine: int, theirs: int, pays: Fraction) -> Wag
 
 
 # --- the game -----------------------------------------------------------------------------------
-class Split21Stud(Game):
+class Split21Stud(Game[Split21StudOptions, Split21Round]):
     id: ClassVar[str] = "split21-stud"
     name: ClassVar[str] = "Split 21 Stud"
     #: Record order: the poker wagers first (patent [0038]), then the blackjack hands, then the bank.

@@ -368,7 +368,7 @@ class ThreeCardRound:
 
 
 # --- the game -----------------------------------------------------------------------------------
-class ThreeCardPoker(Game):
+class ThreeCardPoker(Game[ThreeCardPokerOptions, ThreeCardRound]):
     id: ClassVar[str] = "three-card-poker"
     name: ClassVar[str] = "Three Card Poker"
     #: Record order; ``play`` comes only from the decision, ``commission`` and ``bank`` only with

@@ -141,7 +141,7 @@ class WarRound:
     settlement: Settlement | None = None
 
 
-class WarFamilyGame(Game):
+class WarFamilyGame(Game[WarFamilyOptions, WarRound]):
     """Wagers BAC, WAR, TIE, FOUR_CARD, WAR_POOL against the dealer, wars and the war pool."""
 
     wager_names: ClassVar[tuple[str, ...]] = ("bac", "war", "tie", "four_card", "war_pool")
@@ -152,7 +152,7 @@ class WarFamilyGame(Game):
     def hand_score(self, cards: list[Card], community: list[Card]) -> int:
         """The initial hand's score (higher is better; equal starts a war)."""
 
-    def score_json(self, score: int) -> Any:
+    def score_json(self, score: int) -> int | str:
         """How a score appears in the record (the number itself by default)."""
         return score
 

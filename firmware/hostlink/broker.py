@@ -276,7 +276,7 @@ class EmbeddedBroker:
     async def _serve(self, sock: socket.socket, stop: asyncio.Event, started: threading.Event) -> None:
         broker = ReliableBroker(self._config())
         await broker.start()
-        open_connections: dict[asyncio.Task[Any], asyncio.StreamWriter] = {}
+        open_connections: dict[asyncio.Task[object], asyncio.StreamWriter] = {}
 
         async def connected(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
             me = asyncio.current_task()
@@ -367,7 +367,8 @@ class _ReplayReader(StreamReaderAdapter):
 
     async def read(self, n: int = -1) -> bytes:
         if not self._prefix:
-            return await super().read(n)
+            data: bytes = await super().read(n)
+            return data
         if 0 <= n < len(self._prefix):
             data, self._prefix = self._prefix[:n], self._prefix[n:]
             return data

@@ -89,7 +89,7 @@ class Mailbox:
                 return self._last_id
         raise RuntimeError("no free MQTT packet identifier")  # MAX_INFLIGHT makes this unreachable
 
-    def acknowledged(self, message: _Outgoing, waiter: asyncio.Future[Any]) -> None:
+    def acknowledged(self, message: _Outgoing, waiter: asyncio.Future[object]) -> None:
         """The PUBACK waiter of ``message`` ended: a PUBACK removes it; a cancelled wait keeps it."""
         if waiter.cancelled() or waiter.exception() is not None:
             return
@@ -100,7 +100,7 @@ class Mailbox:
 
 def mailbox(session: Session) -> Mailbox:
     """The session's mailbox (created on first use; it lives and dies with the session)."""
-    box = session.attributes.get(_MAILBOX)
+    box: Mailbox | None = session.attributes.get(_MAILBOX)
     if box is None:
         box = session.attributes[_MAILBOX] = Mailbox()
     return box
@@ -127,7 +127,8 @@ class ReliableBroker(Broker):
 
     async def add_subscription(self, subscription: tuple[str, int], session: Session) -> int:
         topic_filter, qos = subscription
-        return await super().add_subscription((topic_filter, min(qos, QOS_1)), session)
+        granted: int = await super().add_subscription((topic_filter, min(qos, QOS_1)), session)
+        return granted
 
     async def retain_message(self, source_session: Session | None, topic_name: str | None,
                              data: bytes | bytearray | None, qos: int | None = None) -> None:
@@ -165,7 +166,7 @@ class ReliableBroker(Broker):
         queue = session.delivered_message_queue
         acknowledged = [queue.get_nowait() for _ in range(queue.qsize())]
         for message in acknowledged:
-            done: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+            done: asyncio.Future[object] = asyncio.get_running_loop().create_future()
             done.set_result(message)
             try:
                 await self._handle_message_delivery(session, handler, done)
@@ -174,7 +175,7 @@ class ReliableBroker(Broker):
 
     # -- subscribers: every matching subscription gets the message ----------------------------------
 
-    async def _run_broadcast(self, running_tasks: collections.deque[asyncio.Task[Any]]) -> None:
+    async def _run_broadcast(self, running_tasks: collections.deque[asyncio.Task[object]]) -> None:
         broadcast = await self._broadcast_queue.get()
         topic = broadcast["topic"]
         for topic_filter, subscriptions in self._subscriptions.items():
@@ -188,7 +189,7 @@ class ReliableBroker(Broker):
                                   topic, target.client_id)
 
     async def _deliver(self, broadcast: dict[str, Any], target: Session, sub_qos: int,
-                       running_tasks: collections.deque[asyncio.Task[Any]]) -> None:
+                       running_tasks: collections.deque[asyncio.Task[object]]) -> None:
         topic, data = broadcast["topic"], broadcast["data"]
         if not await self._topic_filtering(target, topic=topic, action=Action.RECEIVE):
             return
@@ -229,7 +230,7 @@ class ReliableBroker(Broker):
 
     @staticmethod
     async def _send(box: Mailbox, handler: BrokerProtocolHandler, message: _Outgoing, *, dup: bool) -> None:
-        waiter: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        waiter: asyncio.Future[object] = asyncio.get_running_loop().create_future()
         waiter.add_done_callback(lambda w: box.acknowledged(message, w))
         handler._puback_waiters[message.packet_id] = waiter  # amqtt resolves it on the PUBACK
         packet = PublishPacket.build(message.topic, message.data, message.packet_id, dup, QOS_1, False)

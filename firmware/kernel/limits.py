@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
-from firmware.games.base import Game
+from firmware.games.base import Game, OptionsT, StateT
 from firmware.games.errors import WagerError
+
+if TYPE_CHECKING:
+    from firmware.config.schema import LimitsSection
 
 
 @dataclass(frozen=True, slots=True)
@@ -17,7 +20,7 @@ class BetLimits:
     max_total_bet: int = 5000
 
     @classmethod
-    def from_config(cls, limits: Any) -> BetLimits:
+    def from_config(cls, limits: LimitsSection) -> BetLimits:
         return cls(limits.min_bet, limits.max_bet, limits.max_total_bet)
 
 
@@ -26,8 +29,8 @@ NO_LIMITS = BetLimits(1, 1 << 62, 1 << 62)
 
 
 def validate_wagers(
-    game: Game,
-    options: Any,
+    game: Game[OptionsT, StateT],
+    options: OptionsT,
     wagers: Mapping[int, Mapping[str, int]],
     limits: BetLimits,
     credits: int | None = None,

@@ -11,11 +11,11 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic
 
 from firmware.cards.card import format_cards
 from firmware.cards.source import CardSource
-from firmware.games.base import DecisionRequest, Game, Settlement
+from firmware.games.base import DecisionRequest, Game, OptionsT, Settlement, StateT
 from firmware.games.errors import DecisionError
 from firmware.kernel.errors import KernelError
 from firmware.kernel.journal import JournalEntry, NullJournal, RoundJournal
@@ -27,8 +27,12 @@ from firmware.kernel.states import RoundState, transition_table
 Decider = Callable[[DecisionRequest], str]
 
 
-class RoundKernel:
-    """Plays rounds of one game with fixed options. The machine is built once and reused per round."""
+class RoundKernel(Generic[OptionsT, StateT]):
+    """Plays rounds of one game with fixed options. The machine is built once and reused per round.
+
+    Typed by its game's options and round state: ``RoundKernel(ThreeCardPoker(), options)`` is a
+    ``RoundKernel[ThreeCardPokerOptions, ThreeCardRound]``, and its ``round`` a ``ThreeCardRound``.
+    """
 
     _round_id: str | None
 
@@ -42,8 +46,8 @@ class RoundKernel:
 
     def __init__(
         self,
-        game: Game,
-        options: Any,
+        game: Game[OptionsT, StateT],
+        options: OptionsT,
         *,
         limits: BetLimits = NO_LIMITS,
         journal: RoundJournal | None = None,
@@ -96,7 +100,8 @@ class RoundKernel:
         return len(self._source.dealt) if self._source is not None else 0
 
     def _reset(self) -> None:
-        self.round: Any = None
+        #: The game's state of the round in play (None before the first ``begin``).
+        self.round: StateT | None = None
         self._round_id = None
         self.wagers: dict[int, dict[str, int]] = {}
         self.dice: tuple[int, ...] | None = None
@@ -110,6 +115,12 @@ class RoundKernel:
         self._decisions_mark = 0
         self._entry_data: dict[str, Any] = {}
         self.decisions_deadline = None
+
+    def _state(self) -> StateT:
+        """The round in play's game state; only a step of a begun round asks for it."""
+        if self.round is None:
+            raise KernelError("no round has begun")
+        return self.round
 
     # --- the journal hook ----------------------------------------------------------------------
     def _write_ahead(self, event: Any) -> None:
@@ -157,7 +168,7 @@ class RoundKernel:
         self._round_id = round_id or None
         self.wagers = clean
         self.dice = tuple(dice) if dice is not None else None
-        self.round = self.game.new_round(self.options, clean, self.dice)
+        state = self.round = self.game.new_round(self.options, clean, self.dice)
         source.new_round()
         self._source = source
         if self._journaling:
@@ -170,8 +181,8 @@ class RoundKernel:
             if self.dice is not None:
                 self._entry_data["dice"] = list(self.dice)
         self.deal()
-        self.game.deal(self.round, source)
-        pending = self.game.pending_decisions(self.round)
+        self.game.deal(state, source)
+        pending = self.game.pending_decisions(state)
         if pending:
             self.await_decisions()
             if self.decision_timeout_s is not None:
@@ -183,23 +194,24 @@ class RoundKernel:
     def pending(self) -> list[DecisionRequest]:
         if self.phase is not RoundState.DECISIONS:
             return []
-        return self.game.pending_decisions(self.round)
+        return self.game.pending_decisions(self._state())
 
     def decision_view(self, seat: int) -> dict[str, Any]:
         """What ``seat``'s player may see while a decision is awaited (``{}`` otherwise)."""
         if self.phase is not RoundState.DECISIONS:
             return {}
-        return self.game.decision_view(self.round, seat)
+        return self.game.decision_view(self._state(), seat)
 
     def decide(self, seat: int, action: str) -> list[DecisionRequest]:
         """Apply one player's decision; when none is left the round runs on to COMPLETE."""
         if self.phase is not RoundState.DECISIONS:
             raise KernelError(f"no decision is awaited ({self.phase.value})")
-        if not any(r.seat == seat for r in self.game.pending_decisions(self.round)):
+        state = self._state()
+        if not any(r.seat == seat for r in self.game.pending_decisions(state)):
             raise DecisionError(f"seat {seat} has no decision to make")
-        self.game.decide(self.round, seat, action)
+        self.game.decide(state, seat, action)
         self.decisions.append((seat, action))
-        pending = self.game.pending_decisions(self.round)
+        pending = self.game.pending_decisions(state)
         if not pending:
             self._play_out()
         return pending
@@ -219,7 +231,7 @@ class RoundKernel:
         """
         applied: list[tuple[int, str]] = []
         while self.phase is RoundState.DECISIONS:
-            request = self.game.pending_decisions(self.round)[0]
+            request = self.game.pending_decisions(self._state())[0]
             self.timed_out.append(len(self.decisions))
             applied.append((request.seat, request.default))
             self.decide(request.seat, request.default)
@@ -227,10 +239,11 @@ class RoundKernel:
 
     def _play_out(self) -> None:
         assert self._source is not None
+        state = self._state()
         self.showdown()
-        self.game.showdown(self.round, self._source)
+        self.game.showdown(state, self._source)
         self.settle()
-        self.settlement = self.game.settle(self.round)
+        self.settlement = self.game.settle(state)
         if self._journaling:
             self._entry_data = {
                 "net": self.settlement.players_net,
@@ -263,7 +276,7 @@ class RoundKernel:
             if decider is not None:
                 action = decider(request)
             else:
-                action = self.game.automatic_decision(self.round, request)
+                action = self.game.automatic_decision(self._state(), request)
             pending = self.decide(request.seat, action)
         assert self.settlement is not None
         return self.settlement
@@ -279,7 +292,7 @@ class RoundKernel:
                                "options": self.options.to_json()}
         if self.dice is not None:
             doc["dice"] = list(self.dice)
-        doc.update(self.game.record(self.round))
+        doc.update(self.game.record(self._state()))
         doc["net"] = self.settlement.players_net
         doc["house_net"] = self.settlement.house_net
         doc["decisions"] = [

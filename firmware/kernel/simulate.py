@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from firmware.cards.source import RngShoe
-from firmware.games.base import Game, Outcome
+from firmware.games.base import Game, OptionsT, Outcome, StateT
 from firmware.kernel.limits import NO_LIMITS
 from firmware.kernel.round import RoundKernel
+from firmware.rng.interface import RandomSource
 
 Z95 = 1.959963984540054
 VOID = Outcome.VOID
@@ -75,11 +76,11 @@ class SimulationResult:
 
 
 def simulate(
-    game: Game,
-    options: Any,
+    game: Game[OptionsT, StateT],
+    options: OptionsT,
     rounds: int,
     *,
-    rng: Any,
+    rng: RandomSource,
     seed: str | None = None,
     seats: int = 1,
     unit: int = 10,

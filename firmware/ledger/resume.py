@@ -108,7 +108,7 @@ def resume_round(
     *,
     decider: Callable[[DecisionRequest], str] | None = None,
     continuation: Any = None,
-) -> RoundKernel | None:
+) -> RoundKernel[Any, Any] | None:
     """Continue the ledger's unfinished round, if any; return its kernel (COMPLETE, or waiting in
     DECISIONS when ``decider`` is None and a decision is still needed), or None if no round was open."""
     open_round = ledger.open_round

@@ -19,19 +19,20 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from firmware.math.sheet import OutcomeLine, ParSheet, WagerPar
+from firmware.games.options import GameOptions
+from firmware.math.sheet import Number, OutcomeLine, ParSheet, WagerPar
 
 #: Bumped whenever a change to the games or the math could change a stored sheet.
 VERSION = 1
 SHIPPED = "sheets"
 
 
-def key(game_id: str, options: Any, *, seats: int, unit: int) -> str:
+def key(game_id: str, options: GameOptions, *, seats: int, unit: int) -> str:
     doc = {"v": VERSION, "game": game_id, "options": options.to_json(), "seats": seats, "unit": unit}
     return f"{game_id}-{hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:24]}"
 
 
-def lookup(game_id: str, options: Any, *, seats: int, unit: int, rounds: int,
+def lookup(game_id: str, options: GameOptions, *, seats: int, unit: int, rounds: int,
            cache_dir: Path | str | None) -> ParSheet | None:
     name = key(game_id, options, seats=seats, unit=unit) + ".json"
     texts = []
@@ -77,11 +78,11 @@ def _encode(sheet: ParSheet, rounds: int) -> dict[str, Any]:
     }
 
 
-def _text(value: Any) -> str:
+def _text(value: Number) -> str:
     return repr(value) if isinstance(value, float) else str(value)
 
 
-def _number(text: str, exact: bool) -> Any:
+def _number(text: str, exact: bool) -> Number:
     return Fraction(text) if exact else float(text)
 
 

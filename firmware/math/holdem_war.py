@@ -86,8 +86,9 @@ def war_step_bounds(decks: int, mode: WarScoring, steps: int) -> tuple[tuple[Fra
     for remaining in _removals(sizes, INITIAL_CARDS):
         for k, s in enumerate(war.tie_run_numerators(remaining, steps)):
             f = Fraction(s, perm(m, 2 * k)) if 2 * k <= m else Fraction(0)
-            lo[k] = f if lo[k] is None or f < lo[k] else lo[k]
-            hi[k] = f if hi[k] is None or f > hi[k] else hi[k]
+            low, high = lo[k], hi[k]
+            lo[k] = f if low is None or f < low else low
+            hi[k] = f if high is None or f > high else high
     return tuple((a, b) for a, b in zip(lo, hi, strict=True))  # type: ignore[misc]
 
 

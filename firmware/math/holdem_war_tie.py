@@ -104,7 +104,7 @@ def _suit_spreads(decks: int, copies: int) -> tuple[tuple[tuple[int, ...], int],
 @lru_cache(maxsize=64)
 def _plain_weight(decks: int, multiplicities: tuple[int, ...]) -> int:
     """Physical 5-card sets with rank multiplicities ``multiplicities`` and at most two of any suit."""
-    states = {(0, 0, 0, 0): 1}
+    states: dict[tuple[int, ...], int] = {(0, 0, 0, 0): 1}
     for copies in multiplicities:
         nxt: dict[tuple[int, ...], int] = {}
         for totals, ways in states.items():
@@ -182,7 +182,8 @@ def board_ties(board_cards: np.ndarray, hole: np.ndarray, counts: np.ndarray) ->
     da = (diag[:, :, None] == value).astype(np.int64)                         # [value(a,a) = v(a,b)]
     db = (diag[:, None, :] == value).astype(np.int64)
     after = s_at - 2 * (g + g.transpose(0, 2, 1)) + 2 + 2 * da + 2 * db
-    return (w * after).sum(axis=(1, 2))
+    ties: np.ndarray = (w * after).sum(axis=(1, 2))
+    return ties
 
 
 def part_count(part: str, decks: int, progress: Callable[[int], None] | None = None) -> int:
@@ -259,15 +260,16 @@ def main(argv: list[str]) -> int:
     """Recompute and store the shipped counts: ``python -m firmware.math.holdem_war_tie [DECKS ...]``
     (default: 8, the game's default shoe)."""
     decks = [int(a) for a in argv] or [8]
-    doc = {"version": VERSION, "decks": {}}
+    per_deck: dict[str, dict[str, object]] = {}
+    doc = {"version": VERSION, "decks": per_deck}
     old = shipped()
     for d, count in sorted(old.items()):
-        doc["decks"][str(d)] = {"parts": {p: str(v) for p, v in count.parts.items()}}
+        per_deck[str(d)] = {"parts": {p: str(v) for p, v in count.parts.items()}}
     for d in decks:
         count = compute(d)
-        doc["decks"][str(d)] = {"parts": {p: str(v) for p, v in count.parts.items()},
-                                "deals": str(count.deals),
-                                "tie_probability": float(count.probability)}
+        per_deck[str(d)] = {"parts": {p: str(v) for p, v in count.parts.items()},
+                            "deals": str(count.deals),
+                            "tie_probability": float(count.probability)}
         print(f"holdem-war ties, {d} deck(s): {count.ties}/{count.deals} = {float(count.probability):.10f}")
     path = _shipped_path()
     tmp = path.with_suffix(".tmp")

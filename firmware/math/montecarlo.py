@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from firmware.games.base import Outcome
+from firmware.games.base import Outcome, Settlement
+from firmware.games.options import GameOptions
 from firmware.math.sheet import OutcomeLine, WagerPar
 
 DEFAULT_CHUNK = 20_000
@@ -86,7 +87,7 @@ class AutomaticPlay:
     batches and reads :attr:`tallies` between them.
     """
 
-    def __init__(self, game_id: str, options: Any, *, seats: int, unit: int, seed: str | None,
+    def __init__(self, game_id: str, options: GameOptions, *, seats: int, unit: int, seed: str | None,
                  index: int = 0) -> None:
         from firmware.cards.source import RngShoe
         from firmware.games.registry import get_game
@@ -115,7 +116,7 @@ class AutomaticPlay:
         if progress is not None and rounds % progress_every:
             progress(rounds % progress_every)
 
-    def _add(self, settlement: Any) -> None:
+    def _add(self, settlement: Settlement) -> None:
         tallies, raises, wagers = self.tallies, self._raises, self.wagers
         round_net = dict.fromkeys(self._names, 0)
         round_stake = dict.fromkeys(self._names, 0)
@@ -173,7 +174,7 @@ def _combined(outcomes: list[Outcome], net: int) -> str:
 
 def run(
     game_id: str,
-    options: Any,
+    options: GameOptions,
     rounds: int,
     *,
     seats: int = 1,

@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Literal
 
 from firmware.errors import EgmError
-from firmware.games.registry import get_game
+from firmware.games.options import GameOptions
+from firmware.games.registry import AnyGame, get_game
 from firmware.math import montecarlo
 from firmware.math.sheet import ParSheet, WagerPar
 
@@ -37,7 +38,7 @@ class ParError(EgmError):
 
 def par_sheet(
     game_id: str,
-    options: Any,
+    options: GameOptions,
     *,
     method: MethodChoice = "auto",
     seats: int = 1,
@@ -77,7 +78,7 @@ def par_sheet(
             for name in exact.missing:
                 if name in mc:
                     sheet.wagers[name] = mc[name]
-            sheet.wagers = {n: sheet.wagers[n] for n in _order(game, sheet.wagers)}
+            sheet.wagers = {n: sheet.wagers[n] for n in _order(game.wager_names, sheet.wagers)}
         sheet.extras["monte_carlo"] = {
             "rounds": rounds, "processes": result.processes, "seed": seed,
             "rounds_per_second": rounds / result.elapsed if result.elapsed else None,
@@ -94,28 +95,39 @@ class _Exact:
         self.missing = missing
 
 
-def _exact(game_id: str, game: Any, options: Any, *, seats: int, unit: int) -> _Exact | None:
-    """The exact part of the sheet, and the wagers it leaves to Monte Carlo; None if no part."""
+def _exact(game_id: str, game: AnyGame, options: GameOptions, *, seats: int, unit: int) -> _Exact | None:
+    """The exact part of the sheet, and the wagers it leaves to Monte Carlo; None if no part.
+
+    ``options`` are ``game_id``'s own model (the registry made them for that id); each branch
+    says which, for the exact module that reads them."""
     if game_id == "three-card-poker":
+        from firmware.games.three_card_poker import ThreeCardPokerOptions
         from firmware.math import three_card_poker
 
+        assert isinstance(options, ThreeCardPokerOptions)
         sheet = three_card_poker.par_sheet(options, unit=unit)
         sheet.seats = seats
         return _Exact(sheet)
     if game_id == "double-super-9":
+        from firmware.games.double_super_9 import DoubleSuper9Options
         from firmware.math import double_super_9
 
+        assert isinstance(options, DoubleSuper9Options)
         sheet = double_super_9.par_sheet(options, unit=unit)
         sheet.seats = seats
         return _Exact(sheet)
     if game_id in (*WAR_GAMES, "holdem-war"):
         if game_id == "holdem-war":
+            from firmware.games.holdem_war import HoldemWarOptions
             from firmware.math import holdem_war
 
+            assert isinstance(options, HoldemWarOptions)
             sheet = holdem_war.par_sheet(options, unit=unit)
         else:
+            from firmware.games.war_family import WarFamilyGame, WarFamilyOptions
             from firmware.math import war
 
+            assert isinstance(game, WarFamilyGame) and isinstance(options, WarFamilyOptions)
             sheet = war.par_sheet(game, options, unit=unit)
         if seats == 1:
             return _Exact(sheet)
@@ -129,9 +141,12 @@ def _exact(game_id: str, game: Any, options: Any, *, seats: int, unit: int) -> _
         sheet.seats = seats
         return _Exact(sheet, tuple(shared))
     if game_id == "split21-stud":
+        from firmware.games.split21_stud import Split21Stud, Split21StudOptions
+        from firmware.math import split21_stud
+
+        assert isinstance(game, Split21Stud) and isinstance(options, Split21StudOptions)
         if options.banking != "house":
             return None
-        from firmware.math import split21_stud
 
         sheet = split21_stud.par_sheet(options, seats=seats, unit=unit)
         missing = tuple(n for n in game.offered_wagers(options) if n not in sheet.wagers)
@@ -139,8 +154,8 @@ def _exact(game_id: str, game: Any, options: Any, *, seats: int, unit: int) -> _
     return None
 
 
-def _order(game: Any, wagers: dict[str, WagerPar]) -> list[str]:
-    rank = {n: i for i, n in enumerate(game.wager_names)}
+def _order(wager_names: tuple[str, ...], wagers: dict[str, WagerPar]) -> list[str]:
+    rank = {n: i for i, n in enumerate(wager_names)}
     return sorted(wagers, key=lambda n: (rank.get(n.split("+")[0], 99), n))
 
 

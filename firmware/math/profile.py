@@ -31,13 +31,16 @@ from dataclasses import dataclass
 from fractions import Fraction
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from firmware.config.validation import describe_validation_error
 from firmware.errors import EgmError
 from firmware.math.sheet import ParSheet, WagerPar
+
+if TYPE_CHECKING:
+    from firmware.config.schema import Config
 
 BUILT_IN = ("default",)
 
@@ -164,7 +167,7 @@ def _check_wager(game: str, name: str, wager: WagerPar, profile: Profile, max_be
     return Finding(game, name, rtp, "ok", f"{where}: within {lo:.2%}-{hi:.2%} {prof}")
 
 
-def check_configuration(cfg: Any, profile: Profile, *, cache_dir: Path | None = None,
+def check_configuration(cfg: Config, profile: Profile, *, cache_dir: Path | None = None,
                         seed: str | None = None, compute_missing: bool = True,
                         processes: int | None = None) -> list[Finding]:
     """Every enabled game of the terminal configuration ``cfg`` against ``profile``.

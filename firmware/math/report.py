@@ -31,9 +31,15 @@ from contextlib import suppress
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from firmware.math.sheet import Z95, ParSheet, WagerPar
+from firmware.games.options import GameOptions
+from firmware.math.sheet import Z95, Number, ParSheet, WagerPar
+
+if TYPE_CHECKING:
+    from matplotlib.axis import Axis
+    from matplotlib.figure import Figure
+    from matplotlib.typing import RcKeyType
 
 Point = tuple[int, float, float, float]
 
@@ -62,10 +68,13 @@ def _agreement(name: str, point: Point, wager: WagerPar) -> Agreement:
     return Agreement(name, rounds, rtp, (rtp - Z95 * se, rtp + Z95 * se), target, deviation)
 
 #: matplotlib settings of every plot: fixed SVG ids (deterministic output), text kept as text.
-_RC = {
+#: The plots' text size, points.
+_FONT_SIZE = 9
+#: matplotlib's rc parameters for every plot (each parameter takes a value of its own type).
+_RC: dict[RcKeyType, Any] = {
     "svg.hashsalt": "egm-par-report",
     "svg.fonttype": "none",
-    "font.size": 9,
+    "font.size": _FONT_SIZE,
     #: DejaVu Sans (matplotlib's own, used to lay out the plot) first, then the widest fallbacks.
     "font.family": ["sans-serif"],
     "font.sans-serif": ["DejaVu Sans", "Verdana", "Arial"],
@@ -80,7 +89,7 @@ _BAR, _BAND, _TARGET = "#1565c0", "#90caf9", "#c62828"
 # --- convergence ----------------------------------------------------------------------------------
 def convergence(
     game_id: str,
-    options: Any,
+    options: GameOptions,
     *,
     rounds: int,
     seed: str = "convergence",
@@ -428,7 +437,7 @@ class _Plots:
     def __init__(self) -> None:
         self.count = 0
 
-    def figure(self, draw: Any, *args: Any, caption: str) -> str:
+    def figure(self, draw: Callable[..., None], *args: object, caption: str) -> str:
         import matplotlib
         from matplotlib.figure import Figure
 
@@ -453,7 +462,7 @@ def _inline_svg(svg: str, prefix: str, label: str) -> str:
     return svg.strip()
 
 
-def _log_axis(axis: Any, set_scale: Any) -> None:
+def _log_axis(axis: Axis, set_scale: Callable[[str], object]) -> None:
     """A log scale labelled in plain text (``1e-06``; mathtext labels cost ~25 ms each), decades
     only (minor ticks are most of a plot's drawing time)."""
     from matplotlib.ticker import LogFormatter, LogLocator, NullLocator
@@ -464,7 +473,7 @@ def _log_axis(axis: Any, set_scale: Any) -> None:
     axis.set_minor_locator(NullLocator())
 
 
-def _margins(fig: Any, labels: Sequence[str] = (), *, ylabel: bool = False, left: float = 0.0,
+def _margins(fig: Figure, labels: Sequence[str] = (), *, ylabel: bool = False, left: float = 0.0,
              top: float = 0.4, bottom: float = 0.5) -> None:
     """Room (inches) for the tick labels ``labels``, axis labels and title, measured from the
     font instead of a tight bounding box (which draws the whole figure once more), with slack for
@@ -473,7 +482,7 @@ def _margins(fig: Any, labels: Sequence[str] = (), *, ylabel: bool = False, left
     from matplotlib.textpath import TextToPath
 
     measure = TextToPath().get_text_width_height_descent
-    font = FontProperties(size=_RC["font.size"])
+    font = FontProperties(size=_FONT_SIZE)
     widest = max((measure(label, font, ismath=False)[0] for label in labels), default=0.0) / 72
     left = max(left, widest * 1.12 + 0.25 + (0.3 if ylabel else 0.0))
     width, height = fig.get_size_inches()
@@ -481,7 +490,7 @@ def _margins(fig: Any, labels: Sequence[str] = (), *, ylabel: bool = False, left
                         bottom=bottom / height, top=1 - top / height)
 
 
-def _plot_returns(fig: Any, sheet: ParSheet) -> None:
+def _plot_returns(fig: Figure, sheet: ParSheet) -> None:
     wagers = list(sheet.wagers.values())
     fig.set_size_inches(7.5, 0.42 * len(wagers) + 1.1)
     ax = fig.subplots()
@@ -511,7 +520,7 @@ def _plot_returns(fig: Any, sheet: ParSheet) -> None:
     ax.set_title("Return per wager")
 
 
-def _plot_outcomes(fig: Any, w: WagerPar) -> None:
+def _plot_outcomes(fig: Figure, w: WagerPar) -> None:
     lines = [o for o in w.outcomes if float(o.probability) > 0]
     fig.set_size_inches(7.5, 0.3 * len(lines) + 1.1)
     ax = fig.subplots()
@@ -540,7 +549,7 @@ def _plot_outcomes(fig: Any, w: WagerPar) -> None:
     ax.set_title(_t(f"{w.name}: outcome distribution"))
 
 
-def _plot_war_length(fig: Any, length: list[Mapping[str, Any]]) -> None:
+def _plot_war_length(fig: Figure, length: list[Mapping[str, Any]]) -> None:
     fig.set_size_inches(7.5, 2.8)
     ax = fig.subplots()
     _margins(fig, ylabel=True, left=0.85)
@@ -554,7 +563,7 @@ def _plot_war_length(fig: Any, length: list[Mapping[str, Any]]) -> None:
     ax.grid(axis="y", which="major", linewidth=0.4, alpha=0.6)
 
 
-def _plot_convergence(fig: Any, sheet: ParSheet, series: Mapping[str, Sequence[Point]]) -> None:
+def _plot_convergence(fig: Figure, sheet: ParSheet, series: Mapping[str, Sequence[Point]]) -> None:
     names = list(series)
     cols = 2 if len(names) > 1 else 1
     rows = math.ceil(len(names) / cols)
@@ -589,7 +598,7 @@ def _plot_convergence(fig: Any, sheet: ParSheet, series: Mapping[str, Sequence[P
 
 
 # --- formatting -----------------------------------------------------------------------------------
-def _e(text: Any) -> str:
+def _e(text: object) -> str:
     return html.escape(str(text), quote=True)
 
 
@@ -663,7 +672,7 @@ def _scalar(value: Any) -> str:
     return json.dumps(value, default=_json_default, ensure_ascii=False, sort_keys=False)
 
 
-def _json_default(value: Any) -> Any:
+def _json_default(value: object) -> object:
     if isinstance(value, Fraction):
         return _fraction(value)
     if hasattr(value, "tolist"):
@@ -671,17 +680,17 @@ def _json_default(value: Any) -> Any:
     return str(value)
 
 
-def _num_class(value: Any) -> str:
+def _num_class(value: object) -> str:
     return "num" if isinstance(value, int | float | Fraction) and not isinstance(value, bool) else ""
 
 
-def _g(value: Any, digits: int = 6) -> str:
+def _g(value: Number | None, digits: int = 6) -> str:
     if value is None:
         return "—"
     return f"{float(value):.{digits}g}"
 
 
-def _pct(value: Any) -> str:
+def _pct(value: Number) -> str:
     return f"{float(value) * 100:.4f}%"
 
 
@@ -693,14 +702,14 @@ def _fraction(value: Fraction) -> str:
     return f"{value.numerator}/{value.denominator}"
 
 
-def _one_in(p: Any) -> str:
+def _one_in(p: Number | None) -> str:
     if p is None or float(p) <= 0:
         return ""
     x = 1 / float(p)
     return f"{x:,.2f}" if x < 100 else f"{x:,.0f}" if x < 1e15 else f"{x:.3g}"
 
 
-def _pay(value: Any, *, sign: bool = True) -> str:
+def _pay(value: Number, *, sign: bool = True) -> str:
     """A net pay: ``+40``, ``-1``, ``0``, ``+0.5``; a fraction without a short decimal as ``p/q``."""
     if isinstance(value, Fraction) and value.denominator == 1:
         value = int(value)

@@ -15,7 +15,7 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from firmware.games.outcome_label import outcome_label
 
@@ -195,8 +195,12 @@ class ParSheet:
         }
 
 
+#: An outcome's key in the counts: (name, net, stake), each exact module with its own number types.
+_Key = TypeVar("_Key", bound=tuple[str, Number, Number])
+
+
 def outcomes_from_counts(
-    counts: Mapping[tuple[str, Number, Number], int], total: int, *, exact: bool
+    counts: Mapping[_Key, int], total: int, *, exact: bool
 ) -> list[OutcomeLine]:
     """Outcome lines from ``{(name, net, stake): count}`` out of ``total``, best pay first."""
     lines = []

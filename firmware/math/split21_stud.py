@@ -136,7 +136,7 @@ def _blackjack_wager(name: str, mine: np.ndarray, ways: np.ndarray, stake: int,
 
 def _poker_classes() -> dict[tuple[int, ...] | tuple[tuple[int, ...], str], tuple[int, int, int]]:
     """Each poker class (rank multiset, flush or not): (strength by eval5, hands, tied pairs)."""
-    out: dict[Any, tuple[int, int, int]] = {}
+    out: dict[tuple[int, ...] | tuple[tuple[int, ...], str], tuple[int, int, int]] = {}
     for ranks in combinations_with_replacement(range(2, 15), HAND_SIZE):
         m = Counter(ranks)
         if max(m.values()) > 4:
@@ -188,7 +188,7 @@ def _jackpot_nets(options: Split21StudOptions, stake: int) -> dict[str, Fraction
     from the game's own share_jackpot (one seat, the house's hand contesting with its ante)."""
     opts = options.jackpot
     pot = stake + opts.house_ante
-    stakes = {_SEAT: stake, DEALER: opts.house_ante}
+    stakes: dict[int | str, int] = {_SEAT: stake, DEALER: opts.house_ante}
     out = {}
     for name, seat_strength in (("win", 2), ("tie (pot shared)", 1), ("lose", 0)):
         result = share_jackpot(pot, stakes, {_SEAT: seat_strength, DEALER: 1},

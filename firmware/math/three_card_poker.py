@@ -40,6 +40,7 @@ from firmware.cards.poker3 import (
     eval3_batch,
 )
 from firmware.cards.poker5 import HandCategory, best5_batch, category, tiebreak_ranks
+from firmware.games.pay_table import PayTable
 from firmware.games.three_card_poker import (
     FOLD,
     PLAY,
@@ -84,7 +85,8 @@ def colex(k: int, n: int) -> npt.NDArray[np.int64]:
 
 def _pair_id(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Colex index of the pair {a, b}, a < b."""
-    return b * (b - 1) // 2 + a
+    index: np.ndarray = b * (b - 1) // 2 + a
+    return index
 
 
 # --- ANTE and PLAY ------------------------------------------------------------------------------
@@ -142,7 +144,8 @@ def _settled_net(options: ThreeCardPokerOptions, strength: int, group: int | Non
     state.seats[0].strength = strength
     _GAME.decide(state, 1, FOLD if group is None else PLAY)
     state.qualified = group not in (None, NOT_QUALIFIED)
-    state.dealer_strength = {WIN: strength - 1, PUSH: strength, LOSE: strength + 1}.get(group, 0)
+    by_group: dict[int | None, int] = {WIN: strength - 1, PUSH: strength, LOSE: strength + 1}
+    state.dealer_strength = by_group.get(group, 0)
     results = _GAME.settle(state).results[1]           # seat 1 only: not a banker's or a fee
     return sum(results[w].net for w in ("ante", "play") if w in results)
 
@@ -201,7 +204,8 @@ def ante_play_table(options: ThreeCardPokerOptions) -> AntePlayTable:
         for p in p_pairs:
             out += pair_cum[p, t]
         out -= (triple_idx < t[:, None]).sum(axis=1)
-        return out
+        counts: np.ndarray = out
+        return counts
 
     qualify = parse_qualifier(options.dealer_qualifies)[1]
     q = np.full_like(player, int(np.searchsorted(levels, qualify)))
@@ -324,7 +328,7 @@ def ante_play_par(table: AntePlayTable) -> WagerPar:
     return WagerPar("ante", merge_lines(lines), "exact", notes=notes)
 
 
-def _pays(table: Any) -> str:
+def _pays(table: PayTable) -> str:
     return "/".join(str(v) for v in table.model_dump().values())
 
 

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from firmware.games.options import GameOptions
 from firmware.math import montecarlo
 from firmware.math.sheet import ParSheet
 
@@ -33,7 +34,7 @@ class Check:
                 "ci95": list(self.ci95), "rounds": self.rounds, "inside": self.inside}
 
 
-def verify(sheet: ParSheet, options: Any, rounds: int, *, seed: str | None = None,
+def verify(sheet: ParSheet, options: GameOptions, rounds: int, *, seed: str | None = None,
            processes: int | None = None, progress: Callable[[int], None] | None = None) -> list[Check]:
     """Every exact wager of ``sheet`` against ``rounds`` simulated rounds."""
     result = montecarlo.run(sheet.game, options, rounds, seats=sheet.seats, unit=sheet.unit or 10,

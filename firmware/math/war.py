@@ -42,7 +42,7 @@ from collections import defaultdict
 from fractions import Fraction
 from functools import lru_cache
 from math import comb, perm
-from typing import Any
+from typing import Any, Protocol
 
 from firmware.cards.card import BACCARAT_VALUE, BLACKJACK_VALUE, Card
 from firmware.cards.poker4 import four_card_counts
@@ -83,6 +83,22 @@ def tie_run_numerators(remaining: tuple[int, ...], steps: int) -> tuple[int, ...
             for k in range(steps + 1)
         ]
     return tuple(acc)
+
+
+class Deal(Protocol):
+    """What :func:`par_sheet` reads of an initial deal: :class:`InitialDeal`, or Hold'em War's
+    (``firmware.math.holdem_war.HoldemDeal``)."""
+
+    p_higher: Fraction
+    p_lower: Fraction
+    p_tie: Fraction
+    #: A bound on the error of the last entry of :meth:`tie_runs` (0: exact).
+    precision: float
+
+    @property
+    def shoe_steps(self) -> int: ...
+
+    def tie_runs(self, steps: int) -> list[Fraction]: ...
 
 
 class InitialDeal:
@@ -153,7 +169,7 @@ class InitialDeal:
 
 
 def par_sheet(game: WarFamilyGame, options: WarFamilyOptions, *, unit: int = 10,
-              deal: Any = None) -> ParSheet:
+              deal: Deal | None = None) -> ParSheet:
     """The exact one-seat PAR sheet (every wager the options offer). ``deal`` is the initial deal
     (p_higher, p_lower, p_tie, tie_runs, precision): the two-card :class:`InitialDeal` by default,
     Hold'em War's from ``firmware.math.holdem_war``."""

@@ -8,12 +8,21 @@ seats the player covers, which games are enabled, and the chip values offered.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from firmware.games.base import Game
+from firmware.games.options import GameOptions
 from firmware.games.registry import configured_options, get_game
 from firmware.kernel.limits import BetLimits
 from firmware.ui.money import Money
+
+if TYPE_CHECKING:
+    from firmware.config.schema import Config
+
+#: The game's rules object (its :class:`Game` subclass, whose own methods the screens call).
+GameT = TypeVar("GameT", bound=Game[Any, Any])
+#: The game's options model.
+OptionsT = TypeVar("OptionsT", bound=GameOptions)
 
 #: Chip values offered, smallest first; those inside the table limits are used (at most five).
 CHIP_SERIES = (1, 5, 10, 25, 100, 500, 1000, 5000, 10000)
@@ -28,10 +37,13 @@ def chip_values(limits: BetLimits) -> tuple[int, ...]:
 
 
 @dataclass(frozen=True)
-class GameContext:
+class GameContext(Generic[GameT, OptionsT]):
+    """Typed by the game and its options model: each game's screens (``GameUi[WarFamilyGame,
+    WarFamilyOptions]``) read the rules and options they draw with their real types."""
+
     game_id: str
-    game: Game
-    options: Any
+    game: GameT
+    options: OptionsT
     limits: BetLimits
     money: Money
     seats: int
@@ -39,10 +51,12 @@ class GameContext:
     chips: tuple[int, ...]
 
     @classmethod
-    def from_config(cls, cfg: Any, game_id: str | None = None) -> GameContext:
+    def from_config(cls, cfg: Config, game_id: str | None = None) -> GameContext[Any, Any]:
+        """The context of ``game_id`` (default: the configured default game). Which game, and so
+        which options model, is known only at run time: the game's :class:`GameUi` names them."""
         game_id = game_id or cfg.games.default
         limits = BetLimits.from_config(cfg.limits)
-        return cls(
+        return GameContext(
             game_id=game_id, game=get_game(game_id),
             options=configured_options(cfg, game_id),
             limits=limits, money=Money(cfg.terminal.denomination, cfg.terminal.currency),

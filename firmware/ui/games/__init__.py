@@ -5,8 +5,17 @@ line here (docs/ui.md, "Adding a game")."""
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING, Any
 
 from firmware.errors import EgmError
+
+if TYPE_CHECKING:
+    from firmware.ui.context import GameContext
+    from firmware.ui.games.base import GameUi
+
+    #: The screens of a game known by its id only at run time (their game and options types are
+    #: the class's own).
+    AnyGameUi = GameUi[Any, Any]
 
 GAME_UIS: dict[str, str] = {
     "baccarat-war": "firmware.ui.games.war:BaccaratWarUi",
@@ -26,15 +35,16 @@ def has_screens(game_id: str) -> bool:
     return game_id in GAME_UIS
 
 
-def game_ui_class(game_id: str) -> type:
+def game_ui_class(game_id: str) -> type[AnyGameUi]:
     target = GAME_UIS.get(game_id)
     if target is None:
         built = ", ".join(GAME_UIS)
         raise NoScreenError(f"game {game_id!r} has no screens yet; games with screens: {built}")
     module, _, name = target.partition(":")
-    return getattr(importlib.import_module(module), name)
+    cls: type[AnyGameUi] = getattr(importlib.import_module(module), name)
+    return cls
 
 
-def game_ui(ctx):
+def game_ui(ctx: GameContext[Any, Any]) -> AnyGameUi:
     """The :class:`GameUi` of ``ctx.game_id``."""
     return game_ui_class(ctx.game_id)(ctx)

@@ -19,17 +19,24 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, is_dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic
 
 from firmware.games.base import Outcome
 from firmware.ui.actions import UiAction
 from firmware.ui.betting import Wagers
-from firmware.ui.context import GameContext
+from firmware.ui.context import GameContext, GameT, OptionsT
 from firmware.ui.messages import key, text
 from firmware.ui.money import group
 from firmware.ui.playback import Beat
 from firmware.ui.screens.base import TableScreen
 from firmware.ui.view import ButtonView, ChipView, ChromeView, DocView, MeterView, ResultView
+
+if TYPE_CHECKING:
+    from firmware.math.sheet import ParSheet
+
+#: A hand on the table as a reveal names it: a seat number, or a name (``"dealer"``, Hold'em War's
+#: ``"community"``).
+HandKey = int | str
 
 #: Catalogue keys of the outcome words.
 OUTCOME_LABELS: dict[Outcome, str] = {
@@ -52,13 +59,14 @@ def outcome_tag(result: Mapping[str, Any]) -> ResultView:
     return ResultView(outcome, text(OUTCOME_LABELS[outcome]), "")
 
 
-def stakes_of(seat: Mapping[str, Any]) -> Mapping[str, Any]:
+def stakes_of(seat: Mapping[str, Any]) -> Mapping[str, int]:
     """What a seat staked per wager: the settled ``stakes`` (they include wagers made during the
     round, Three Card Poker's PLAY, and fees) where the record has them, else its ``wagers``."""
-    return seat.get("stakes") or seat.get("wagers", {})
+    stakes: Mapping[str, int] = seat.get("stakes") or seat.get("wagers", {})
+    return stakes
 
 
-def paid_shown(view: Any) -> int:
+def paid_shown(view: object) -> int:
     """Credits paid by the result tags in a (felt) view: what the WIN meter shows, so that the
     meter is always the sum of the tags on the screen."""
     if isinstance(view, ResultView):
@@ -101,15 +109,16 @@ class DemoRound:
     seek: str = "settle"                              #: the beat the "war" screenshot shows (its last)
 
 
-class GameUi(ABC):
-    """One game's screens; built for a :class:`~firmware.ui.context.GameContext`."""
+class GameUi(ABC, Generic[GameT, OptionsT]):
+    """One game's screens; built for a :class:`~firmware.ui.context.GameContext` of its game
+    (``GameUi[WarFamilyGame, WarFamilyOptions]``), whose rules and options it reads typed."""
 
     game_id: ClassVar[str]
     screen: ClassVar[type[TableScreen]]
     #: The game's demonstration round.
     demo: ClassVar[DemoRound]
 
-    def __init__(self, ctx: GameContext) -> None:
+    def __init__(self, ctx: GameContext[GameT, OptionsT]) -> None:
         self.ctx = ctx
 
     # --- betting ---------------------------------------------------------------------------------
@@ -151,8 +160,8 @@ class GameUi(ABC):
 
     @abstractmethod
     def felt(self, *, wagers: Wagers, record: Mapping[str, Any] | None, beat: Beat | None,
-             progress: float, betting: bool, pending: Sequence[Mapping[str, Any]] = ()) -> Any:
-        """The game's part of the table view: ``wagers`` on the table (the slip, or the round's),
+             progress: float, betting: bool, pending: Sequence[Mapping[str, Any]] = ()) -> object:
+        """The game's part of the table view (its own dataclass, which its screen draws): ``wagers`` on the table (the slip, or the round's),
         the round ``record`` and the ``beat`` of it being shown (None: all of it), whether the
         player may place chips now, and the decisions the round awaits (``status()["round"]
         ["pending"]``: each with its ``view``, the cards the player may see) while it waits.
@@ -175,11 +184,11 @@ class GameUi(ABC):
 
     # --- the rules and the pays ------------------------------------------------------------------
     @abstractmethod
-    def paytable(self, sheet: Any) -> DocView:
+    def paytable(self, sheet: ParSheet | None) -> DocView:
         """The pay table, from the options and the PAR sheet (None: its figures are not known)."""
 
     @abstractmethod
-    def help(self, sheet: Any) -> DocView:
+    def help(self, sheet: ParSheet | None) -> DocView:
         """The rules, from the options (and the PAR sheet's return figures)."""
 
     def attract_lines(self) -> tuple[str, ...]:

@@ -13,12 +13,18 @@ nothing), then the settlement (a win less the house's commission, from the recor
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from firmware.cards.card import Card
 from firmware.cards.super9 import PAIR_BASE, super9_rank
 from firmware.games.base import Outcome
-from firmware.games.double_super_9 import HOUSE_SPOT, dealing_order, dice_position
+from firmware.games.double_super_9 import (
+    HOUSE_SPOT,
+    DoubleSuper9,
+    DoubleSuper9Options,
+    dealing_order,
+    dice_position,
+)
 from firmware.games.double_super_9_house_way import house_way
 from firmware.ui.betting import Wagers
 from firmware.ui.cards import rank_label
@@ -29,6 +35,9 @@ from firmware.ui.games.setting import HandSettingUi, stack
 from firmware.ui.messages import key, text
 from firmware.ui.screens.base import TableScreen
 from firmware.ui.view import DocSection, DocView, ResultView
+
+if TYPE_CHECKING:
+    from firmware.math.sheet import ParSheet
 
 HAND_LABELS: dict[str, str] = {"front": key("ds9.hand.front"), "back": key("ds9.hand.back")}
 WAGER_LABELS: dict[str, str] = {"bet": key("ds9.wager.bet"), "bank": key("ds9.wager.bank")}
@@ -62,7 +71,7 @@ class DoubleSuper9Table(SetTableScreen):
     HAND_CARDS = 2
 
 
-class DoubleSuper9Ui(HandSettingUi):
+class DoubleSuper9Ui(HandSettingUi[DoubleSuper9, DoubleSuper9Options]):
     game_id: ClassVar[str] = "double-super-9"
     screen: ClassVar[type[TableScreen]] = DoubleSuper9Table
     hands: ClassVar[tuple[str, str]] = ("front", "back")
@@ -190,7 +199,7 @@ class DoubleSuper9Ui(HandSettingUi):
         return ResultView(outcome, text(label), "")
 
     # --- pays and rules ------------------------------------------------------------------------
-    def paytable(self, sheet: Any) -> DocView:
+    def paytable(self, sheet: ParSheet | None) -> DocView:
         o = self.ctx.options
         if self.house_banks:
             bet = text("ds9.pays_commission", commission=pays.percent(o.commission)) if o.commission \
@@ -209,7 +218,7 @@ class DoubleSuper9Ui(HandSettingUi):
         return DocView("paytable", text("paytable.title", game=self.name), (sections,), 0, pays.par_footer(sheet),
                        doc_buttons(0, 1))
 
-    def help(self, sheet: Any) -> DocView:
+    def help(self, sheet: ParSheet | None) -> DocView:
         o = self.ctx.options
         play = (text("ds9.help_shoe", decks=o.decks), text("ds9.help_dice"), text("ds9.help_set"),
                 text("ds9.help_foul_refuse") if o.foul_setting == "refuse" else text("ds9.help_foul_lose"),

@@ -6,18 +6,24 @@ with its own rows (games/base.py, docs/ui.md "Pay table and help")."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from decimal import Decimal
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any
 
 from firmware.ui.messages import text
 from firmware.ui.view import DocSection
 
+if TYPE_CHECKING:
+    from firmware.math.sheet import ParSheet
+    from firmware.ui.context import GameContext
 
-def percent(value: Any) -> str:
+
+def percent(value: Decimal) -> str:
     """A percentage option (a Decimal: 5, 2.5) as the player reads it."""
     return f"{value.normalize():f}"
 
 
-def rtp(sheet: Any, name: str) -> str:
+def rtp(sheet: ParSheet | None, name: str) -> str:
     """The return of wager ``name`` from the PAR sheet, or "not computed" (no sheet, no figure)."""
     wager = sheet.wagers.get(name) if sheet is not None else None
     if wager is None:
@@ -25,7 +31,7 @@ def rtp(sheet: Any, name: str) -> str:
     return text("paytable.rtp", percent=f"{float(wager.rtp) * 100:.2f}")
 
 
-def par_footer(sheet: Any) -> str:
+def par_footer(sheet: ParSheet | None) -> str:
     """How the return figures were computed (exact or Monte Carlo, seats, unit), or that there are none."""
     if sheet is None:
         return text("paytable.footer_no_par")
@@ -51,7 +57,7 @@ def category_section(heading: str, categories: Iterable[str], labels: Mapping[st
     return DocSection(heading, tuple(rows), header=True)
 
 
-def table_section(ctx: Any, decks: int, cards: str | None = None) -> DocSection:
+def table_section(ctx: GameContext[Any, Any], decks: int, cards: str | None = None) -> DocSection:
     """The help's "At this table" section: bet limits, decks (or the game's own ``cards`` line),
     what WIN means (the amount paid, the convention of every tag and meter), malfunction voids."""
     money, limits = ctx.money, ctx.limits
@@ -61,12 +67,12 @@ def table_section(ctx: Any, decks: int, cards: str | None = None) -> DocSection:
     return DocSection(text("help.heading_table"), paragraphs=lines)
 
 
-def ratio(value: Any) -> str:
+def ratio(value: Fraction) -> str:
     """A pay given as a ratio (a ``Fraction``: 1, 3/2) as the table says it: "1 to 1", "3 to 2"."""
     return text("paytable.ratio", n=f"{value.numerator:,}", d=f"{value.denominator:,}")
 
 
-def wager_section(sheet: Any, rows: Iterable[tuple[str, str, str]]) -> DocSection:
+def wager_section(sheet: ParSheet | None, rows: Iterable[tuple[str, str, str]]) -> DocSection:
     """The main pay table of a game: per wager (PAR sheet name, label, what it pays) a row with its
     return from the sheet ("not computed" where the sheet has no figure)."""
     body: list[tuple[str, ...]] = [wager_header()]

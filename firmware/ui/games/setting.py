@@ -19,13 +19,14 @@ then the settlement.
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from firmware.cards.card import Card, parse_cards
 from firmware.games.setting import HOUSE_WAY, SET_PREFIX
 from firmware.ui.actions import UiAction
 from firmware.ui.betting import Wagers
+from firmware.ui.context import GameContext, GameT, OptionsT
 from firmware.ui.games.base import GameUi, result_view, stakes_of
 from firmware.ui.games.set_table import (
     RESULT_S,
@@ -44,7 +45,7 @@ from firmware.ui.view import BetAreaView, ButtonView, CardView, ResultView
 POSITIONS = 8
 
 
-class HandSettingUi(GameUi):
+class HandSettingUi(GameUi[GameT, OptionsT]):
     """A game whose players set their cards into two hands; a subclass says which hands and how
     a hand scores, and supplies its bet areas, dice words and result steps."""
 
@@ -55,7 +56,7 @@ class HandSettingUi(GameUi):
     #: Positions (in dealt order) of the first hand's cards before the player moves any.
     initial: ClassVar[tuple[int, ...]] = (0, 1)
 
-    def __init__(self, ctx: Any) -> None:
+    def __init__(self, ctx: GameContext[GameT, OptionsT]) -> None:
         super().__init__(ctx)
         self.round_started()
 
@@ -222,7 +223,7 @@ class HandSettingUi(GameUi):
         if record is not None:
             assert reveal is not None
             dealer = self._dealer_from_record(record, reveal.dealer)
-            shown_dice = record.get("dice")
+            shown_dice: Sequence[int] = record["dice"]
         else:
             hidden = self.hand_size if (pending or (wagers and not betting)) else 0
             dealer = SetSeatView(0, self.dealer_label(None), () if hidden else self._empty_hands("dealer"), hidden)
@@ -244,7 +245,7 @@ class HandSettingUi(GameUi):
         dice_view = self.dice_view(tuple(shown_dice), record, wagers)
         return SetFeltView(dealer, dice_view, tuple(seats), lines, title)
 
-    def _first_to_act(self, requests: Mapping[int, Any], dice: tuple[int, ...] | None, wagers: Wagers) -> int | None:
+    def _first_to_act(self, requests: Mapping[int, Mapping[str, Any]], dice: tuple[int, ...] | None, wagers: Wagers) -> int | None:
         """Of the spots waiting, the first in the dealing order from the position the dice chose."""
         if not requests:
             return None
@@ -292,7 +293,8 @@ class HandSettingUi(GameUi):
         return SetSeatView(seat, text("setgame.spot", n=seat), hands, summary=self.summary(cards),
                            note=text("setting.set_done"), areas=self._areas(seat, bets, None, False))
 
-    def _hands_from(self, who: Mapping[str, Any], name: str, result: Any = None) -> tuple[SetHandView, ...]:
+    def _hands_from(self, who: Mapping[str, Any], name: str,
+                    result: Callable[[str], ResultView | None] | None = None) -> tuple[SetHandView, ...]:
         out = []
         for h in self.hands:
             cards = parse_cards(" ".join(who[h]))

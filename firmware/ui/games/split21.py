@@ -11,13 +11,19 @@ is paid first").
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from firmware.cards.blackjack import blackjack_total
 from firmware.cards.card import Card, parse_cards
 from firmware.cards.poker5 import HandCategory, category, eval5
-from firmware.games.split21_stud import BANKED, HOUSE_POSITION, dealing_order
+from firmware.games.split21_stud import (
+    BANKED,
+    HOUSE_POSITION,
+    Split21Stud,
+    Split21StudOptions,
+    dealing_order,
+)
 from firmware.games.split21_stud_house_way import house_way
 from firmware.ui.betting import Wagers, follow, has_chips, short_spot
 from firmware.ui.games import pays
@@ -28,6 +34,9 @@ from firmware.ui.games.setting import stack as stack_cards
 from firmware.ui.messages import key, text
 from firmware.ui.screens.base import TableScreen
 from firmware.ui.view import DocSection, DocView, ResultView
+
+if TYPE_CHECKING:
+    from firmware.math.sheet import ParSheet
 
 WAGER_LABELS: dict[str, str] = {
     "ante": key("s21.wager.ante"), "low": key("s21.wager.low"), "high": key("s21.wager.high"),
@@ -66,7 +75,7 @@ class Split21Table(SetTableScreen):
     HAND_CARDS = 3
 
 
-class Split21StudUi(HandSettingUi):
+class Split21StudUi(HandSettingUi[Split21Stud, Split21StudOptions]):
     game_id: ClassVar[str] = "split21-stud"
     screen: ClassVar[type[TableScreen]] = Split21Table
     hands: ClassVar[tuple[str, str]] = ("high", "low")
@@ -157,7 +166,7 @@ class Split21StudUi(HandSettingUi):
         seat = seats[0]
         dealer = record["dealer"]
 
-        def of(*wagers: str, only: Any = None) -> frozenset[tuple[int, str]]:
+        def of(*wagers: str, only: Callable[[Mapping[str, Any]], object] | None = None) -> frozenset[tuple[int, str]]:
             return frozenset((int(s["seat"]), w) for s in seats if only is None or only(s) for w in wagers)
 
         mine, theirs = poker_name(_cards(seat["cards"])), poker_name(_cards(dealer["cards"]))
@@ -180,7 +189,7 @@ class Split21StudUi(HandSettingUi):
         return outcome_tag(result) if result else None
 
     # --- pays and rules ------------------------------------------------------------------------
-    def paytable(self, sheet: Any) -> DocView:
+    def paytable(self, sheet: ParSheet | None) -> DocView:
         o = self.ctx.options
         rows = [("ante", text("s21.wager.ante"), pays.to_one(1)),
                 ("high", text("s21.wager.high"), pays.ratio(o.high_pays)),
@@ -200,7 +209,7 @@ class Split21StudUi(HandSettingUi):
         return DocView("paytable", text("paytable.title", game=self.name), (sections,), 0, pays.par_footer(sheet),
                        doc_buttons(0, 1))
 
-    def help(self, sheet: Any) -> DocView:
+    def help(self, sheet: ParSheet | None) -> DocView:
         o = self.ctx.options
         play = [text("s21.help_wagers", k=o.high_multiple) if o.high_multiple else text("s21.help_wagers_free"),
                 *((text("s21.help_jackpot_optional"),) if o.jackpot.enabled else ()),
@@ -226,7 +235,7 @@ def _cards(names: Sequence[str]) -> list[Card]:
     return parse_cards(list(names))
 
 
-def poker_name_of(winner: Any, record: Mapping[str, Any]) -> str:
+def poker_name_of(winner: int, record: Mapping[str, Any]) -> str:
     """A jackpot winner's hand, named from its cards in the record."""
     hand = next(s for s in record["seats"] if s["seat"] == winner)
     return poker_name(_cards(hand["cards"]))

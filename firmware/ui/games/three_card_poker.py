@@ -15,18 +15,24 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from firmware.cards.card import Card, parse_cards
 from firmware.cards.poker3 import best3_of, eval3
 from firmware.games.base import Outcome
-from firmware.games.three_card_poker import AnteBonusPays, PairPlusPays, SixCardPays
+from firmware.games.three_card_poker import (
+    AnteBonusPays,
+    PairPlusPays,
+    SixCardPays,
+    ThreeCardPoker,
+    ThreeCardPokerOptions,
+)
 from firmware.ui import theme
 from firmware.ui.actions import UiAction
 from firmware.ui.betting import Wagers, has_chips, short_spot
 from firmware.ui.cards import rank_label
 from firmware.ui.games import pays
-from firmware.ui.games.base import DemoRound, GameUi, doc_buttons, result_view
+from firmware.ui.games.base import DemoRound, GameUi, HandKey, doc_buttons, result_view
 from firmware.ui.games.poker import CATEGORY_LABELS, hand_name3, rank_name
 from firmware.ui.layout import Rect, row
 from firmware.ui.messages import key, text
@@ -44,6 +50,9 @@ from firmware.ui.view import (
     ResultView,
 )
 from firmware.ui.widgets import draw_bet_area, draw_button, draw_hand, draw_shoe
+
+if TYPE_CHECKING:
+    from firmware.math.sheet import ParSheet
 
 DEALER = "dealer"
 #: The areas of a spot, in drawing order: the three wagers placed before the deal, PLAY (the
@@ -72,11 +81,11 @@ SHOW_S = 1.0
 class TcpReveal:
     """What the table shows from one beat on (hands: seat numbers, or ``"dealer"``)."""
 
-    shown: dict[Any, int] = field(default_factory=dict)       #: cards on the table per hand
+    shown: dict[HandKey, int] = field(default_factory=dict)   #: cards on the table per hand
     dealer_up: bool = False                                    #: the dealer's cards turned
     decided: frozenset[int] = frozenset()                      #: seats whose PLAY / FOLD is shown
     results: frozenset[tuple[int, str]] = frozenset()          #: (seat, wager) settled on screen
-    fresh: tuple[Any, int] | None = None                       #: the card arriving: (hand, index)
+    fresh: tuple[HandKey, int] | None = None                   #: the card arriving: (hand, index)
     settled: bool = False
 
 
@@ -152,7 +161,7 @@ def _seat_strength(seat: Mapping[str, Any]) -> int:
     return eval3(parse_cards(seat["cards"]))
 
 
-class ThreeCardPokerUi(GameUi):
+class ThreeCardPokerUi(GameUi[ThreeCardPoker, ThreeCardPokerOptions]):
     game_id: ClassVar[str] = "three-card-poker"
     screen: ClassVar[type[TableScreen]] = ThreeCardPokerTable
     #: A straight (J-10-9) against the dealer's queen-high, which qualifies: ANTE +10, PLAY +10,
@@ -204,11 +213,12 @@ class ThreeCardPokerUi(GameUi):
         dealer = record["dealer"]
         n_dealer = len(dealer["cards"])
         beats: list[Beat] = []
-        shown: dict[Any, int] = {k: 0 for k in [*numbers, DEALER]}
+        hands: list[HandKey] = [*numbers, DEALER]                   # in the dealing order
+        shown: dict[HandKey, int] = dict.fromkeys(hands, 0)
         decided: set[int] = set()
         results: set[tuple[int, str]] = set()
 
-        def beat(kind: str, duration: float, caption: str, *, up: bool = False, fresh: Any = None,
+        def beat(kind: str, duration: float, caption: str, *, up: bool = False, fresh: tuple[HandKey, int] | None = None,
                  settled: bool = False) -> None:
             beats.append(Beat(kind, duration, TcpReveal(dict(shown), up, frozenset(decided), frozenset(results),
                                                         fresh, settled), caption))
@@ -219,8 +229,8 @@ class ThreeCardPokerUi(GameUi):
             shown[DEALER] = n_dealer
             beat("dealt", SHOW_S * 0.5, text("tcp.caption.dealt"))
         else:
-            for i in range(3):                                      # the dealing order
-                for k in [*numbers, DEALER]:
+            for i in range(3):
+                for k in hands:
                     shown[k] = i + 1
                     beat("deal", DEAL_S, text("caption.dealing"), fresh=(k, i))
             if n_dealer == 4:
@@ -259,7 +269,7 @@ class ThreeCardPokerUi(GameUi):
 
     def _showdown(self, record: Mapping[str, Any], seat: Mapping[str, Any]) -> str:
         spot = text("hand.spot", n=seat["seat"])
-        how = seat.get("showdown")
+        how = str(seat.get("showdown"))
         if how == "not_qualified":
             if record.get("options", {}).get("not_qualified", "ante_wins") == "ante_wins":
                 return text("tcp.caption.not_qualified_ante_wins", spot=spot)
@@ -295,7 +305,7 @@ class ThreeCardPokerUi(GameUi):
                     amount = int(stakes.get("play", 0))
                 shown = reveal is not None and (seat, wager) in reveal.results and wager in results
                 result: ResultView | None = None
-                if shown and wager == "ante_bonus":       # "4 TO 1": its pay, part of what ANTE paid
+                if shown and doc is not None and wager == "ante_bonus":   # "4 TO 1": its pay, part of what ANTE paid
                     result = ResultView(Outcome.WIN, text("tcp.result.bonus", n=doc["ante_bonus"]["pays"]), "")
                 elif shown:
                     result = result_view(results[wager], int(stakes.get(wager, 0)))
@@ -354,7 +364,7 @@ class ThreeCardPokerUi(GameUi):
             return HandView(name, label)
         n = reveal.shown.get(seat, 0)
         folded = seat in reveal.decided and doc.get("decision") == "fold"
-        cards = tuple(CardView(c, progress if reveal.fresh == (seat, i) else 1.0, dim=folded)
+        views = tuple(CardView(c, progress if reveal.fresh == (seat, i) else 1.0, dim=folded)
                       for i, c in enumerate(doc["cards"][:n]))
         score = hand_name3(_seat_strength(doc)) if n == 3 else ""
         status = text("tcp.hand.folded") if folded else ""
@@ -362,7 +372,7 @@ class ThreeCardPokerUi(GameUi):
         if commission is not None and reveal.settled:      # banking = player: the house's fee
             status = " ".join(p for p in (status, text("tcp.hand.commission",
                                                          amount=self.ctx.money.signed(int(commission["net"])))) if p)
-        return HandView(name, label, cards, (), score, status)
+        return HandView(name, label, views, (), score, status)
 
     # --- what the felt says about the rules -------------------------------------------------------
     def rule(self) -> str:
@@ -384,7 +394,7 @@ class ThreeCardPokerUi(GameUi):
         return text("tcp.bonus_line", pays=text("tcp.separator").join(parts)) if parts else ""
 
     # --- pays and rules --------------------------------------------------------------------------
-    def paytable(self, sheet: Any) -> DocView:
+    def paytable(self, sheet: ParSheet | None) -> DocView:
         o = self.ctx.options
 
         def rtp(name: str) -> str:
@@ -414,7 +424,7 @@ class ThreeCardPokerUi(GameUi):
             return text("tcp.paytable.not_qualified_ante_wins")
         return text("tcp.paytable.not_qualified_push")
 
-    def help(self, sheet: Any) -> DocView:
+    def help(self, sheet: ParSheet | None) -> DocView:
         o = self.ctx.options
         play = [text("tcp.help.deal"), text("tcp.help.decide"), self.rule(), self._not_qualified_note(),
                 text("tcp.help.compare"), text("tcp.help.ante_bonus")]

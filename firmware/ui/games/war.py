@@ -13,17 +13,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from firmware.cards.card import parse_cards
+from firmware.cards.card import Card, parse_cards
 from firmware.games.war_engine import WarHand, WarScoring, war_score
-from firmware.games.war_family import FOUR_CARD_CATEGORIES
+from firmware.games.war_family import FOUR_CARD_CATEGORIES, WarFamilyGame, WarFamilyOptions
 from firmware.ui import theme
 from firmware.ui.actions import UiAction
 from firmware.ui.betting import Wagers, follow, has_chips, short_spot
 from firmware.ui.cards import rank_label
 from firmware.ui.games import pays
-from firmware.ui.games.base import DemoRound, GameUi, doc_buttons, result_view, stakes_of
+from firmware.ui.games.base import DemoRound, GameUi, HandKey, doc_buttons, result_view, stakes_of
 from firmware.ui.layout import Rect, row
 from firmware.ui.messages import key, text
 from firmware.ui.painter import Painter
@@ -31,6 +31,9 @@ from firmware.ui.playback import Beat
 from firmware.ui.screens.base import TableScreen
 from firmware.ui.view import BetAreaView, CardView, ChromeView, DocSection, DocView, HandView
 from firmware.ui.widgets import draw_bet_area, draw_hand, draw_shoe
+
+if TYPE_CHECKING:
+    from firmware.math.sheet import ParSheet
 
 DEALER = "dealer"
 COMMUNITY = "community"                          #: the community cards (Hold'em War), as a hand key
@@ -70,18 +73,18 @@ BANNER_S = 1.1
 class WarReveal:
     """What the table shows from one beat on (hand keys: seat numbers, or ``"dealer"``)."""
 
-    initial: dict[Any, int] = field(default_factory=dict)     #: initial cards shown per hand
-    war: dict[Any, int] = field(default_factory=dict)         #: war cards shown per hand
+    initial: dict[HandKey, int] = field(default_factory=dict)     #: initial cards shown per hand
+    war: dict[HandKey, int] = field(default_factory=dict)         #: war cards shown per hand
     community: int = 0
     scores: bool = False
     results: frozenset[tuple[int, str]] = frozenset()        #: (seat, wager) settled on screen
-    at_war: frozenset[Any] = frozenset()                      #: hands in the war against the dealer
-    war_ended: dict[Any, str] = field(default_factory=dict)  #: seat -> win / lose / misdeal
+    at_war: frozenset[HandKey] = frozenset()                      #: hands in the war against the dealer
+    war_ended: dict[HandKey, str] = field(default_factory=dict)  #: seat -> win / lose / misdeal
     pool: str = ""                                            #: "", contest, done
-    pool_live: frozenset[Any] = frozenset()
-    pool_out: frozenset[Any] = frozenset()
-    pool_winner: Any = None
-    fresh: tuple[Any, str, int] | None = None                 #: the card arriving: (hand, kind, index)
+    pool_live: frozenset[HandKey] = frozenset()
+    pool_out: frozenset[HandKey] = frozenset()
+    pool_winner: HandKey | None = None
+    fresh: tuple[HandKey, str, int] | None = None                 #: the card arriving: (hand, kind, index)
     settled: bool = False
 
 
@@ -89,44 +92,45 @@ class _Builder:
     """Accumulates the reveal while the timeline is built."""
 
     def __init__(self) -> None:
-        self.initial: dict[Any, int] = {}
-        self.war: dict[Any, int] = {}
+        self.initial: dict[HandKey, int] = {}
+        self.war: dict[HandKey, int] = {}
         self.community = 0
         self.scores = False
         self.results: set[tuple[int, str]] = set()
-        self.at_war: set[Any] = set()
-        self.war_ended: dict[Any, str] = {}
+        self.at_war: set[HandKey] = set()
+        self.war_ended: dict[HandKey, str] = {}
         self.pool = ""
-        self.pool_live: set[Any] = set()
-        self.pool_out: set[Any] = set()
-        self.pool_winner: Any = None
+        self.pool_live: set[HandKey] = set()
+        self.pool_out: set[HandKey] = set()
+        self.pool_winner: HandKey | None = None
         self.beats: list[Beat] = []
 
-    def snap(self, fresh: tuple[Any, str, int] | None = None, settled: bool = False) -> WarReveal:
+    def snap(self, fresh: tuple[HandKey, str, int] | None = None, settled: bool = False) -> WarReveal:
         return WarReveal(dict(self.initial), dict(self.war), self.community, self.scores,
                          frozenset(self.results), frozenset(self.at_war), dict(self.war_ended), self.pool,
                          frozenset(self.pool_live), frozenset(self.pool_out), self.pool_winner, fresh, settled)
 
     def beat(self, kind: str, duration: float, caption: str = "", banner: str = "",
-             fresh: tuple[Any, str, int] | None = None, settled: bool = False) -> None:
+             fresh: tuple[HandKey, str, int] | None = None, settled: bool = False) -> None:
         self.beats.append(Beat(kind, duration, self.snap(fresh, settled), caption, banner))
 
 
-def _key(who: Any) -> Any:
+def _key(who: int | str) -> HandKey:
+    """A hand as the record names it (a seat number, or ``"dealer"``) as a key of the table."""
     return DEALER if who == "dealer" else int(who)
 
 
-def who_name(who: Any) -> str:
+def who_name(who: HandKey) -> str:
     return text("hand.dealer") if who == DEALER else text("hand.spot", n=who)
 
 
-def names(keys: list[Any]) -> str:
+def names(keys: Sequence[HandKey]) -> str:
     return text("list.separator").join(who_name(k) for k in keys)
 
 
-def _hands(record: Mapping[str, Any]) -> dict[Any, WarHand]:
+def _hands(record: Mapping[str, Any]) -> dict[HandKey, WarHand]:
     """The record's hands as the war engine sees them (for the war scores shown)."""
-    hands: dict[Any, WarHand] = {}
+    hands: dict[HandKey, WarHand] = {}
     for seat in record["seats"]:
         hands[int(seat["seat"])] = WarHand(int(seat["seat"]), parse_cards(seat["cards"]), 0,
                                            parse_cards(seat.get("war_cards", [])))
@@ -156,7 +160,7 @@ def war_scores(record: Mapping[str, Any], doc: Mapping[str, Any]) -> tuple[str, 
                  for step in range(1, len(hand.war_cards) + 1))
 
 
-class WarFamilyUi(GameUi):
+class WarFamilyUi(GameUi[WarFamilyGame, WarFamilyOptions]):
     """Screens of a war-family game. Baccarat War and Blackjack War differ only in their help; Hold'em
     War (``games/holdem_war.py``) also names its hands (:meth:`hand_text`, :meth:`score_line`) and
     deals community cards (any record with ``community``)."""
@@ -206,7 +210,7 @@ class WarFamilyUi(GameUi):
         hands = _hands(record)
         seats = [int(s["seat"]) for s in record["seats"]]
         by_seat = {int(s["seat"]): s for s in record["seats"]}
-        order = [*seats, DEALER]
+        order: list[HandKey] = [*seats, DEALER]
         for k in order:
             b.initial[k] = 0
             b.war[k] = 0
@@ -241,13 +245,14 @@ class WarFamilyUi(GameUi):
         b.beat("settle", 0.0, caption, settled=True)
         return b.beats
 
-    def _war(self, b: _Builder, mode: WarScoring, hands: dict[Any, WarHand], warring: list[int],
-             steps: int, by_seat: Mapping[int, Any]) -> None:
+    def _war(self, b: _Builder, mode: WarScoring, hands: dict[HandKey, WarHand], warring: list[int],
+             steps: int, by_seat: Mapping[int, Mapping[str, Any]]) -> None:
         b.at_war = set(warring) | {DEALER}
         b.beat("war", BANNER_S, text("caption.war", spots=names(warring)), text("banner.war"))
         live = list(warring)
         for step in range(1, steps + 1):
-            for k in [*live, DEALER]:
+            dealt: list[HandKey] = [*live, DEALER]
+            for k in dealt:
                 if b.war[k] < step:
                     b.war[k] = step
                     b.beat("deal", DEAL_S, text("caption.war_card", step=step), fresh=(k, "war", step - 1))
@@ -279,18 +284,18 @@ class WarFamilyUi(GameUi):
             b.at_war = set()
             b.beat("war_misdeal", SHOW_S, text("caption.war_misdeal"))
 
-    def _pool(self, b: _Builder, mode: WarScoring, hands: dict[Any, WarHand], pool: Mapping[str, Any],
-              by_seat: Mapping[int, Any]) -> None:
+    def _pool(self, b: _Builder, mode: WarScoring, hands: dict[HandKey, WarHand], pool: Mapping[str, Any],
+              by_seat: Mapping[int, Mapping[str, Any]]) -> None:
         contestants = [_key(k) for k in pool.get("contestants", [])]
         pot = self.ctx.money.currency_of(int(pool.get("pot", 0)))
         b.pool = "contest"
         b.pool_live = set(contestants)
-        everyone = [*(s for s in by_seat if by_seat[s]["wagers"].get("war_pool")), DEALER]
+        everyone: list[HandKey] = [*(s for s in by_seat if by_seat[s]["wagers"].get("war_pool")), DEALER]
         b.pool_out = {k for k in everyone if k not in contestants}
         if len(contestants) > 1:
             b.beat("pool", BANNER_S, text("caption.pool_contest", who=names(contestants), pot=pot),
                    text("banner.war_pool"))
-        out_at: dict[int, list[Any]] = {}
+        out_at: dict[int, list[HandKey]] = {}
         for gone in pool.get("eliminated", []):
             out_at.setdefault(int(gone["step"]), []).append(_key(gone["hand"]))
         live = list(contestants)
@@ -351,7 +356,7 @@ class WarFamilyUi(GameUi):
         hands = _hands(record) if record else {}
         mode = self.mode(record)
 
-        def cards_of(k: Any) -> tuple[tuple[CardView, ...], tuple[CardView, ...]]:
+        def cards_of(k: HandKey) -> tuple[tuple[CardView, ...], tuple[CardView, ...]]:
             if reveal is None or k not in hands:
                 return (), ()
             hand = hands[k]
@@ -359,21 +364,21 @@ class WarFamilyUi(GameUi):
             in_war = k in reveal.at_war or k in reveal.pool_live
             out = k in reveal.pool_out and reveal.pool == "contest"
 
-            def view(card: Any, kind: str, i: int) -> CardView:
+            def view(card: Card, kind: str, i: int) -> CardView:
                 arriving = progress if reveal.fresh == (k, kind, i) else 1.0
                 return CardView(str(card), arriving, outline=in_war and kind == "war", dim=out)
 
             return (tuple(view(c, "initial", i) for i, c in enumerate(hand.initial[:n_init])),
                     tuple(view(c, "war", i) for i, c in enumerate(hand.war_cards[:n_war])))
 
-        def score_of(k: Any) -> str:
-            if reveal is None or not reveal.scores or k not in hands:
+        def score_of(k: HandKey) -> str:
+            if record is None or reveal is None or not reveal.scores or k not in hands:
                 return ""
             n_war = reveal.war.get(k, 0)
-            doc = record["dealer"] if k == DEALER else by_seat[k]
+            doc = by_seat[k] if isinstance(k, int) else record["dealer"]
             return self.score_line(doc, self.war_text(mode, hands[k], n_war) if n_war else None)
 
-        def status_of(k: Any) -> str:
+        def status_of(k: HandKey) -> str:
             if reveal is None:
                 return ""
             if reveal.pool_winner == k:
@@ -409,14 +414,14 @@ class WarFamilyUi(GameUi):
                                                                         or seat in reveal.pool_live)))
             spots.append(SpotView(seat, hand, tuple(areas)))
         pot = self._pot(wagers, record, reveal, by_seat) if "war_pool" in self.offered else None
-        community = ()
-        if reveal is not None:
+        community: tuple[CardView, ...] = ()
+        if record is not None and reveal is not None:
             community = tuple(CardView(c, progress if reveal.fresh == (COMMUNITY, "community", i) else 1.0)
                               for i, c in enumerate(record.get("community", [])[:reveal.community]))
         return WarFeltView(dealer, tuple(spots), pot, community)
 
     def _pot(self, wagers: Wagers, record: Mapping[str, Any] | None, reveal: WarReveal | None,
-             by_seat: Mapping[int, Any]) -> PotView:
+             by_seat: Mapping[int, Mapping[str, Any]]) -> PotView:
         ctx = self.ctx
         ante = int(ctx.options.pool.dealer_ante)
         if record is not None:
@@ -447,7 +452,7 @@ class WarFamilyUi(GameUi):
                        text("pot.dealer_ante", amount=ctx.money.currency_of(ante)) if ante else "")
 
     # --- pays and rules --------------------------------------------------------------------------
-    def paytable(self, sheet: Any) -> DocView:
+    def paytable(self, sheet: ParSheet | None) -> DocView:
         o = self.ctx.options
         money = self.ctx.money
 
@@ -481,7 +486,7 @@ class WarFamilyUi(GameUi):
         return DocView("paytable", text("paytable.title", game=self.name), (tuple(sections),), 0, footer,
                        doc_buttons(0, 1))
 
-    def help(self, sheet: Any) -> DocView:
+    def help(self, sheet: ParSheet | None) -> DocView:
         o = self.ctx.options
         money = self.ctx.money
         war = o.war_wager == "required"
