@@ -11,7 +11,8 @@ def rollover(value: int, width: int) -> int:
     """``value`` as a ``width``-byte BCD field shows it (the low ``2 * width`` digits)."""
     if value < 0:
         raise ValueError(f"a BCD field holds no negative number ({value})")
-    return value % (100 ** width)
+    modulus: int = 100**width
+    return value % modulus
 
 
 def to_bcd(value: int, width: int) -> bytes:

@@ -10,8 +10,8 @@ denomination or cents, as each field says in ``docs/protocols/sas.md``).
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import ClassVar, Self
 
 from drivers.sas.bcd import from_bcd, to_bcd
