@@ -16,7 +16,8 @@ On a pseudo-terminal the wakeup bit is lost, so :class:`EgmDecoder` frames by co
 message a byte with bit 7 set is a general poll, any other byte an address that starts a long
 poll whose length the command table (``drivers/sas/commands.py``) gives; our long polls are
 confirmed by their CRC, other machines' polls are skipped as far as the table knows their length.
-After a bad CRC only the address byte is dropped and the search restarts right after it.
+After a bad CRC or an unknown command only the address byte is dropped and the search restarts
+right after it.
 
 :class:`HostDecoder` is told what was asked (``expect``) and frames the reply accordingly; a byte
 equal to the machine's address while nothing is expected is the machine's chirp. The same event
@@ -205,9 +206,10 @@ class EgmDecoder(StreamDecoder):
         ours = first in (self.address, BROADCAST)
         spec = LONG_POLLS.get(command)
         if spec is None:
+            # Drop the address byte only: if it was noise, the next byte may be a real poll.
             if ours:
-                return 2, Garbage(bytes(buffer[:2]), f"unknown long poll 0x{command:02X}")
-            return 2, OtherAddress(first, command)
+                return 1, Garbage(bytes(buffer[:1]), f"unknown long poll 0x{command:02X}")
+            return 1, OtherAddress(first, command)
         length = _poll_length(buffer, spec)
         if length is None or len(buffer) < length:
             return 0, None

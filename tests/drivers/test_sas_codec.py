@@ -139,9 +139,20 @@ def test_a_bad_crc_drops_the_address_byte_and_the_next_poll_survives():
     assert not any(isinstance(e, LongPoll) and e.command == 0x21 for e in events)
 
 
-def test_an_unknown_long_poll_to_us_is_garbage_and_decoding_carries_on():
-    events = _feed(EgmDecoder(1), [b"\x01\x99" + encode_poll(GeneralPoll(1))])
-    assert events == [Garbage(b"\x01\x99", "unknown long poll 0x99"), GeneralPoll(1)]
+def test_a_stray_byte_equal_to_our_address_does_not_swallow_the_poll_after_it():
+    # Noise 0x01 turns "01 21 00 00 ..." into an S poll 0x01 whose CRC fails: resync at the next
+    # byte finds the real poll.
+    poll = LongPoll(1, 0x21, b"\x00\x00")
+    events = _feed(EgmDecoder(1), [b"\x01" + encode_poll(poll)])
+    assert events == [Garbage(b"\x01", "bad CRC"), poll]
+
+
+def test_an_unknown_long_poll_drops_only_the_address_byte():
+    # A stray byte equal to our address before a general poll must not swallow it.
+    events = _feed(EgmDecoder(1), [b"\x01" + encode_poll(GeneralPoll(1))])
+    assert events == [Garbage(b"\x01", "unknown long poll 0x81"), GeneralPoll(1)]
+    events = _feed(EgmDecoder(1), [b"\x02" + encode_poll(GeneralPoll(1))])
+    assert events == [OtherAddress(2, 0x81), GeneralPoll(1)]
 
 
 def test_host_sees_the_chirp_and_rejects_replies_it_did_not_ask_for():
