@@ -30,6 +30,7 @@ from drivers.sas.codec import (
 from drivers.sas.commands import LONG_POLLS, PollType, ReplyKind
 from drivers.sas.crc import crc_bytes, sas_crc
 from drivers.sas.exceptions import BILL_ACCEPTED_BY_DOLLARS, ExceptionCode, exception_name
+from tests.drivers.streams import feed
 
 # Polls as the host sends them, each with where the bytes come from.
 GOLDEN_POLLS = [
@@ -60,14 +61,6 @@ GOLDEN_REPLIES = [
 ]
 
 
-def _feed(decoder, chunks) -> list:
-    out = []
-    for chunk in chunks:
-        decoder.receive_data(chunk)
-        out += decoder.events()
-    return out
-
-
 def test_crc_is_kermit_with_the_catalogue_check_value_and_a_seed_that_continues_it():
     assert sas_crc(b"123456789") == 0x2189
     assert crc_bytes(b"123456789") == b"\x89\x21"            # low byte first
@@ -94,17 +87,17 @@ def test_golden_replies_encode_on_the_machine_and_decode_on_the_host(poll, reply
     assert encode_reply(reply) == data
     host = HostDecoder(1)
     host.expect(poll)
-    assert _feed(host, [data[i : i + 1] for i in range(len(data))]) == [reply]
+    assert feed(host, [data[i : i + 1] for i in range(len(data))]) == [reply]
     assert host.expected is None
 
 
 def test_a_stream_of_polls_gives_the_same_events_whole_split_and_byte_by_byte():
     stream = b"".join(bytes.fromhex(w) for _, w, _ in GOLDEN_POLLS)
     polls = [p for p, _, _ in GOLDEN_POLLS]
-    assert _feed(EgmDecoder(1), [stream]) == polls
-    assert _feed(EgmDecoder(1), [stream[i : i + 1] for i in range(len(stream))]) == polls
+    assert feed(EgmDecoder(1), [stream]) == polls
+    assert feed(EgmDecoder(1), [stream[i : i + 1] for i in range(len(stream))]) == polls
     for cut in range(len(stream)):
-        assert _feed(EgmDecoder(1), [stream[:cut], stream[cut:]]) == polls
+        assert feed(EgmDecoder(1), [stream[:cut], stream[cut:]]) == polls
 
 
 def test_polls_for_other_machines_are_skipped_with_their_bodies():
@@ -113,7 +106,7 @@ def test_polls_for_other_machines_are_skipped_with_their_bodies():
     other = (encode_poll(LongPoll(2, 0x21, b"\x01\x81")) + encode_poll(LongPoll(3, 0x6F, b"\x81\x01\x01"))
              + encode_poll(GeneralPoll(5)) + encode_poll(LongPoll(2, 0x1A)))
     ours = encode_poll(LongPoll(1, 0x1A))
-    events = _feed(EgmDecoder(1), [other[i : i + 1] for i in range(len(other))] + [ours])
+    events = feed(EgmDecoder(1), [other[i : i + 1] for i in range(len(other))] + [ours])
     assert events == [OtherAddress(2, 0x21), OtherAddress(3, 0x6F), OtherAddress(5),
                       OtherAddress(2, 0x1A), LongPoll(1, 0x1A)]
 
@@ -133,7 +126,7 @@ def test_a_bad_crc_drops_the_address_byte_and_the_next_poll_survives():
     bad = bytearray(encode_poll(LongPoll(1, 0x21, b"\x12\x34")))
     bad[-1] ^= 0x01
     good = encode_poll(GeneralPoll(1)) + encode_poll(LongPoll(1, 0x4D, b"\x00"))
-    events = _feed(EgmDecoder(1), [bytes(bad) + good])
+    events = feed(EgmDecoder(1), [bytes(bad) + good])
     assert events[0] == Garbage(b"\x01", "bad CRC")
     assert events[-2:] == [GeneralPoll(1), LongPoll(1, 0x4D, b"\x00")]
     assert not any(isinstance(e, LongPoll) and e.command == 0x21 for e in events)
@@ -143,15 +136,15 @@ def test_a_stray_byte_equal_to_our_address_does_not_swallow_the_poll_after_it():
     # Noise 0x01 turns "01 21 00 00 ..." into an S poll 0x01 whose CRC fails: resync at the next
     # byte finds the real poll.
     poll = LongPoll(1, 0x21, b"\x00\x00")
-    events = _feed(EgmDecoder(1), [b"\x01" + encode_poll(poll)])
+    events = feed(EgmDecoder(1), [b"\x01" + encode_poll(poll)])
     assert events == [Garbage(b"\x01", "bad CRC"), poll]
 
 
 def test_an_unknown_long_poll_drops_only_the_address_byte():
     # A stray byte equal to our address before a general poll must not swallow it.
-    events = _feed(EgmDecoder(1), [b"\x01" + encode_poll(GeneralPoll(1))])
+    events = feed(EgmDecoder(1), [b"\x01" + encode_poll(GeneralPoll(1))])
     assert events == [Garbage(b"\x01", "unknown long poll 0x81"), GeneralPoll(1)]
-    events = _feed(EgmDecoder(1), [b"\x02" + encode_poll(GeneralPoll(1))])
+    events = feed(EgmDecoder(1), [b"\x02" + encode_poll(GeneralPoll(1))])
     assert events == [OtherAddress(2, 0x81), GeneralPoll(1)]
 
 

@@ -25,17 +25,10 @@ from drivers.sas.codec import (
     encode_reply,
 )
 from tests.drivers.sas_strategies import ADDRESS, exchanges, polls
+from tests.drivers.streams import cut, feed
 
 EGM_EVENTS = (GeneralPoll, LongPoll, OtherAddress, Garbage)
 HOST_EVENTS = (ExceptionReply, Reply, Ack, Nack, Chirp, Garbage)
-
-
-def _chunks(data: bytes, cuts: list[int]) -> list[bytes]:
-    out, last = [], 0
-    for cut in sorted(c % (len(data) + 1) for c in cuts):
-        out.append(data[last:cut])
-        last = cut
-    return [*out, data[last:]]
 
 
 def _seen_by_machine(poll: GeneralPoll | LongPoll) -> object:
@@ -50,7 +43,8 @@ def check_garbage(data: bytes, expects: list) -> None:
     assert all(isinstance(e, EGM_EVENTS) for e in egm.events())
     assert egm.buffered <= egm.max_buffer
     host = HostDecoder(ADDRESS)
-    for i, chunk in enumerate(_chunks(data, [len(data) * k // (len(expects) + 1) for k in range(1, len(expects) + 1)])):
+    shares = [len(data) * k // (len(expects) + 1) for k in range(1, len(expects) + 1)]
+    for i, chunk in enumerate(cut(data, shares)):
         if i < len(expects):
             host.expect(expects[i])
         host.receive_data(chunk)
@@ -60,11 +54,7 @@ def check_garbage(data: bytes, expects: list) -> None:
 
 def check_polls(sent: list, cuts: list[int]) -> None:
     stream = b"".join(encode_poll(p) for p in sent)
-    egm = EgmDecoder(ADDRESS)
-    got = []
-    for chunk in _chunks(stream, cuts):
-        egm.receive_data(chunk)
-        got += egm.events()
+    got = feed(EgmDecoder(ADDRESS), cut(stream, cuts))
     assert got == [_seen_by_machine(p) for p in sent]
 
 
@@ -73,13 +63,11 @@ def check_replies(pairs: list, cuts: list[int]) -> None:
     got = []
     for poll, reply in pairs:
         host.expect(poll)
-        for chunk in _chunks(encode_reply(reply), cuts):
-            host.receive_data(chunk)
-            got += host.events()
+        got += feed(host, cut(encode_reply(reply), cuts))
     assert got == [reply for _, reply in pairs]
 
 
-cuts = st.lists(st.integers(0, 10_000), max_size=6)
+cut_points = st.lists(st.integers(0, 10_000), max_size=6)
 
 
 @settings(max_examples=80, deadline=None)
@@ -91,13 +79,13 @@ def test_random_bytes_give_only_the_codecs_own_events(data, expects):
 
 
 @settings(max_examples=80, deadline=None)
-@given(st.lists(polls, max_size=10), cuts)
+@given(st.lists(polls, max_size=10), cut_points)
 def test_polls_survive_the_wire_however_they_are_cut(sent, cuts):
     check_polls(sent, cuts)
 
 
 @settings(max_examples=80, deadline=None)
-@given(st.lists(exchanges(), max_size=8), cuts)
+@given(st.lists(exchanges(), max_size=8), cut_points)
 def test_replies_survive_the_wire_however_they_are_cut(pairs, cuts):
     check_replies(pairs, cuts)
 
@@ -113,7 +101,7 @@ def test_fuzz_sas_garbage(data, expects):
 
 @pytest.mark.fuzz
 @settings(max_examples=20_000, deadline=None)
-@given(st.lists(polls, max_size=30), cuts, st.lists(exchanges(), max_size=20))
+@given(st.lists(polls, max_size=30), cut_points, st.lists(exchanges(), max_size=20))
 def test_fuzz_sas_round_trips(sent, cut_at, pairs):
     check_polls(sent, cut_at)
     check_replies(pairs, cut_at)
