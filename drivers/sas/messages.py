@@ -2,7 +2,7 @@
 
 ``REQUESTS`` and ``REPLIES`` map a command to its body class; :func:`parse_request` and
 :func:`parse_reply` turn a decoded :class:`~drivers.sas.codec.LongPoll` / ``Reply`` into a body.
-Polls not listed here (0x1B, 0x1D, 0x51, 0x53-0x56, 0x94, 0xA0, 0xB5 and the ACK-only polls)
+Polls not listed here (0x1B, 0x51, 0x53-0x56, 0x94, 0xA0, 0xB5 and the ACK-only polls)
 carry their raw bytes for now. Money and meters are integers (credits of the accounting
 denomination or cents, as each field says in ``docs/protocols/sas.md``).
 """

@@ -239,6 +239,8 @@ def test_encoders_refuse_what_sas_cannot_carry():
         encode_reply(Reply(1, 0x01))
     with pytest.raises(LocalProtocolError, match="carries 4 data bytes"):
         encode_reply(Reply(1, 0x10, b"\x00"))
+    with pytest.raises(LocalProtocolError, match="not in the SAS table"):
+        HostDecoder(1).expect(LongPoll(1, 0x99))
 
 
 # Typed bodies: request or reply, command, body. Each must survive the wire in its direction.
