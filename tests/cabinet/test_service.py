@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -23,7 +24,6 @@ from firmware.cabinet.service import (
     ServiceApi,
     ServiceError,
     hash_pin,
-    install,
     permission_table,
     verify_pin,
 )
@@ -159,17 +159,20 @@ def software_tree(root: Path) -> Path:
 
 
 def build(tmp_path: Path, *, devices: Devices | None = None, pins: dict[str, str] | None = None,
-          **kwargs: Any) -> SimpleNamespace:
+          hostlink: Callable[[Terminal], Any] | None = None, **kwargs: Any) -> SimpleNamespace:
     ledger = Ledger.open(tmp_path / "state")
     vouchers = VoucherBook(ledger, terminal_id="T1")
     devices = devices if devices is not None else Devices(
         bill_validator=FakeValidator(), printer=FakePrinter(), io_board=FakeIo())
-    terminal = Terminal(Config(), ledger, RngService.seeded(1), devices, vouchers)
-    terminal.power_up()
     clock = Clock()
     kwargs.setdefault("software_root", software_tree(tmp_path / "sw"))
     kwargs.setdefault("par_cache_dir", tmp_path / "par")
-    api = install(terminal, ServiceApi(terminal, pins=pins or HASHES, clock=clock, **kwargs))
+    terminal = Terminal(Config(), ledger, RngService.seeded(1), devices, vouchers,
+                        service=lambda t: ServiceApi(t, pins=pins or HASHES, clock=clock, **kwargs),
+                        hostlink=hostlink)
+    api = terminal.service
+    api.apply_stored_config()
+    terminal.power_up()
     return SimpleNamespace(terminal=terminal, ledger=ledger, api=api, clock=clock, devices=devices)
 
 
