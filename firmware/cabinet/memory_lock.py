@@ -80,7 +80,7 @@ class MemoryLock:
         self.kernel = None
         self.starting = False
         self.last_record = None
-        self.on_input = None
+        self.on_input: Callable[..., bool] | None = None
         self.hostlink = None                 #: no host link while locked (the link reports nothing)
         self.cleared: Ledger | None = None   #: the new ledger after a RAM clear (closed), or None
         self.handlers: dict[str, Callable[..., Any]] = {"status": self.status, "wake": lambda: None}
@@ -96,6 +96,10 @@ class MemoryLock:
     # --- what a terminal offers the control socket and the screens ----------------------------
     def register(self, **handlers: Callable[..., Any]) -> None:
         self.handlers.update(handlers)
+
+    def connect_screens(self, on_input: Callable[..., bool]) -> None:
+        """The screens connect as to a terminal; a locked cabinet has no devices to give them input."""
+        self.on_input = on_input
 
     def status(self) -> dict[str, Any]:
         return {

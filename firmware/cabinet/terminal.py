@@ -123,8 +123,7 @@ class Terminal:
         #: console's round lines, the autoplay).
         self.on_round = on_round
         self.on_step = on_step
-        #: The screens (``firmware.ui``): every touch and button-deck press, on this thread; for a
-        #: button it returns True when it has taken it (the terminal's own handling is skipped).
+        #: The screens' input (:meth:`connect_screens`), or None while no screens are open.
         self.on_input: Callable[[DeviceEvent], bool] | None = None
         # the parts
         self.supervision = Supervision(self, self_test)
@@ -156,6 +155,20 @@ class Terminal:
     def demo(self) -> DemoMode | None:
         """The service API's demo mode (None without a service API)."""
         return None if self.service is None else self.service.demo
+
+    def connect_screens(self, on_input: Callable[[DeviceEvent], bool]) -> None:
+        """The screens (``firmware.ui``) take every touch and button-deck press from now on, on this
+        thread; for a button ``on_input`` returns True when they have taken it (the terminal's own
+        handling is skipped). The screens sit above the cabinet and are built after the terminal,
+        only when there is a display, so they connect themselves rather than being passed in
+        (docs/architecture.md, "The composition root"); the last screens connected get the input."""
+        self.on_input = on_input
+
+    def new_rng(self, rng: Any) -> None:
+        """Draw from ``rng`` from now on (a passed RNG retest makes a new instance): every RNG shoe
+        too."""
+        self.rng = rng
+        self.rounds.new_rng()
 
     # --- commands ------------------------------------------------------------------------------
     @property

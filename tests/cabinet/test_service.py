@@ -633,9 +633,9 @@ def test_a_change_only_monte_carlo_can_check_is_computed_in_the_background_then_
     r = build(tmp_path)
     try:
         cfg = r.terminal.cfg
-        r.terminal.cfg = cfg.model_copy(update={
+        r.terminal.use_config(cfg.model_copy(update={
             "math": cfg.math.model_copy(update={"monte_carlo_rounds": 10_000}),
-            "games": cfg.games.model_copy(update={"seats": 2})})
+            "games": cfg.games.model_copy(update={"seats": 2})}), [])
         login(r, "technician")
         refused(r, "technician", "config", "set", "holdem-war", "tie_pays=17", match="being computed in the background")
         assert r.ledger.setting("config.games.holdem-war") is None            # nothing changed
