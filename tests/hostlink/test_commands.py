@@ -158,3 +158,17 @@ def test_a_command_that_can_never_be_sent_is_refused_not_retried_forever(floor: 
     floor.settle()
     assert cabinet.disabled and floor.store.pending_commands() == []
     assert [c["type"] for c in floor.store.commands("T1")] == ["disable"]
+
+
+def test_a_terminal_disabled_by_the_host_starts_disabled_after_a_power_cut(floor: Floor) -> None:
+    cabinet = floor.terminal("T1", terminal=switchable()).terminal.cabinet
+    floor.settle()
+    floor.host.command("T1", "disable", {"reason": "audit"})
+    floor.settle()
+    assert cabinet.disabled
+    _power_cut(floor, "T1")
+    again = floor.terminal("T1", terminal=switchable())       # same critical memory, a new cabinet
+    assert again.terminal.cabinet.disabled                    # at start, before the host says anything
+    floor.host.command("T1", "enable", {})
+    floor.settle()
+    assert not again.terminal.cabinet.disabled
