@@ -27,7 +27,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
-from firmware.cabinet.service import ServiceApi, ServiceError, install
+from firmware.cabinet.service import ServiceApi, ServiceError
 from firmware.errors import EgmError
 from firmware.ledger.ledger import Ledger, utc_now
 
@@ -80,22 +80,26 @@ class MemoryLock:
         self.kernel = None
         self.starting = False
         self.last_record = None
-        self.on_input = None
-        self.demo: Any = None
-        self.service: Any = None
+        self.on_input: Callable[..., bool] | None = None
+        self.hostlink = None                 #: no host link while locked (the link reports nothing)
         self.cleared: Ledger | None = None   #: the new ledger after a RAM clear (closed), or None
         self.handlers: dict[str, Callable[..., Any]] = {"status": self.status, "wake": lambda: None}
         self._commands: queue.Queue[tuple[str, dict[str, Any], Future]] = queue.Queue()
         self._stop = threading.Event()
         self.snapshot = self.status()
-        api = ServiceApi.from_config(self, on_ram_clear=self._ram_clear)
-        install(self, api, apply_stored=False)
-        self.handlers["service"] = self._locked_service(self.handlers["service"])
-        del self.handlers["demo"]
+        #: The same service API as a running terminal's, with its ``service`` command narrowed to
+        #: :data:`LOCKED_VERBS` (no demo mode: nothing can be played). No stored game options are
+        #: applied: nothing is read from a memory that failed.
+        self.service = ServiceApi.from_config(self, on_ram_clear=self._ram_clear)
+        self.handlers["service"] = self._locked_service(self.service.commands(self)["service"])
 
     # --- what a terminal offers the control socket and the screens ----------------------------
     def register(self, **handlers: Callable[..., Any]) -> None:
         self.handlers.update(handlers)
+
+    def connect_screens(self, on_input: Callable[..., bool]) -> None:
+        """The screens connect as to a terminal; a locked cabinet has no devices to give them input."""
+        self.on_input = on_input
 
     def status(self) -> dict[str, Any]:
         return {
@@ -161,7 +165,7 @@ class MemoryLock:
         return locked
 
     def _ram_clear(self, reason: str) -> dict[str, Any]:
-        role = self.service.session.role if self.service and self.service.session else "technician"
+        role = self.service.session.role if self.service.session else "technician"
         ledger = Ledger.ram_clear(self.state_dir, role=role, reason=reason,
                                   denomination=self.cfg.terminal.denomination)
         try:

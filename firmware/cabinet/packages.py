@@ -109,6 +109,7 @@ class PackageManager:
 
     def __init__(self, ledger: Any, check_signer: Callable[[x509.Certificate], None], directory: Path, *,
                  fetch: Fetch | None = None, games: Callable[[], list[str]] | None = None,
+                 wake: Callable[[], None] = lambda: None,
                  wall: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
         self.ledger = ledger
         self.check_signer = check_signer
@@ -118,7 +119,7 @@ class PackageManager:
         self._wall = wall
         self._done: queue.Queue[_Download] = queue.Queue()
         self._busy: dict[str, _Download] = {}
-        self.wake: Callable[[], None] = lambda: None
+        self.wake = wake                         #: the terminal's: a download finished
         for sub in ("incoming", "pending", "installed"):
             (self.dir / sub).mkdir(parents=True, exist_ok=True)
         self._reconcile()

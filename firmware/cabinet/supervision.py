@@ -293,8 +293,7 @@ class Supervision:
         if problem:
             raise TerminalError(f"{tilt} stays: {problem}")
         if source is TiltSource.RNG or name == "rng_health":
-            t.rng = RngService.production(personalization.encode("utf-8"),
-                                          reseed_interval=t.cfg.rng.reseed_interval)
-            t.rounds.new_rng()                        # every RNG shoe draws from the new instance
+            t.new_rng(RngService.production(personalization.encode("utf-8"),
+                                            reseed_interval=t.cfg.rng.reseed_interval))
         self.clear(source, name)
         return t.status()

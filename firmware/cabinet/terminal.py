@@ -23,7 +23,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from firmware.cabinet.cashout import TEST_VALIDATION, Cashout, Printing
 from firmware.cabinet.command_queue import CommandQueue
@@ -31,6 +31,7 @@ from firmware.cabinet.devices import DEVICE_NAMES, Devices, not_connected
 from firmware.cabinet.errors import CabinetError, TerminalError, TerminalStopped
 from firmware.cabinet.machine import Cabinet
 from firmware.cabinet.money_in import MoneyIn
+from firmware.cabinet.ports import HostPort
 from firmware.cabinet.rounds import Rounds
 from firmware.cabinet.status import StatusReport
 from firmware.cabinet.supervision import PRINTER_SOFT_FAULTS, SelfTest, Supervision
@@ -57,6 +58,10 @@ from hal.events import (
     TicketStacked,
     Touch,
 )
+
+if TYPE_CHECKING:
+    from firmware.cabinet.demo import DemoMode
+    from firmware.cabinet.service.api import ServiceApi
 
 __all__ = [
     "DEVICE_NAMES", "PRINTER_SOFT_FAULTS", "TEST_VALIDATION", "Devices", "Printing", "Terminal",
@@ -94,7 +99,15 @@ class Terminal:
 
     def __init__(self, cfg: Any, ledger: Ledger, rng: Any, devices: Devices, vouchers: Any, *,
                  clock: Callable[[], float] = time.monotonic, self_test: SelfTest | None = None,
-                 physical_shoe_timeout: float = 30.0) -> None:
+                 physical_shoe_timeout: float = 30.0, game: str | None = None,
+                 service: Callable[[Terminal], ServiceApi] | None = None,
+                 hostlink: Callable[[Terminal], HostPort] | None = None,
+                 on_round: Callable[[dict[str, Any]], None] | None = None,
+                 on_step: Callable[[Terminal], None] | None = None) -> None:
+        """``service`` and ``hostlink`` build the service API and the host link from the terminal
+        they serve (each needs the terminal, and the terminal calls each): they are called once, at
+        the end of construction, when every part exists (docs/architecture.md, "The composition
+        root"). ``game``: the game to start with (default: the configuration's ``games.default``)."""
         self.cfg = cfg
         self.ledger = ledger
         self.rng = rng
@@ -106,21 +119,18 @@ class Terminal:
         self.halted: str | None = None
         self.snapshot: dict[str, Any] = {}
         self._stop = threading.Event()
-        #: Called after every round with its record, and after every step (``on_step``).
-        self.on_round: Callable[[dict[str, Any]], None] | None = None
-        self.on_step: Callable[[Terminal], None] | None = None
-        #: The screens (``firmware.ui``): every touch and button-deck press, on this thread; for a
-        #: button it returns True when it has taken it (the terminal's own handling is skipped).
+        #: Called after every round with its record, and after every step (``egm run``: the
+        #: console's round lines, the autoplay).
+        self.on_round = on_round
+        self.on_step = on_step
+        #: The screens' input (:meth:`connect_screens`), or None while no screens are open.
         self.on_input: Callable[[DeviceEvent], bool] | None = None
-        #: Set by ``firmware.cabinet.service.install``: the service API and the demo mode.
-        self.service: Any = None
-        self.demo: Any = None
-        #: Set by ``firmware.hostlink.link.HostLink.attach``: polled from every step.
-        self.hostlink: Any = None
         # the parts
         self.supervision = Supervision(self, self_test)
         self.cabinet = Cabinet(handpay_limit=cfg.limits.handpay_limit, on_event=self.supervision.cabinet_event)
         self.rounds = Rounds(self, physical_shoe_timeout)
+        if game is not None:
+            self.rounds.game_id = game
         self.money_in = MoneyIn(self)
         self.cashout = Cashout(self)
         self.report = StatusReport(self)
@@ -133,6 +143,32 @@ class Terminal:
             game=self.choose_game, bet=self.set_bet, retry_ticket=self.retry_ticket,
             attendant_handpay=self.attendant_handpay, wake=lambda: None,
         )
+        # the collaborators above the cabinet, last: they are built from the terminal
+        #: The host link, polled from every step (None: no host).
+        self.hostlink: HostPort | None = hostlink(self) if hostlink is not None else None
+        #: The service API (None: a terminal without one); it adds the ``service`` and ``demo`` commands.
+        self.service: ServiceApi | None = service(self) if service is not None else None
+        if self.service is not None:
+            self.register(**self.service.commands(self))
+
+    @property
+    def demo(self) -> DemoMode | None:
+        """The service API's demo mode (None without a service API)."""
+        return None if self.service is None else self.service.demo
+
+    def connect_screens(self, on_input: Callable[[DeviceEvent], bool]) -> None:
+        """The screens (``firmware.ui``) take every touch and button-deck press from now on, on this
+        thread; for a button ``on_input`` returns True when they have taken it (the terminal's own
+        handling is skipped). The screens sit above the cabinet and are built after the terminal,
+        only when there is a display, so they connect themselves rather than being passed in
+        (docs/architecture.md, "The composition root"); the last screens connected get the input."""
+        self.on_input = on_input
+
+    def new_rng(self, rng: Any) -> None:
+        """Draw from ``rng`` from now on (a passed RNG retest makes a new instance): every RNG shoe
+        too."""
+        self.rng = rng
+        self.rounds.new_rng()
 
     # --- commands ------------------------------------------------------------------------------
     @property

@@ -28,10 +28,30 @@ log = logging.getLogger("egm.hostlink")
 
 
 @dataclass
-class Started:
-    link: HostLink
+class Prepared:
+    """The host link's side of the floor, running (the broker and the embedded host, if any), and
+    :meth:`link`, which builds the terminal's link: the terminal's constructor calls it."""
+
+    cfg: Any
+    state_dir: Path
+    ledger: Any
     broker_url: str
     host_dir: Path | None
+    address: BrokerAddress
+    tls_files: TlsFiles
+    identity: TerminalIdentity
+
+    def link(self, terminal: Any) -> HostLink:
+        """``terminal``'s link to the host (not started: :func:`start` does, after the power-up)."""
+        cfg, tls = self.cfg, self.tls_files
+        identity = self.identity
+        packages = PackageManager(self.ledger, lambda cert: identity.trust.check(cert, "code-signer"),
+                                  self.state_dir / "packages", fetch=https_fetch(tls.ca, tls.cert, tls.key),
+                                  games=lambda: list(terminal.cfg.games.enabled), wake=terminal.wake)
+        return HostLink(self.ledger, identity, functools.partial(MqttClient, address=self.address),
+                        terminal=terminal, packages=packages, meter_interval_s=cfg.host.meter_interval_s,
+                        ack_timeout_s=cfg.host.ack_timeout_s, window=cfg.host.window,
+                        max_age_s=cfg.host.max_age_s, redeem_timeout_s=cfg.host.redeem_timeout_s)
 
 
 def pki_dir(cfg: Any, state_dir: Path) -> Path:
@@ -42,8 +62,9 @@ def pki_dir(cfg: Any, state_dir: Path) -> Path:
     return state_dir / "pki"
 
 
-def start(cfg: Any, state_dir: Path, ledger: Any, terminal: Any, stack: contextlib.ExitStack) -> Started:
-    """Everything the host link needs, started; ``stack`` stops it all (the link first)."""
+def prepare(cfg: Any, state_dir: Path, ledger: Any, stack: contextlib.ExitStack) -> Prepared:
+    """The PKI, the broker and the embedded host, started (``stack`` stops them), before the
+    terminal is built: its link needs the broker's address."""
     pki = pki_dir(cfg, state_dir)
     issued = pki / "issued"
     host_dir = None
@@ -70,15 +91,11 @@ def start(cfg: Any, state_dir: Path, ledger: Any, terminal: Any, stack: contextl
                          key=issued / f"{cfg.terminal.id}.key.pem")
     address = BrokerAddress.parse(url, tls_files if url.startswith("mqtts://") else None)
     identity = TerminalIdentity.load(pki, cfg.terminal.id, host=cfg.host.host_name, host_kem=cfg.host.host_kem)
-    packages = PackageManager(ledger, lambda cert: identity.trust.check(cert, "code-signer"),
-                              state_dir / "packages",
-                              fetch=https_fetch(tls_files.ca, tls_files.cert, tls_files.key),
-                              games=lambda: list(terminal.cfg.games.enabled))
-    link = HostLink(ledger, identity, functools.partial(MqttClient, address=address), packages=packages,
-                    meter_interval_s=cfg.host.meter_interval_s, ack_timeout_s=cfg.host.ack_timeout_s,
-                    window=cfg.host.window, max_age_s=cfg.host.max_age_s,
-                    redeem_timeout_s=cfg.host.redeem_timeout_s)
-    link.attach(terminal)
+    return Prepared(cfg, state_dir, ledger, url, host_dir, address, tls_files, identity)
+
+
+def start(link: HostLink, cfg: Any, stack: contextlib.ExitStack) -> None:
+    """Start the terminal's link (after the power-up); ``stack`` stops it first, draining for up to
+    ``host.drain_s`` seconds."""
     link.start()
     stack.callback(link.stop, cfg.host.drain_s)
-    return Started(link, url, host_dir)

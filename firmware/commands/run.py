@@ -105,7 +105,7 @@ def _terminal(cfg, args, game_id: str, rng_results, path: Path, out):
     from firmware.cabinet.autoplay import Autoplay
     from firmware.cabinet.control import ControlServer, socket_path
     from firmware.cabinet.selftest import check_software, run_self_test
-    from firmware.cabinet.service import ServiceApi, install
+    from firmware.cabinet.service import ServiceApi
     from firmware.cabinet.terminal import Devices, Terminal
     from firmware.cashless.vouchers import VoucherBook
     from firmware.errors import EgmError
@@ -159,9 +159,30 @@ def _terminal(cfg, args, game_id: str, rng_results, path: Path, out):
                 out.write(f"    {note}\n")
             return report.failures
 
-        terminal = Terminal(cfg, ledger, rng, devices, vouchers, self_test=self_test)
-        terminal.game_id = game_id
-        service = install(terminal, ServiceApi.from_config(terminal))
+        def show(record) -> None:
+            out.write(f"  round {record['round_id'][:12]} {record['game']}: net {record['net']:+d}\n")
+            out.flush()
+
+        autoplay = None
+        if args.autoplay is not None:
+            if "bill_validator" not in twins:
+                raise EgmError("--autoplay needs the simulated bill validator (run with --sim)")
+            validator = rig.simulator("bill_validator")
+            autoplay = Autoplay(args.autoplay, validator.insert_note,
+                                cashout_every=cfg.cabinet.autoplay_cashout_every,
+                                note_values=list(cfg.money.notes_cents), clock=time.monotonic)
+        hosted = None
+        if cfg.host.enabled:
+            from firmware.commands import _hostlink
+
+            hosted = _hostlink.prepare(cfg, path, ledger, stack)
+        # The composition root: everything the terminal works with is passed in here
+        # (docs/architecture.md, "The composition root").
+        terminal = Terminal(cfg, ledger, rng, devices, vouchers, self_test=self_test, game=game_id,
+                            service=ServiceApi.from_config, hostlink=hosted.link if hosted else None,
+                            on_round=show, on_step=autoplay)
+        service = terminal.service
+        service.apply_stored_config()
         terminal.register(sim=lambda words: rig.control(words))
         server = ControlServer(terminal, socket_path(path)).start()
         stack.callback(server.close)
@@ -171,37 +192,21 @@ def _terminal(cfg, args, game_id: str, rng_results, path: Path, out):
         out.write(f"cabinet: {terminal.cabinet.state.name}"
                   f"{'; tilts: ' + ', '.join(t.key for t in terminal.cabinet.active_tilts) if terminal.cabinet.active_tilts else ''}"
                   f" ({time.monotonic() - started:.2f} s from power-up); control: egm simctl --state-dir {path}\n")
-        if cfg.host.enabled:
-            from firmware.commands import _hostlink
-
-            hosted = _hostlink.start(cfg, path, ledger, terminal, stack)
+        if hosted is not None:
+            link = terminal.hostlink
+            _hostlink.start(link, cfg, stack)
             where = f"embedded host in {hosted.host_dir}" if hosted.host_dir else "host elsewhere"
             out.write(f"host link: {hosted.broker_url} ({where}); reports outstanding: "
-                      f"{len(hosted.link.outbox)}\n")
+                      f"{len(link.outbox)}\n")
         from firmware.ui.service.calibration import apply_stored_calibration
 
         if apply_stored_calibration(terminal) is not None:
             out.write("touchscreen: the stored calibration applied\n")
         screens = _screens(terminal, args, rig if twins else None, out)
-        _print_started(out, cfg, specs, rig, problems, hosted if cfg.host.enabled else None, path,
-                       socket_path(path), screens, args)
+        _print_started(out, cfg, specs, rig, problems, hosted, path, socket_path(path), screens, args)
         out.flush()
-
-        def show(record) -> None:
-            out.write(f"  round {record['round_id'][:12]} {record['game']}: net {record['net']:+d}\n")
-            out.flush()
-
-        terminal.on_round = show
-        if args.autoplay is not None:
-            if "bill_validator" not in twins:
-                raise EgmError("--autoplay needs the simulated bill validator (run with --sim)")
-            validator = rig.simulator("bill_validator")
-            autoplay = Autoplay(args.autoplay, validator.insert_note,
-                                cashout_every=cfg.cabinet.autoplay_cashout_every,
-                                note_values=list(cfg.money.notes_cents), clock=time.monotonic)
-            terminal.on_step = autoplay
-            if args.autoplay == 0:
-                terminal.stop()
+        if args.autoplay == 0:
+            terminal.stop()
         idle_wait = 0.001 if args.autoplay else 0.02
         try:
             if screens is None:

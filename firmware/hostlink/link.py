@@ -55,7 +55,7 @@ import threading
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import x25519
@@ -96,6 +96,24 @@ WITNESS_EVENT = "critical_memory_behind"
 COMMANDS = frozenset({"disable", "enable", "send_meters", "set_time", "package_offer"})
 
 
+class Switchable(Protocol):
+    """The cabinet as the host's ``disable`` and ``enable`` commands act on it."""
+
+    def disable(self) -> None: ...
+
+    def enable(self) -> None: ...
+
+
+class LinkedTerminal(Protocol):
+    """What the link asks of its terminal: a wake-up when something arrives on the network thread,
+    and the cabinet the host's commands switch off and on."""
+
+    @property
+    def cabinet(self) -> Switchable: ...
+
+    def wake(self) -> None: ...
+
+
 def now_utc() -> datetime:
     return datetime.now(UTC)
 
@@ -108,10 +126,14 @@ class HostLink:
     """One terminal's link to the host. :meth:`start`, then :meth:`poll` from the terminal's loop."""
 
     def __init__(self, ledger: Ledger, identity: TerminalIdentity, client_factory: Callable[..., Any], *,
+                 terminal: LinkedTerminal | None = None,
                  meter_interval_s: float = 300.0, ack_timeout_s: float = 5.0, window: int = 64,
                  max_age_s: float = 300.0, redeem_timeout_s: float = 5.0, packages: Any = None,
                  clock: Callable[[], float] = time.monotonic, wall: Callable[[], datetime] = now_utc) -> None:
+        """``terminal``: the terminal whose loop polls the link and whose cabinet the host's
+        commands act on (None: the commands are recorded only, as in the link's own tests)."""
         self.ledger = ledger
+        self.terminal = terminal
         #: the terminal's game packages (:class:`firmware.cabinet.packages.PackageManager`), or None
         self.packages = packages
         self.identity = identity
@@ -145,8 +167,7 @@ class HostLink:
         self._hello: int | None = None                    #: this session's hello: sent before the rest
         #: why critical memory is behind the host's witness (the link then reports nothing), or None
         self.behind: str | None = None
-        self.wake: Callable[[], None] = lambda: None
-        self.terminal: Any = None
+        self.wake: Callable[[], None] = terminal.wake if terminal is not None else _nothing
         self.redemptions: dict[str, dict[str, Any]] = {}  #: validation -> the host's answer
         self._awaiting: str | None = None          #: the validation :meth:`validate` waits for
         self.stats = collections.Counter()
@@ -156,19 +177,12 @@ class HostLink:
         ledger.listeners.append(self._on_record)
 
     # --- life cycle ------------------------------------------------------------------------------
-    def attach(self, terminal: Any) -> None:
-        """Hook into a terminal: its loop polls the link; host commands act on its cabinet."""
-        self.terminal = terminal
-        self.wake = terminal.wake
-        terminal.hostlink = self
-        if self.packages is not None:
-            self.packages.wake = terminal.wake
-        disabled = self.ledger.setting(SETTING_DISABLED)
-        if disabled and disabled.get("disabled"):
-            terminal.cabinet.disable()
-
     def start(self) -> None:
-        """Announce this boot's encryption key (a reported event) and connect."""
+        """Disable the cabinet again if the host's last word was ``disable`` (kept in critical memory
+        across power cuts), announce this boot's encryption key (a reported event) and connect."""
+        disabled = self.ledger.setting(SETTING_DISABLED)
+        if disabled and disabled.get("disabled") and self.terminal is not None:
+            self.terminal.cabinet.disable()
         self._open_session()
         self.client.start()
 

@@ -6,8 +6,9 @@ published ``snapshot`` (``status()``) and ``last_record``, so it works the same 
 the terminal itself (``drive_terminal=True``: tests, and a single-threaded development loop) or
 the terminal runs on its own thread (the cabinet). One :meth:`UiApp.step` is one frame: the
 terminal's step (when driven), finished commands, a new round record (its playback starts), this
-frame's input (touches and deck buttons from the terminal's ``on_input`` hook, pygame events),
-the playback clock, then the drawing; it returns the drawn :class:`~firmware.ui.painter.Frame`.
+frame's input (touches and deck buttons the terminal hands over, ``Terminal.connect_screens``;
+pygame events), the playback clock, then the drawing; it returns the drawn
+:class:`~firmware.ui.painter.Frame`.
 :meth:`UiApp.run` is the pygame loop around it.
 """
 
@@ -66,7 +67,7 @@ class UiApp:
         #: True while the service menu is on screen (read by the inbox on the terminal's thread).
         self.servicing = False
         self.inbox = ui_input.DeviceInbox(buttons=lambda: not self.servicing)
-        terminal.on_input = self.inbox.offer
+        terminal.connect_screens(self.inbox.offer)
         self._menu: ServiceMenu | None = None
         install_calibration(terminal)
         self.drive = drive_terminal

@@ -10,8 +10,9 @@
 * **Mouse and keyboard** (pygame events, development): a left click is a tap; keys as in
   :data:`KEYS`; digits 1-5 pick the chips left to right.
 
-The terminal's thread hands touches and buttons over through :class:`DeviceInbox` (its
-``on_input`` hook); the app's thread takes them on its next frame.
+The terminal's thread hands touches and buttons over through :class:`DeviceInbox` (the screens
+connect its :meth:`~DeviceInbox.offer` with ``Terminal.connect_screens``); the app's thread takes
+them on its next frame.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ class DeviceInbox:
         self._buttons = buttons
 
     def offer(self, event: DeviceEvent) -> bool:
-        """The terminal's ``on_input`` hook: keep touches; keep deck buttons the screens handle
+        """The terminal's input to the screens: keep touches; keep deck buttons the screens handle
         (True: the terminal leaves them alone)."""
         if isinstance(event, ButtonPressed):
             if BUTTONS.get(event.button) is None or not self._buttons():

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -23,7 +24,6 @@ from firmware.cabinet.service import (
     ServiceApi,
     ServiceError,
     hash_pin,
-    install,
     permission_table,
     verify_pin,
 )
@@ -159,17 +159,20 @@ def software_tree(root: Path) -> Path:
 
 
 def build(tmp_path: Path, *, devices: Devices | None = None, pins: dict[str, str] | None = None,
-          **kwargs: Any) -> SimpleNamespace:
+          hostlink: Callable[[Terminal], Any] | None = None, **kwargs: Any) -> SimpleNamespace:
     ledger = Ledger.open(tmp_path / "state")
     vouchers = VoucherBook(ledger, terminal_id="T1")
     devices = devices if devices is not None else Devices(
         bill_validator=FakeValidator(), printer=FakePrinter(), io_board=FakeIo())
-    terminal = Terminal(Config(), ledger, RngService.seeded(1), devices, vouchers)
-    terminal.power_up()
     clock = Clock()
     kwargs.setdefault("software_root", software_tree(tmp_path / "sw"))
     kwargs.setdefault("par_cache_dir", tmp_path / "par")
-    api = install(terminal, ServiceApi(terminal, pins=pins or HASHES, clock=clock, **kwargs))
+    terminal = Terminal(Config(), ledger, RngService.seeded(1), devices, vouchers,
+                        service=lambda t: ServiceApi(t, pins=pins or HASHES, clock=clock, **kwargs),
+                        hostlink=hostlink)
+    api = terminal.service
+    api.apply_stored_config()
+    terminal.power_up()
     return SimpleNamespace(terminal=terminal, ledger=ledger, api=api, clock=clock, devices=devices)
 
 
@@ -630,9 +633,9 @@ def test_a_change_only_monte_carlo_can_check_is_computed_in_the_background_then_
     r = build(tmp_path)
     try:
         cfg = r.terminal.cfg
-        r.terminal.cfg = cfg.model_copy(update={
+        r.terminal.use_config(cfg.model_copy(update={
             "math": cfg.math.model_copy(update={"monte_carlo_rounds": 10_000}),
-            "games": cfg.games.model_copy(update={"seats": 2})})
+            "games": cfg.games.model_copy(update={"seats": 2})}), [])
         login(r, "technician")
         refused(r, "technician", "config", "set", "holdem-war", "tie_pays=17", match="being computed in the background")
         assert r.ledger.setting("config.games.holdem-war") is None            # nothing changed

@@ -13,6 +13,7 @@ import functools
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -85,6 +86,15 @@ class Bus:
             client.connected = up
             if client.on_connection:
                 client.on_connection(up)
+
+
+def switchable() -> SimpleNamespace:
+    """A stand-in terminal for a link: its cabinet is switched by the host's ``disable`` and
+    ``enable`` (``cabinet.disabled``)."""
+    cabinet = SimpleNamespace(disabled=False)
+    cabinet.disable = lambda: setattr(cabinet, "disabled", True)
+    cabinet.enable = lambda: setattr(cabinet, "disabled", False)
+    return SimpleNamespace(cabinet=cabinet, wake=lambda: None)
 
 
 class Floor:

@@ -6,21 +6,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from types import SimpleNamespace
 
 from egmproto.identity import HostIdentity
 from egmproto.mqtt import down_topic
 from host.server import COMMAND_RETRY_S, HostServer
 
-from .conftest import Floor
-
-
-def _attached(floor: Floor, terminal: str) -> SimpleNamespace:
-    cabinet = SimpleNamespace(disabled=False)
-    cabinet.disable = lambda: setattr(cabinet, "disabled", True)
-    cabinet.enable = lambda: setattr(cabinet, "disabled", False)
-    floor.links[terminal].attach(SimpleNamespace(cabinet=cabinet, wake=lambda: None, hostlink=None))
-    return cabinet
+from .conftest import Floor, switchable
 
 
 def _applied(floor: Floor, terminal: str, event: str = "host.disabled") -> int:
@@ -47,8 +38,7 @@ def _poll_host_until(floor: Floor, done, rounds: int = 10) -> None:
 
 def test_a_disable_sent_while_the_terminals_link_is_down_arrives_when_it_is_back(floor: Floor) -> None:
     # the campaign's case, through `egm host disable` (the operator's queue), three times over
-    floor.terminal("T1")
-    cabinet = _attached(floor, "T1")
+    cabinet = floor.terminal("T1", terminal=switchable()).terminal.cabinet
     floor.settle()
     for attempt in range(3):
         floor.link_down("T1")
@@ -63,8 +53,7 @@ def test_a_disable_sent_while_the_terminals_link_is_down_arrives_when_it_is_back
 
 
 def test_a_command_of_a_host_that_restarted_is_still_delivered(floor: Floor, tmp_path: Path) -> None:
-    floor.terminal("T1")
-    cabinet = _attached(floor, "T1")
+    cabinet = floor.terminal("T1", terminal=switchable()).terminal.cabinet
     floor.settle()
     floor.bus.drop = lambda topic, payload: topic == down_topic("T1")     # the command is lost...
     floor.store.queue_command("T1", "disable", {"reason": "audit"})
@@ -81,8 +70,8 @@ def test_a_command_of_a_host_that_restarted_is_still_delivered(floor: Floor, tmp
 
 
 def test_a_command_sent_again_or_replayed_is_applied_once(floor: Floor) -> None:
-    link = floor.terminal("T1")
-    cabinet = _attached(floor, "T1")
+    link = floor.terminal("T1", terminal=switchable())
+    cabinet = link.terminal.cabinet
     floor.settle()
     # the confirmation is lost on the way (the terminal's reports do not reach the host)
     floor.bus.drop = lambda topic, payload: topic != down_topic("T1")
@@ -122,8 +111,8 @@ def test_a_power_cut_after_applying_does_not_apply_it_again(floor: Floor) -> Non
 
 
 def test_commands_apply_in_order_and_a_later_one_waits_for_the_one_before(floor: Floor) -> None:
-    link = floor.terminal("T1")
-    cabinet = _attached(floor, "T1")
+    link = floor.terminal("T1", terminal=switchable())
+    cabinet = link.terminal.cabinet
     floor.settle()
     floor.bus.drop = lambda topic, payload: topic == down_topic("T1")
     floor.host.command("T1", "disable", {})          # lost
@@ -159,8 +148,7 @@ def test_a_command_that_can_never_be_sent_is_refused_not_retried_forever(floor: 
 
     from egmproto.errors import EnvelopeError
 
-    floor.terminal("T1")
-    cabinet = _attached(floor, "T1")
+    cabinet = floor.terminal("T1", terminal=switchable()).terminal.cabinet
     floor.settle()
     with pytest.raises(EnvelopeError, match="reason"):
         floor.host.command("T1", "disable", {"reason": "x" * 5000})
@@ -170,3 +158,17 @@ def test_a_command_that_can_never_be_sent_is_refused_not_retried_forever(floor: 
     floor.settle()
     assert cabinet.disabled and floor.store.pending_commands() == []
     assert [c["type"] for c in floor.store.commands("T1")] == ["disable"]
+
+
+def test_a_terminal_disabled_by_the_host_starts_disabled_after_a_power_cut(floor: Floor) -> None:
+    cabinet = floor.terminal("T1", terminal=switchable()).terminal.cabinet
+    floor.settle()
+    floor.host.command("T1", "disable", {"reason": "audit"})
+    floor.settle()
+    assert cabinet.disabled
+    _power_cut(floor, "T1")
+    again = floor.terminal("T1", terminal=switchable())       # same critical memory, a new cabinet
+    assert again.terminal.cabinet.disabled                    # at start, before the host says anything
+    floor.host.command("T1", "enable", {})
+    floor.settle()
+    assert not again.terminal.cabinet.disabled

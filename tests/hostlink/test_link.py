@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
@@ -13,7 +12,7 @@ from egmproto.mqtt import down_topic, up_topic
 from egmproto.pki import ensure_development_pki, revoke
 from firmware.cashless.errors import VoucherRefused
 
-from .conftest import Floor, utc
+from .conftest import Floor, switchable, utc
 
 
 def _meters_match(floor: Floor, terminal: str) -> None:
@@ -161,18 +160,8 @@ def test_a_revoked_terminal_is_refused(floor: Floor) -> None:
     assert any(r["reason"] == "unknown_sender" and "revoked" in r["detail"] for r in floor.store.rejections())
 
 
-def _attached(floor: Floor, terminal_id: str):
-    cabinet = SimpleNamespace(disabled=False)
-    cabinet.disable = lambda: setattr(cabinet, "disabled", True)
-    cabinet.enable = lambda: setattr(cabinet, "disabled", False)
-    term = SimpleNamespace(cabinet=cabinet, wake=lambda: None, hostlink=None)
-    floor.links[terminal_id].attach(term)
-    return cabinet
-
-
 def test_host_commands_disable_enable_and_meters(floor: Floor) -> None:
-    floor.terminal("T1")
-    cabinet = _attached(floor, "T1")
+    cabinet = floor.terminal("T1", terminal=switchable()).terminal.cabinet
     floor.settle()
     assert floor.host.command("T1", "disable", {"reason": "audit"}) == 1
     floor.settle()
@@ -192,8 +181,7 @@ def test_host_commands_disable_enable_and_meters(floor: Floor) -> None:
 def test_an_operators_queued_command_waits_out_a_broker_outage(floor: Floor) -> None:
     # egm host disable (or offer-package) while the broker is away: nobody will ask for it again,
     # so it must not be taken from the queue and lost.
-    floor.terminal("T1")
-    cabinet = _attached(floor, "T1")
+    cabinet = floor.terminal("T1", terminal=switchable()).terminal.cabinet
     floor.settle()
     floor.bus.set_up(False)
     floor.store.queue_command("T1", "disable", {"reason": "audit"})
@@ -216,8 +204,8 @@ def test_an_operators_queued_command_waits_out_a_broker_outage(floor: Floor) -> 
 
 
 def test_a_forged_or_replayed_host_command_is_ignored(floor: Floor) -> None:
-    link = floor.terminal("T1")
-    cabinet = _attached(floor, "T1")
+    link = floor.terminal("T1", terminal=switchable())
+    cabinet = link.terminal.cabinet
     floor.settle()
     from cryptography.hazmat.primitives.asymmetric import ec
 

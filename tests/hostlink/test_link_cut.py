@@ -35,6 +35,7 @@ from firmware.ledger.ledger import Ledger
 from host.server import HostServer
 from host.store import HostStore
 
+from .conftest import switchable
 from .mqtt_support import Inbox, free_port, wait_for
 
 FAST = {"min_backoff": 0.05, "max_backoff": 0.2}
@@ -126,13 +127,11 @@ class Site:
             issue(self.pki, "terminal", terminal_id)
         proxy = self.proxies[terminal_id] = Proxy(self.broker.port)
         address = BrokerAddress.parse(f"mqtt://127.0.0.1:{proxy.port}")
+        terminal = switchable()
+        self.cabinets[terminal_id] = terminal.cabinet
         link = HostLink(Ledger.open(self.tmp / terminal_id), TerminalIdentity.load(self.pki, terminal_id),
-                        functools.partial(MqttClient, address=address, **FAST),
+                        functools.partial(MqttClient, address=address, **FAST), terminal=terminal,
                         ack_timeout_s=0.5, redeem_timeout_s=1.0)
-        cabinet = self.cabinets[terminal_id] = SimpleNamespace(disabled=False)
-        cabinet.disable = lambda: setattr(cabinet, "disabled", True)
-        cabinet.enable = lambda: setattr(cabinet, "disabled", False)
-        link.attach(SimpleNamespace(cabinet=cabinet, wake=lambda: None, hostlink=None))
         link.start()
         self.links[terminal_id] = link
         return link

@@ -39,11 +39,32 @@ class Channel:
         destination.write_bytes(self.files[url][:max_bytes + 1])
 
 
-def attach(rig: SimpleNamespace, signer: Signer, channel: Channel, tmp_path: Path) -> PackageManager:
-    manager = PackageManager(rig.ledger, signer.check, tmp_path / "state" / "packages", fetch=channel,
-                             games=lambda: list(rig.terminal.cfg.games.enabled))
-    rig.terminal.hostlink = SimpleNamespace(packages=manager, status=lambda: None, poll=manager.poll)
-    return manager
+class PackagesLink:
+    """The host link as far as packages go: it holds the manager and polls it (the test makes the
+    host's offers itself); never connected, so no voucher is validated through it."""
+
+    connected = False
+
+    def __init__(self, packages: PackageManager) -> None:
+        self.packages = packages
+
+    def poll(self) -> None:
+        self.packages.poll()
+
+    def status(self) -> None:
+        return None
+
+    def validate(self, validation: str) -> None:
+        return None
+
+
+def with_packages(tmp_path: Path, signer: Signer, channel: Channel) -> SimpleNamespace:
+    """The service tests' terminal, built with a link that holds its package manager."""
+    def link(terminal) -> PackagesLink:
+        return PackagesLink(PackageManager(terminal.ledger, signer.check, tmp_path / "state" / "packages",
+                                           fetch=channel, games=lambda: list(terminal.cfg.games.enabled),
+                                           wake=terminal.wake))
+    return build(tmp_path, hostlink=link)
 
 
 def offered(manager: PackageManager, body: dict, seq: int = 1) -> None:
@@ -62,10 +83,9 @@ def events(rig, prefix: str = "package.") -> list[dict]:
 
 @pytest.fixture
 def setup(tmp_path: Path, signer: Signer):
-    rig = build(tmp_path)
     channel = Channel()
-    manager = attach(rig, signer, channel, tmp_path)
-    yield SimpleNamespace(rig=rig, channel=channel, manager=manager, signer=signer)
+    rig = with_packages(tmp_path, signer, channel)
+    yield SimpleNamespace(rig=rig, channel=channel, manager=rig.terminal.hostlink.packages, signer=signer)
     rig.ledger.close()
 
 

@@ -28,7 +28,7 @@ service action never races a round, a note or a tilt.
 
 from __future__ import annotations
 
-from firmware.cabinet.service.api import ServiceApi, install
+from firmware.cabinet.service.api import ServiceApi
 from firmware.cabinet.service.errors import ServiceError
 from firmware.cabinet.service.pins import (
     DEVELOPMENT_PINS,
@@ -50,6 +50,6 @@ from firmware.cabinet.service.words import MAX_READ
 
 __all__ = [
     "ACTIONS", "ACTION_BY_NAME", "DEVELOPMENT_PINS", "KINDS", "LOCKOUT_ATTEMPTS", "LOCKOUT_S", "MAX_READ",
-    "PERMISSIONS", "ROLES", "Action", "ServiceApi", "ServiceError", "Session", "hash_pin", "install",
+    "PERMISSIONS", "ROLES", "Action", "ServiceApi", "ServiceError", "Session", "hash_pin",
     "parse_pin_hash", "permission_table", "verify_pin",
 ]

@@ -64,11 +64,25 @@ class ServiceApi:
 
     @classmethod
     def from_config(cls, terminal: Any, **kwargs: Any) -> ServiceApi:
-        """The API with the terminal configuration's ``[service]`` settings."""
+        """The API with the terminal configuration's ``[service]`` settings (``kwargs`` add to them)."""
         svc = terminal.cfg.service
         kwargs.setdefault("demo", DemoMode(terminal, credits=svc.demo_credits))
         return cls(terminal, pins=svc.pins, session_timeout_s=svc.session_timeout_s,
                    lockout_attempts=svc.lockout_attempts, lockout_s=svc.lockout_s, **kwargs)
+
+    def commands(self, terminal: Any) -> dict[str, Callable[..., Any]]:
+        """The ``service`` and ``demo`` commands ``terminal`` registers (its constructor does, when
+        it is given this API); refused for a terminal the API does not serve."""
+        if self.terminal is not terminal:
+            raise ServiceError("the service API belongs to another terminal")
+
+        def service(words: Sequence[str] = ()) -> Any:
+            return self.handle(words)
+
+        def demo(words: Sequence[str] = ()) -> Any:
+            return self.demo_command(words)
+
+        return {"service": service, "demo": demo}
 
     # --- the session (firmware/cabinet/service/sessions.py) ------------------------------------
     @property
@@ -200,7 +214,7 @@ class ServiceApi:
 
     def apply_stored_config(self) -> list[str]:
         """Use the game options a technician stored (``config set``) over the configuration file's:
-        at start-up (:func:`install` calls it). Returns the games changed."""
+        at start-up (the composition root calls it). Returns the games changed."""
         return config_actions.apply_stored_config(self)
 
     # --- the demo mode (firmware/cabinet/demo.py) ------------------------------------------------
@@ -229,24 +243,3 @@ def _yours(role: str | None) -> str:
 def _demo_credits(cfg: Any) -> int:
     service = getattr(cfg, "service", None)
     return getattr(service, "demo_credits", 10_000)
-
-
-def install(terminal: Any, api: ServiceApi, *, apply_stored: bool = True) -> ServiceApi:
-    """Register the ``service`` and ``demo`` commands on ``terminal``; ``terminal.demo`` is the demo
-    mode (``terminal.status()["demo"]`` shows it once the terminal asks). With ``apply_stored``, the
-    game options stored by ``config set`` are used again (see :meth:`ServiceApi.apply_stored_config`)."""
-    if api.terminal is not terminal:
-        raise ServiceError("the service API belongs to another terminal")
-
-    def service(words: Sequence[str] = ()) -> Any:
-        return api.handle(words)
-
-    def demo(words: Sequence[str] = ()) -> Any:
-        return api.demo_command(words)
-
-    terminal.register(service=service, demo=demo)
-    terminal.demo = api.demo
-    terminal.service = api
-    if apply_stored:
-        api.apply_stored_config()
-    return api

@@ -15,8 +15,8 @@ if TYPE_CHECKING:
 
 
 def _package_manager(api: ServiceApi) -> Any:
-    link = getattr(api.terminal, "hostlink", None)
-    manager = getattr(link, "packages", None)
+    link = api.terminal.hostlink
+    manager = None if link is None else link.packages
     if manager is None:
         raise ServiceError("this terminal takes no game packages (no host link)")
     return manager

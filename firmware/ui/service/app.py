@@ -2,8 +2,8 @@
 
 The same frame as the player screens' app (``firmware.ui.app.UiApp``): the terminal's step (when
 driven: tests and a single-threaded development loop), the answers that arrived, this frame's
-touches (from the terminal's ``on_input`` hook) and pygame events, then the drawing, which
-returns the :class:`~firmware.ui.painter.Frame`. Touches are hit-tested against the frame on
+touches (which the terminal hands over, ``Terminal.connect_screens``) and pygame events, then the
+drawing, which returns the :class:`~firmware.ui.painter.Frame`. Touches are hit-tested against the frame on
 screen, or go raw to the calibration while it runs.
 
 On the cabinet the player app (``firmware.ui.app.UiApp``) hosts the same
@@ -39,7 +39,7 @@ class ServiceApp:
         self.surface = surface if surface is not None else pygame.Surface(size)
         self.scaler = Scaler(*self.surface.get_size())
         self.inbox = DeviceInbox(buttons=lambda: False)      # touches only: buttons stay with the terminal
-        terminal.on_input = self.inbox.offer
+        terminal.connect_screens(self.inbox.offer)
         install_calibration(terminal)
         cfg = terminal.cfg.terminal
         self.menu = ServiceMenu(TerminalLink(terminal), money=Money(cfg.denomination, cfg.currency),

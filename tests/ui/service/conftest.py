@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from firmware.cabinet.service import ServiceApi, install
+from firmware.cabinet.service import ServiceApi
 from firmware.cabinet.terminal import Devices, Terminal
 from firmware.cashless.vouchers import VoucherBook
 from firmware.config import Config
@@ -55,12 +55,14 @@ class FakeTouch(Touchscreen):
 def build_terminal(state: Path, devices: Devices, *, credits_cents: int = 0, cfg: Config | None = None,
                    **api_kwargs: Any) -> SimpleNamespace:
     ledger = Ledger.open(state)
-    terminal = Terminal(cfg or Config(), ledger, RngService.seeded(7), devices, VoucherBook(ledger, terminal_id="T1"))
-    terminal.power_up()
     clock = Clock()
     api_kwargs.setdefault("software_root", software_tree(state.parent / "sw"))
     api_kwargs.setdefault("par_cache_dir", state.parent / "par")
-    api = install(terminal, ServiceApi(terminal, pins=HASHES, clock=clock, **api_kwargs))
+    terminal = Terminal(cfg or Config(), ledger, RngService.seeded(7), devices, VoucherBook(ledger, terminal_id="T1"),
+                        service=lambda t: ServiceApi(t, pins=HASHES, clock=clock, **api_kwargs))
+    api = terminal.service
+    api.apply_stored_config()
+    terminal.power_up()
     if credits_cents:
         ledger.bill_in(credits_cents)
     return SimpleNamespace(terminal=terminal, ledger=ledger, api=api, clock=clock, devices=devices)
