@@ -15,10 +15,13 @@ or poll event means escrowed, stacked, returned; unknown codes; what to send bac
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from hal.events import (
     DeviceEvent,
+    DeviceFault,
+    FaultKind,
     NoteEscrowed,
     NoteStacked,
     Returned,
@@ -27,6 +30,11 @@ from hal.events import (
 )
 
 log = logging.getLogger(__name__)
+
+#: A fault as the cabinet is told it: its kind and the protocol's words for it.
+Fault = tuple[FaultKind, str]
+#: A protocol's fault codes (statuses, poll events) and what each tells the cabinet.
+FaultTable = Mapping[int, Fault]
 
 
 def dollars(cents: int) -> str:
@@ -63,8 +71,9 @@ class EscrowItem:
 class Escrow:
     """The item in escrow and its credit, once; events are appended to the caller's list."""
 
-    def __init__(self, device: str, *, hold_ack: bool = False) -> None:
+    def __init__(self, device: str, notes: Mapping[int, int], *, hold_ack: bool = False) -> None:
         self.device = device
+        self.notes = dict(notes)      #: the protocol's note code (escrow code, channel) -> cents
         #: Hold the ACK of a credited item until :meth:`recorded` (the cabinet committed it).
         self.hold_ack = hold_ack
         self.item: EscrowItem | None = None
@@ -133,6 +142,15 @@ class Escrow:
             events.append(Returned(self.device))
         self.item = None
 
+    def report_faults(self, cleared: Iterable[Fault], began: Iterable[Fault], events: list[DeviceEvent]) -> None:
+        """Tell the cabinet the faults that ``cleared`` and then those that ``began``; a fault that
+        begins loses the item in escrow (:meth:`drop`)."""
+        for kind, detail in cleared:
+            events.append(DeviceFault(self.device, kind, detail, cleared=True))
+        for kind, detail in began:
+            events.append(DeviceFault(self.device, kind, detail))
+            self.drop(detail)
+
     def drop(self, why: str) -> None:
         """The item is gone for ``why`` (a fault, a reset): neither credited nor returned."""
         if self.escrowed:
@@ -145,3 +163,19 @@ class Escrow:
 
 
 __all__ = ["Escrow", "EscrowItem", "dollars"]
+
+
+class EscrowFront:
+    """What a bill validator driver tells the cabinet of its escrow, read from its tracker."""
+
+    _tracker: Escrow
+
+    @property
+    def escrowed(self) -> bool:
+        """A note or voucher is held in escrow, waiting for stack or return."""
+        return self._tracker.escrowed
+
+    @property
+    def notes(self) -> dict[int, int]:
+        """The validator's notes as it reported them: the protocol's note code -> cents."""
+        return dict(self._tracker.notes)

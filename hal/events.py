@@ -153,8 +153,8 @@ class Touch(DeviceEvent):
 
 # --- card-reading shoe --------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
-class CardDrawn(DeviceEvent):
-    """The shoe read ``card`` as the ``seq``-th card drawn since it was loaded."""
+class _ShoeCard(DeviceEvent):
+    """A card that came out of the shoe: ``card``, the ``seq``-th drawn since the shoe was loaded."""
 
     card: Card = Card(0)
     seq: int = 0
@@ -162,6 +162,11 @@ class CardDrawn(DeviceEvent):
     def __post_init__(self) -> None:
         DeviceEvent.__post_init__(self)
         _require(self.seq >= 0, f"a card sequence number is >= 0, not {self.seq}")
+
+
+@dataclass(frozen=True, slots=True)
+class CardDrawn(_ShoeCard):
+    """The shoe read ``card`` as the ``seq``-th card drawn since it was loaded."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,15 +178,8 @@ class ShoeStatus(DeviceEvent):
 
 
 @dataclass(frozen=True, slots=True)
-class CardBurned(DeviceEvent):
+class CardBurned(_ShoeCard):
     """The dealer burned ``card`` (the ``seq``-th card drawn since the shoe was loaded): not dealt."""
-
-    card: Card = Card(0)
-    seq: int = 0
-
-    def __post_init__(self) -> None:
-        DeviceEvent.__post_init__(self)
-        _require(self.seq >= 0, f"a card sequence number is >= 0, not {self.seq}")
 
 
 @dataclass(frozen=True, slots=True)

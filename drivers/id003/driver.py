@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from drivers.codec import NEED_DATA, Garbage, Role
-from drivers.escrow import Escrow, EscrowItem
+from drivers.escrow import Escrow, EscrowFront, EscrowItem, Fault, FaultTable
 from drivers.id003.codec import (
     REJECT_REASONS,
     SERIAL,
@@ -61,17 +61,12 @@ from drivers.id003.settings import (
 from drivers.serial_loop import PolledSerialDevice, drop_waiting, read_some
 from hal.devices.bill_validator import BillValidator
 from hal.errors import DeviceOperationError, DeviceTimeoutError
-from hal.events import (
-    DeviceEvent,
-    DeviceFault,
-    FaultKind,
-    Rejected,
-)
+from hal.events import DeviceEvent, FaultKind, Rejected
 
 log = logging.getLogger(__name__)
 
 #: Fault statuses: what the cabinet is told.
-FAULTS: dict[int, tuple[FaultKind, str]] = {
+FAULTS: FaultTable = {
     Status.STACKER_FULL: (FaultKind.STACKER_FULL, "stacker full"),
     Status.STACKER_OPEN: (FaultKind.STACKER_OPEN, "stacker open (removed)"),
     Status.JAM_IN_ACCEPTOR: (FaultKind.JAM, "jam in acceptor"),
@@ -117,9 +112,8 @@ class StatusTracker(Escrow):
     """Turns a stream of ID-003 statuses into device events, each item credited exactly once."""
 
     def __init__(self, device: str, notes: dict[int, int], *, hold_ack: bool = False) -> None:
-        super().__init__(device, hold_ack=hold_ack)
-        self.notes = dict(notes)      #: escrow code -> cents
-        self.fault: tuple[FaultKind, str] | None = None
+        super().__init__(device, notes, hold_ack=hold_ack)
+        self.fault: Fault | None = None
         self.last: Frame | None = None
 
     def on_status(self, frame: Frame) -> Reaction:
@@ -166,12 +160,7 @@ class StatusTracker(Escrow):
             fault = (fault[0], f"failure 0x{frame.data[0]:02X}: {what}")
         if fault == self.fault:
             return
-        if self.fault is not None:
-            kind, detail = self.fault
-            out.events.append(DeviceFault(self.device, kind, detail, cleared=True))
-        if fault is not None:
-            out.events.append(DeviceFault(self.device, *fault))
-            self.drop(fault[1])
+        self.report_faults([self.fault] if self.fault else [], [fault] if fault else [], out.events)
         self.fault = fault
 
     def _on_escrow(self, frame: Frame, out: Reaction) -> None:
@@ -218,7 +207,7 @@ class _Wanted:
     inhibit: bytes = INHIBIT_ON
 
 
-class Id003Validator(PolledSerialDevice, BillValidator):
+class Id003Validator(PolledSerialDevice, EscrowFront, BillValidator):
     """An ID-003 bill validator on a serial port (or a simulator's pty)."""
 
     device_class: ClassVar[str] = "bill_validator"
@@ -260,16 +249,6 @@ class Id003Validator(PolledSerialDevice, BillValidator):
         """The cabinet has the last ``NoteStacked``/``TicketStacked`` in critical memory: ACK its
         VEND_VALID at the next poll (any thread)."""
         self._recorded.set()
-
-    @property
-    def escrowed(self) -> bool:
-        """A note or voucher is held in escrow, waiting for stack or return."""
-        return self._tracker.escrowed
-
-    @property
-    def notes(self) -> dict[int, int]:
-        """The validator's notes: escrow code -> cents (read with GET_CURRENCY_ASSIGNMENT)."""
-        return dict(self._tracker.notes)
 
     def enable(self, denominations_cents: Iterable[int], *, tickets: bool = True) -> None:
         """Accept exactly the notes worth ``denominations_cents`` (and tickets if ``tickets``)."""

@@ -52,7 +52,7 @@ from typing import ClassVar
 import serial
 
 from drivers.codec import NEED_DATA, Garbage, Role
-from drivers.escrow import Escrow, EscrowItem, dollars
+from drivers.escrow import Escrow, EscrowFront, EscrowItem, FaultTable, dollars
 from drivers.serial_loop import PolledSerialDevice, drop_waiting, read_some
 from drivers.ssp.barcode import BarcodeData, TicketStatus, barcode_inhibit, parse_barcode_data
 from drivers.ssp.codec import (
@@ -83,17 +83,12 @@ from drivers.ssp.setup import (
 )
 from hal.devices.bill_validator import BillValidator
 from hal.errors import DeviceError, DeviceInitError, DeviceOperationError, DeviceTimeoutError
-from hal.events import (
-    DeviceEvent,
-    DeviceFault,
-    FaultKind,
-    Rejected,
-)
+from hal.events import DeviceEvent, FaultKind, Rejected
 
 log = logging.getLogger(__name__)
 
 #: Poll events that are faults: what the cabinet is told. Reported on every POLL while they last.
-FAULTS: dict[int, tuple[FaultKind, str]] = {
+FAULTS: FaultTable = {
     PollEvent.SAFE_JAM: (FaultKind.JAM, "safe note jam"),
     PollEvent.UNSAFE_JAM: (FaultKind.JAM, "unsafe note jam"),
     PollEvent.STACKER_FULL: (FaultKind.STACKER_FULL, "stacker full"),
@@ -132,8 +127,7 @@ class EventTracker(Escrow):
     """Turns SSP poll events into device events, each note credited exactly once."""
 
     def __init__(self, device: str, notes: dict[int, int]) -> None:
-        super().__init__(device)
-        self.notes = dict(notes)               #: channel -> cents
+        super().__init__(device, notes)
         self.faults: set[int] = set()
         self._rejecting = False
 
@@ -266,11 +260,8 @@ class EventTracker(Escrow):
         self._rejecting = code == PollEvent.REJECTING
 
     def _faults(self, now: set[int], out: Reaction) -> None:
-        for code in sorted(self.faults - now):
-            out.events.append(DeviceFault(self.device, *FAULTS[code], cleared=True))
-        for code in sorted(now - self.faults):
-            out.events.append(DeviceFault(self.device, *FAULTS[code]))
-            self.drop(FAULTS[code][1])
+        self.report_faults([FAULTS[code] for code in sorted(self.faults - now)],
+                           [FAULTS[code] for code in sorted(now - self.faults)], out.events)
         self.faults = now
 
 
@@ -284,7 +275,7 @@ class _Wanted:
     barcode: bytes = barcode_inhibit(notes=True, tickets=False)
 
 
-class SspValidator(PolledSerialDevice, BillValidator):
+class SspValidator(PolledSerialDevice, EscrowFront, BillValidator):
     """An SSP (or eSSP) bill validator on a serial port (or a simulator's pty)."""
 
     device_class: ClassVar[str] = "bill_validator"
@@ -340,16 +331,6 @@ class SspValidator(PolledSerialDevice, BillValidator):
         return max(2 * self.timeout * self.MAX_SENDS, 1.0)
 
     # --- the cabinet's requests ---------------------------------------------------------------
-    @property
-    def escrowed(self) -> bool:
-        """A note or voucher is held in escrow, waiting for stack or return."""
-        return self._tracker.escrowed
-
-    @property
-    def notes(self) -> dict[int, int]:
-        """Channel -> cents, from SETUP_REQUEST."""
-        return dict(self._tracker.notes)
-
     def enable(self, denominations_cents: Iterable[int], *, tickets: bool = True) -> None:
         """Accept exactly the notes worth ``denominations_cents`` (and tickets if ``tickets`` and
         the validator has a bar-code reader)."""

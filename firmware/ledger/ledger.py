@@ -63,6 +63,19 @@ class OpenRound:
     credits_before: int
     entries: list[dict[str, Any]] = field(default_factory=list)
 
+    @classmethod
+    def after(cls, current: OpenRound | None, body: Mapping[str, Any]) -> OpenRound | None:
+        """The round in progress after the journal entry of a ``round.*`` record (a deal opens one,
+        its completion closes it)."""
+        entry = body["entry"]
+        if entry["trigger"] == "deal":
+            return cls(body["round_id"], body["game"], entry["data"]["wagers"], body["credits_before"], [entry])
+        if current is not None:
+            current.entries.append(entry)
+            if entry["trigger"] == "complete":
+                return None
+        return current
+
     def resume_data(self) -> dict[str, Any]:
         first = self.entries[0]["data"]
         return {
@@ -189,9 +202,16 @@ class Ledger(LedgerHistory):
                 )
         return ledger
 
-    def _absorb(self, seq: int, kind: str, body: Mapping[str, Any]) -> None:
-        """Update the in-memory state with one authentic record (at open and after each commit)."""
-        for name in M.apply(self.meters, M.deltas(kind, body)):
+    def _absorb(self, seq: int, kind: str, body: Mapping[str, Any],
+                changes: Mapping[str, int] | None = None) -> None:
+        """Update the in-memory state with one authentic record (at open and after each commit).
+
+        ``changes``: the record's meter deltas when the caller has them already (a commit computed
+        them to check the credit meter first); otherwise they are computed here.
+        """
+        if changes is None:
+            changes = M.deltas(kind, body)
+        for name in M.apply(self.meters, changes):
             self._meter_seq[name] = seq
         self.kind_counts[kind] = self.kind_counts.get(kind, 0) + 1
         if kind == "event" and body.get("event") in ("door_open", "door_close") and isinstance(body.get("door"), str):
@@ -199,14 +219,7 @@ class Ledger(LedgerHistory):
         elif kind == "host_ack":
             self.host_acked = max(self.host_acked, body["upto"])
         if kind.startswith("round."):
-            entry = body["entry"]
-            if entry["trigger"] == "deal":
-                self.open_round = OpenRound(body["round_id"], body["game"], entry["data"]["wagers"],
-                                            body["credits_before"], [entry])
-            elif self.open_round is not None:
-                self.open_round.entries.append(entry)
-                if entry["trigger"] == "complete":
-                    self.open_round = None
+            self.open_round = OpenRound.after(self.open_round, body)
 
     # --- checkpoints -------------------------------------------------------------------------
     #: Records between checkpoints: start-up verifies at most about this many (and what a power
@@ -279,7 +292,7 @@ class Ledger(LedgerHistory):
         else:
             seq = self._store.last_seq + 1
             self._store.append([(kind, ref, now, body)], {n: (trial[n], seq) for n in changed})
-        self._absorb(seq, kind, body)
+        self._absorb(seq, kind, body, changes)
         self.rows += 1
         if self._batch is None:
             self._checkpoint_if_due()

@@ -171,3 +171,24 @@ def test_cashless_history_vouchers_and_notes(tmp_path):
         assert ledger.meters["handpay_cancelled_credits"] == 100
         assert ledger.meters["ticket_in_noncashable"] == 50
         assert accounting_difference(ledger.meters) == 0
+
+
+def test_a_commit_works_out_its_meter_changes_once(tmp_path, monkeypatch):
+    """Issue 23, "following one value": a note's credit is worked out once on its way into critical
+    memory (the check of the credit meter and the meters it updates use the same figures)."""
+    import firmware.ledger.meters as meters
+
+    calls = []
+    real = meters.deltas
+
+    def counted(kind, body):
+        calls.append(kind)
+        return real(kind, body)
+
+    with Ledger.open(tmp_path) as ledger:
+        monkeypatch.setattr(meters, "deltas", counted)
+        ledger.bill_in(2000)
+        assert calls == ["bill"]
+        assert ledger.credits_cents == 2000
+    with Ledger.open(tmp_path, read_only=True) as again:
+        assert again.credits_cents == 2000
