@@ -460,12 +460,12 @@ class AftTransfer(Body):
 
     transfer_code: int
     transaction_index: int
-    transfer_type: int
-    cashable: int
-    restricted: int
-    nonrestricted: int
-    transfer_flags: int
-    asset_number: int
+    transfer_type: int      #: in-house to or from the machine, bonus, debit (SAS's transfer types)
+    cashable: int           #: cents
+    restricted: int         #: cents
+    nonrestricted: int      #: cents
+    transfer_flags: int     #: bit flags: receipt requested, lock after transfer, ...
+    asset_number: int       #: the machine's asset number: a transfer for another machine is refused
     registration_key: bytes
     transaction_id: str
     expiration: int
