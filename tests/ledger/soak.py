@@ -559,12 +559,15 @@ class Soak:
     def _refused_since(self, seq: int, validation: str) -> bool:
         return self.memory.refused.get(validation, 0) > seq
 
-    def _check_vouchers(self) -> None:
+    def _check_vouchers(self, *, final: bool = False) -> None:
         """Every voucher inserted, once the host stored a report after its last record: redeemed (credited once,
         the host says redeemed here) or returned (not credited, the host has it as issued). The host
         acts on a report just after storing it, so a state that differs is looked at again for up
-        to a second before it is a failure."""
-        due = [v for v in self._unverified if self.memory.voucher_number.get(v, 0) < self.host.stored]
+        to a second before it is a failure. After the ``final`` clean stop nothing more will come:
+        a voucher whose last record is the last report is due too (a redemption abandoned as the
+        last run stopped is the last record there is)."""
+        due = [v for v in self._unverified
+               if self.memory.voucher_number.get(v, 0) < self.host.stored + (1 if final else 0)]
         deadline = time.monotonic() + 1.0
         while due:
             host = self.host.vouchers()
@@ -614,7 +617,7 @@ class Soak:
         if self.host.stored != self.memory.last_number:
             raise SoakFailure(f"after a clean stop the host stored reports 1..{self.host.stored} of "
                               f"{self.memory.last_number}")
-        self._check_vouchers()
+        self._check_vouchers(final=True)
         if self._unverified:
             raise SoakFailure("vouchers not checked at the host: " + ", ".join(
                 f"{v} (its last record {self.memory.voucher_state.get(v)}, report "
