@@ -25,8 +25,8 @@ from drivers.sas.exceptions import ExceptionCode as X
 from firmware.ledger.ledger import Ledger
 from firmware.sas.events import exceptions_for
 
-#: Non-priority exceptions the queue holds (SAS asks for at least 20; the Aristocrat Monaco
-#: platform's SAS client keeps 25, docs/protocols/sas.md).
+#: Non-priority exceptions the queue holds (SAS asks for at least 20 as recalled, not confirmed by
+#: a public source; the Aristocrat Monaco platform's SAS client keeps 25, docs/protocols/sas.md).
 QUEUE_SIZE = 25
 
 #: The priority exceptions, highest first (SAS 6.02 section 2.2.1, as the Monaco client lists it).

@@ -6,8 +6,8 @@ returns to the port (nothing: no reply is due). Answered here: the general poll 
 exception), the meter polls 0x0F-0x1E (but 0x1B) and 0x20, selected meters 0x2F, extended meters
 0x6F / 0xAF, machine ID 0x1F, SAS version and serial 0x54, last accepted bill 0x48 and date and
 time 0x7E. Broadcasts and polls to other machines get no reply, and neither does a long poll this
-slice does not implement: a SAS host treats a machine that does not answer a poll as not
-supporting it.
+slice does not implement: a gaming machine ignores a long poll it does not support (SAS as
+recalled; no public source confirmed it in this slice), and the host times out.
 
 Implied ACK (SAS 6.02 section 3.1, as docs/protocols/sas.md gives its source): the host never
 acknowledges a reply; its next poll does. A general poll's exception is taken off the queue when
