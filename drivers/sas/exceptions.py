@@ -1,9 +1,8 @@
 """SAS exception codes: the one-byte answers to a general poll (0x00 means no activity).
 
 Names follow the public code lists (``docs/protocols/sas.md`` gives the sources). SAS 6.02 ranks
-some exceptions above others in the gaming machine's queue; the public sources used for this
-slice do not give that ranking, so none is recorded here yet (the queue must take it from the
-standard).
+some exceptions above others in the gaming machine's queue; that ranking belongs to the queue
+(``firmware/sas/exceptions.py``), not to the codec.
 """
 
 from __future__ import annotations

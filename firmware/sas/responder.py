@@ -1,0 +1,149 @@
+"""The gaming machine's SAS responder, sans-I/O: bytes from the host in, the reply out.
+
+:meth:`SasMachine.receive` feeds the codec (``drivers.sas.codec.EgmDecoder``) and answers each poll
+to this machine from a :class:`~firmware.sas.view.TerminalView`; the caller writes the bytes it
+returns to the port (nothing: no reply is due). Answered here: the general poll (the next
+exception), the meter polls 0x0F-0x1E (but 0x1B) and 0x20, selected meters 0x2F, extended meters
+0x6F / 0xAF, machine ID 0x1F, SAS version and serial 0x54, last accepted bill 0x48 and date and
+time 0x7E. Broadcasts and polls to other machines get no reply, and neither does a long poll this
+slice does not implement: a gaming machine ignores a long poll it does not support (SAS as
+recalled; no public source confirmed it in this slice), and the host times out.
+
+Implied ACK (SAS 6.02 section 3.1, as docs/protocols/sas.md gives its source): the host never
+acknowledges a reply; its next poll does. A general poll's exception is taken off the queue when
+any other poll follows it (a long poll to this machine, a broadcast, or any poll to another
+machine); the same general poll again with nothing in between means the host missed the reply,
+which is sent again and stays queued. ``drivers.sas.codec.ReplyLog`` tells the two apart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+
+from drivers.sas.codec import (
+    BROADCAST,
+    EgmDecoder,
+    ExceptionReply,
+    GeneralPoll,
+    LongPoll,
+    Reply,
+    ReplyLog,
+    encode_reply,
+)
+from drivers.sas.messages import (
+    METER_CODE_WIDTHS,
+    METER_LAYOUTS,
+    DateTime,
+    ExtendedMeters,
+    ExtendedMetersRequest,
+    LastBill,
+    MachineInfo,
+    Meters,
+    SasVersion,
+    SelectedMeters,
+    SelectedMetersRequest,
+)
+from firmware.sas.meters import BY_CODE, BY_FIELD
+from firmware.sas.view import BILL_CODES, DENOMINATION_CODES, TerminalView
+
+#: The SAS version this machine reports (0x54).
+SAS_VERSION = "602"
+
+#: The game number of the machine's totals in 0x2F / 0x6F / 0xAF (per-game meters come later).
+MACHINE_TOTALS = 0
+
+
+class SasMachine:
+    """One gaming machine at ``address`` on a SAS loop."""
+
+    def __init__(self, address: int, terminal: TerminalView) -> None:
+        self.address = address
+        self.terminal = terminal
+        self._decoder = EgmDecoder(address)
+        self._log = ReplyLog()
+        self._sent_exception = 0           #: the exception of the last general poll's reply
+        self._long_polls: dict[int, Callable[[bytes], bytes | None]] = {
+            **{command: partial(self._meter_poll, command) for command in METER_LAYOUTS},
+            0x1F: self._machine_info, 0x2F: self._selected_meters, 0x48: self._last_bill,
+            0x54: self._version, 0x6F: self._extended_meters, 0xAF: self._extended_meters,
+            0x7E: self._date_time,
+        }
+
+    def receive(self, data: bytes) -> bytes:
+        """Feed what the host sent; the reply to send (empty: none)."""
+        self._decoder.receive_data(data)
+        out = b""
+        for event in self._decoder.events():
+            verdict = self._log.on_event(event)
+            if verdict is None:
+                continue
+            if verdict.repeat:
+                out += self._log.last_reply or b""
+                continue
+            if verdict.acknowledged is not None and self._sent_exception:
+                self.terminal.exceptions.take(self._sent_exception)
+            self._sent_exception = 0
+            reply = self._answer(event)
+            if reply:
+                self._log.sent(reply)
+                out += reply
+        return out
+
+    def _answer(self, poll: object) -> bytes | None:
+        if isinstance(poll, GeneralPoll):
+            self._sent_exception = self.terminal.exceptions.peek()
+            return encode_reply(ExceptionReply(self._sent_exception))
+        if not isinstance(poll, LongPoll) or poll.address == BROADCAST:
+            return None
+        handler = self._long_polls.get(poll.command)
+        try:
+            data = None if handler is None else handler(poll.data)
+        except ValueError:
+            return None            # a body the codec framed but we cannot read: no answer
+        return None if data is None else encode_reply(Reply(self.address, poll.command, data))
+
+    # -- the long polls: each returns the reply's data, None for no reply -------------------------
+    def _meter(self, field: str) -> int:
+        return BY_FIELD[field].read(self.terminal.meters, self.terminal.identity.accounting_denom_cents)
+
+    def _meter_poll(self, command: int, _data: bytes) -> bytes:
+        return Meters(command, tuple((name, self._meter(name)) for name, _ in METER_LAYOUTS[command])).encode()
+
+    def _machine_info(self, _data: bytes) -> bytes:
+        ident = self.terminal.identity
+        return MachineInfo(ident.game_id, ident.additional_id,
+                           DENOMINATION_CODES.get(ident.accounting_denom_cents, 0), ident.max_bet, 0, 0,
+                           ident.paytable_id, ident.base_percent).encode()
+
+    def _version(self, _data: bytes) -> bytes:
+        return SasVersion(SAS_VERSION, self.terminal.identity.serial).encode()
+
+    def _last_bill(self, _data: bytes) -> bytes:
+        cents = self.terminal.last_bill_cents()
+        if cents is None:
+            return LastBill(0, 0, 0).encode()
+        count = self.terminal.meters.get(f"bills_in_by_denom.{cents}", 0)
+        return LastBill(self.terminal.identity.country_code, BILL_CODES.get(cents, 0xFF), count).encode()
+
+    def _date_time(self, _data: bytes) -> bytes:
+        return DateTime(self.terminal.now().replace(microsecond=0)).encode()
+
+    def _code_value(self, code: int) -> int:
+        return BY_CODE[code].read(self.terminal.meters, self.terminal.identity.accounting_denom_cents)
+
+    def _selected_meters(self, data: bytes) -> bytes | None:
+        request = SelectedMetersRequest.decode(data)
+        if request.game != MACHINE_TOTALS:
+            return None
+        meters = tuple((code, self._code_value(code)) for code in request.codes
+                       if code in BY_CODE and code in METER_CODE_WIDTHS)
+        return SelectedMeters(request.game, meters).encode()
+
+    def _extended_meters(self, data: bytes) -> bytes | None:
+        request = ExtendedMetersRequest.decode(data)
+        if request.game != MACHINE_TOTALS:
+            return None
+        meters = tuple((code, METER_CODE_WIDTHS[code], self._code_value(code)) for code in request.codes
+                       if code in BY_CODE and code in METER_CODE_WIDTHS)
+        return ExtendedMeters(request.game, meters).encode()

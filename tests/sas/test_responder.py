@@ -1,0 +1,36 @@
+"""The responder's identity, bill and clock polls, and the polls it must not answer."""
+
+from __future__ import annotations
+
+from drivers.sas.codec import LongPoll, encode_poll
+from drivers.sas.messages import DateTime, LastBill, MachineInfo, SasVersion, SelectedMetersRequest
+from tests.sas.helpers import ADDRESS, NOW, ask, machine_on
+
+
+def test_machine_id_and_version(ledger):
+    machine = machine_on(ledger)
+    assert ask(machine, LongPoll(ADDRESS, 0x1F)) == MachineInfo("BW", "001", 0x02, 50, 0, 0, "BW0001", "9650")
+    assert ask(machine, LongPoll(ADDRESS, 0x54)) == SasVersion("602", "EGM-0042")
+    assert ask(machine, LongPoll(ADDRESS, 0x7E)) == DateTime(NOW)
+
+
+def test_last_accepted_bill_comes_from_the_ledger(ledger):
+    machine = machine_on(ledger)
+    assert ask(machine, LongPoll(ADDRESS, 0x48)) == LastBill(0, 0, 0)
+    ledger.bill_in(2000)
+    ledger.bill_in(500)
+    ledger.bill_in(500)
+    assert ask(machine, LongPoll(ADDRESS, 0x48)) == LastBill(0, 0, 0)        # same poll again: a retry
+    machine.receive(bytes([0x80 | 2]))                                       # the host's next machine
+    assert ask(machine, LongPoll(ADDRESS, 0x48)) == LastBill(0, 0x01, 2)      # $5: code 01, two of them
+
+
+def test_polls_not_answered(ledger):
+    machine = machine_on(ledger)
+    assert machine.receive(encode_poll(LongPoll(2, 0x1A))) == b""            # another machine
+    assert machine.receive(encode_poll(LongPoll(0, 0x01))) == b""            # broadcast
+    assert machine.receive(encode_poll(LongPoll(ADDRESS, 0x51))) == b""      # not implemented yet
+    assert machine.receive(bytes([ADDRESS, 0xE5])) == b""                    # not a SAS long poll
+    game_3 = LongPoll(ADDRESS, 0x2F, SelectedMetersRequest(3, (0x0C,)).encode())
+    assert machine.receive(encode_poll(game_3)) == b""                       # per-game meters: later
+    assert ask(machine, LongPoll(ADDRESS, 0x1A)) is not None                 # and it still answers
