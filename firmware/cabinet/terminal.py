@@ -184,7 +184,7 @@ class Terminal:
         """Commands :meth:`submit` accepts (the service API and the simulator rig add theirs)."""
         self.commands.register(**handlers)
 
-    def submit(self, name: str, **args: Any) -> Future:
+    def submit(self, name: str, **args: Any) -> Future[Any]:
         """Queue a command for the terminal's thread; its result (or error) arrives in the future."""
         return self.commands.submit(name, **args)
 
@@ -339,7 +339,7 @@ class Terminal:
 
     # --- rounds ----------------------------------------------------------------------------------
     @property
-    def kernel(self) -> RoundKernel | None:
+    def kernel(self) -> RoundKernel[Any, Any] | None:
         """The kernel of the round in progress."""
         return self.rounds.kernel
 
