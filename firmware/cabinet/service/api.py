@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Union
 
 from firmware.cabinet.demo import DemoMode
 from firmware.cabinet.par_jobs import ParJobs
@@ -27,9 +27,15 @@ from firmware.ledger.errors import CriticalMemoryError
 from hal.errors import DeviceError
 
 if TYPE_CHECKING:
+    from firmware.cabinet.memory_lock import MemoryLock
     from firmware.cabinet.terminal import Terminal
     from firmware.config.schema import Config
     from firmware.math.profile import Profile
+
+
+#: What the API serves: a running terminal, or the stand-in while critical memory is locked (which
+#: allows only the session and a RAM clear: firmware/cabinet/memory_lock.py).
+Served = Union["Terminal", "MemoryLock"]
 
 
 class ServiceApi:
@@ -45,7 +51,7 @@ class ServiceApi:
     digests (default: the installed firmware).
     """
 
-    def __init__(self, terminal: Terminal, *, pins: Mapping[str, str], clock: Callable[[], float] = time.monotonic,
+    def __init__(self, terminal: Served, *, pins: Mapping[str, str], clock: Callable[[], float] = time.monotonic,
                  session_timeout_s: float = 300, lockout_attempts: int = LOCKOUT_ATTEMPTS,
                  lockout_s: float = LOCKOUT_S, on_ram_clear: Callable[[str], Any] | None = None,
                  demo: DemoMode | None = None, profile: Profile | None = None, par_cache_dir: Path | None = None,
@@ -54,8 +60,11 @@ class ServiceApi:
         self.sessions = Sessions(terminal.ledger, pins=pins, clock=clock, session_timeout_s=session_timeout_s,
                                  lockout_attempts=lockout_attempts, lockout_s=lockout_s,
                                  on_end=self._session_ending)
-        self.terminal = terminal
-        self.ledger = terminal.ledger
+        #: Any, not :data:`Served`: the actions reach parts only a running terminal (and its
+        #: ledger) has; :data:`~firmware.cabinet.memory_lock.LOCKED_VERBS` keeps them from the
+        #: stand-in at run time, but the types cannot tell yet.
+        self.terminal: Any = terminal
+        self.ledger: Any = terminal.ledger
         self.on_ram_clear = on_ram_clear
         self.demo = demo if demo is not None else DemoMode(terminal, credits=_demo_credits(terminal.cfg))
         self._profile = profile
@@ -68,14 +77,14 @@ class ServiceApi:
         self.software_verification: dict[str, Any] | None = None
 
     @classmethod
-    def from_config(cls, terminal: Terminal, **kwargs: Any) -> ServiceApi:
+    def from_config(cls, terminal: Served, **kwargs: Any) -> ServiceApi:
         """The API with the terminal configuration's ``[service]`` settings (``kwargs`` add to them)."""
         svc = terminal.cfg.service
         kwargs.setdefault("demo", DemoMode(terminal, credits=svc.demo_credits))
         return cls(terminal, pins=svc.pins, session_timeout_s=svc.session_timeout_s,
                    lockout_attempts=svc.lockout_attempts, lockout_s=svc.lockout_s, **kwargs)
 
-    def commands(self, terminal: Terminal) -> dict[str, Callable[..., Any]]:
+    def commands(self, terminal: Served) -> dict[str, Callable[..., Any]]:
         """The ``service`` and ``demo`` commands ``terminal`` registers (its constructor does, when
         it is given this API); refused for a terminal the API does not serve."""
         if self.terminal is not terminal:
