@@ -31,7 +31,7 @@ log = logging.getLogger(__name__)
 
 def drop_waiting(port: serial.Serial) -> int:
     """Read and drop the bytes already waiting on ``port``; how many there were."""
-    waiting = port.in_waiting
+    waiting: int = port.in_waiting     # pyserial ships no types
     if waiting:
         port.read(waiting)
     return waiting
@@ -39,7 +39,7 @@ def drop_waiting(port: serial.Serial) -> int:
 
 def read_some(port: serial.Serial) -> bytes:
     """One read slice: a byte (``b""`` on time-out) and whatever arrived with it."""
-    data = port.read(1)
+    data: bytes = port.read(1)
     if data and port.in_waiting:
         data += port.read(port.in_waiting)
     return data

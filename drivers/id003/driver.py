@@ -220,7 +220,7 @@ class Id003Validator(PolledSerialDevice, EscrowFront, BillValidator):
         self._codec = Id003Codec(Role.HOST)
         self._initialising = False
         self._wanted = _Wanted()
-        self._tracker = StatusTracker(name, notes_in_cents(USD_TABLE))
+        self._tracker: StatusTracker = StatusTracker(name, notes_in_cents(USD_TABLE))
         self._recorded = threading.Event()
         #: Link health for diagnostics: garbage, bad_crc, timeouts, stale, comm_errors, reinit.
         self.counters: collections.Counter[str] = collections.Counter()
@@ -435,7 +435,7 @@ class Id003Validator(PolledSerialDevice, EscrowFront, BillValidator):
                     self.counters["bad_crc" if event.reason == "bad CRC" else "garbage"] += 1
                     log.warning("%s: garbage from the validator (%s): %s", self.name,
                                 event.reason, event.data.hex(" "))
-                elif accept(event):
+                elif isinstance(event, Frame) and accept(event):
                     return event
                 else:
                     self.counters["stale"] += 1

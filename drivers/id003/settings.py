@@ -56,7 +56,7 @@ class Denomination:
     @property
     def value(self) -> int:
         """Whole units of the currency (dollars)."""
-        return self.base * 10 ** self.exponent
+        return self.base * int(10 ** self.exponent)    # 0 <= exponent: a whole number
 
     @property
     def cents(self) -> int:

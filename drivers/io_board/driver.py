@@ -63,7 +63,6 @@ class IoBoardDriver(LinkEndpoint[IoState], IoBoard):
     PEER: ClassVar[str] = "the I/O board"
     PEER_KIND: ClassVar[int] = IO_KIND
     PEER_KIND_NAME: ClassVar[str] = "an I/O board"
-    STATUS_TYPE: ClassVar[type] = IoState
     PORT_EXAMPLE: ClassVar[str] = "/dev/ttyACM1"
 
     def __init__(self, name: str, *, port: str, timeout: float = 1.0) -> None:
@@ -148,6 +147,9 @@ class IoBoardDriver(LinkEndpoint[IoState], IoBoard):
                     hello.cause.name)
         self._rx = Receiver(expected=hello.next_seq)
         return []
+
+    def _decode_status(self, payload: bytes) -> IoState:
+        return IoState.decode(payload)
 
     def _message(self, frame: LinkFrame) -> None:
         """One delivered board message (called with the condition held)."""

@@ -20,6 +20,7 @@ import logging
 import threading
 import time
 from abc import abstractmethod
+from collections.abc import Callable
 from typing import ClassVar, Generic, TypeVar
 
 import serial
@@ -47,8 +48,7 @@ class LinkEndpoint(Device, Generic[S]):
     PEER: ClassVar[str]
     PEER_KIND: ClassVar[int]
     PEER_KIND_NAME: ClassVar[str]
-    #: The STATUS payload's class (``decode(payload)``); an example port for the error message.
-    STATUS_TYPE: ClassVar[type]
+    #: An example port for the error message.
     PORT_EXAMPLE: ClassVar[str]
 
     def __init__(self, name: str, *, port: str, timeout: float = 1.0) -> None:
@@ -79,6 +79,10 @@ class LinkEndpoint(Device, Generic[S]):
     @abstractmethod
     def _message(self, frame: LinkFrame) -> None:
         """One delivered reliable frame of the device."""
+
+    @abstractmethod
+    def _decode_status(self, payload: bytes) -> S:
+        """The device's STATUS payload (ValueError if malformed)."""
 
     @abstractmethod
     def _peer_restarted(self, hello: Hello) -> list[LinkFrame]:
@@ -119,7 +123,7 @@ class LinkEndpoint(Device, Generic[S]):
                 self._awaiting_reset = True
                 target = self._resets + 1
             self._write(LinkFrame(0, LinkType.RESET))
-            if self._wait(lambda target=target: self._resets >= target):
+            if self._wait_until(lambda: self._resets, target):
                 return
         with self._cond:
             self._awaiting_reset = False
@@ -131,14 +135,15 @@ class LinkEndpoint(Device, Generic[S]):
                 with self._cond:
                     start = self._statuses
                 self._write(LinkFrame(0, LinkType.STATUS_REQUEST))
-                if self._wait(lambda start=start: self._statuses > start):
+                if self._wait_until(lambda: self._statuses, start + 1):
                     assert self.last_status is not None
                     return self.last_status
         raise DeviceTimeoutError(f"{self.name}: no answer to a status request on {self.port}")
 
-    def _wait(self, done) -> bool:
+    def _wait_until(self, count: Callable[[], int], target: int) -> bool:
+        """Whether ``count()`` (read under the condition) reached ``target`` within the time-out."""
         with self._cond:
-            return self._cond.wait_for(done, self.timeout)
+            return self._cond.wait_for(lambda: count() >= target, self.timeout)
 
     def _write(self, frame: LinkFrame) -> None:
         with self._write_lock:
@@ -224,7 +229,7 @@ class LinkEndpoint(Device, Generic[S]):
             self._cond.notify_all()
         elif kind == LinkType.STATUS:
             try:
-                self.last_status = self.STATUS_TYPE.decode(frame.payload)
+                self.last_status = self._decode_status(frame.payload)
             except ValueError as exc:
                 self.counters["malformed"] += 1
                 log_of(self).warning("%s: %s", self.name, exc)
@@ -272,7 +277,7 @@ class LinkEndpoint(Device, Generic[S]):
         return self._peer_restarted(hello)
 
 
-def log_of(endpoint: LinkEndpoint) -> logging.Logger:
+def log_of(endpoint: Device) -> logging.Logger:
     """The logger of the endpoint's own module, so its lines keep their logger name."""
     return logging.getLogger(type(endpoint).__module__)
 

@@ -98,7 +98,6 @@ class ShoeDriver(LinkEndpoint[ShoeState], CardShoe):
     PEER: ClassVar[str] = "the shoe"
     PEER_KIND: ClassVar[int] = SHOE_KIND
     PEER_KIND_NAME: ClassVar[str] = "a shoe"
-    STATUS_TYPE: ClassVar[type] = ShoeState
     PORT_EXAMPLE: ClassVar[str] = "/dev/ttyACM0"
 
     def __init__(self, name: str, *, port: str, timeout: float = 1.0) -> None:
@@ -234,6 +233,9 @@ class ShoeDriver(LinkEndpoint[ShoeState], CardShoe):
                         " ".join(str(i) if isinstance(i, Card) else type(i).__name__
                                  for i in self._items))
             self._items.clear()
+
+    def _decode_status(self, payload: bytes) -> ShoeState:
+        return ShoeState.decode(payload)
 
     def _message(self, frame: LinkFrame) -> None:
         """One delivered shoe message (called with the condition held)."""

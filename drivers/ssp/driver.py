@@ -139,9 +139,17 @@ class EventTracker(Escrow):
                 and not item.credited)
 
     @property
+    def waiting(self) -> EscrowItem | None:
+        """The note or ticket that waits in escrow for the cabinet (HOLD instead of POLL), if any."""
+        item = self.item
+        if item is None or item.decided or not (self.escrowed or self.reading_ticket):
+            return None
+        return item
+
+    @property
     def holding(self) -> bool:
         """A note or ticket waits in escrow for the cabinet: HOLD instead of POLL."""
-        return (self.escrowed or self.reading_ticket) and not self.item.decided
+        return self.waiting is not None
 
     def on_poll(self, events: Iterable[tuple[int, int | None]]) -> Reaction:
         out = Reaction()
@@ -223,7 +231,7 @@ class EventTracker(Escrow):
         ``why``): ``TicketEscrowed`` with its number, or the ticket is returned."""
         out = Reaction()
         item = self.item
-        if not self.reading_ticket:
+        if item is None or not self.reading_ticket:
             log.warning("%s: bar-code data with no ticket waiting for it: ignored", self.device)
             return out
         digits = answer.digits if answer is not None else None
@@ -305,7 +313,7 @@ class SspValidator(PolledSerialDevice, EscrowFront, BillValidator):
         self._in_doubt = False
         self._resynchronising = False
         self._wanted = _Wanted()
-        self._tracker = EventTracker(name, {})
+        self._tracker: EventTracker = EventTracker(name, {})
         self.serial_number: int | None = None
         #: False when the validator refused SET_BARCODE_INHIBIT: it reads no tickets.
         self.barcode_reader = True
@@ -392,9 +400,10 @@ class SspValidator(PolledSerialDevice, EscrowFront, BillValidator):
                          for e in self.poll()) or "OK"
 
     def _escrowed(self, what: str) -> EscrowItem:
-        if not self._tracker.escrowed:
+        item = self._tracker.item
+        if item is None or not self._tracker.escrowed:
             raise DeviceOperationError(f"{self.name}: nothing in escrow to {what}")
-        return self._tracker.item
+        return item
 
     # --- protocol steps (link lock held) ------------------------------------------------------
     def _initialise(self) -> None:
@@ -553,9 +562,10 @@ class SspValidator(PolledSerialDevice, EscrowFront, BillValidator):
         if dropped:
             self.counters["stale"] += 1
             log.debug("%s: %d stale bytes dropped", self.name, dropped)
-        essp = self._essp
-        encrypted = essp is not None and essp.keyed and not plain
-        payload = essp.wrap(data) if encrypted else data
+        essp = self._essp if not plain else None
+        session = essp if essp is not None and essp.keyed else None
+        encrypted = session is not None
+        payload = session.wrap(data) if session is not None else data
         frame = self._codec.command(payload)
         for attempt in range(self.MAX_SENDS):
             if attempt:
@@ -652,7 +662,8 @@ class SspValidator(PolledSerialDevice, EscrowFront, BillValidator):
         if self._tracker.reading_ticket:
             self._read_ticket()
             return
-        if self._tracker.holding:
+        waiting = self._tracker.waiting
+        if waiting is not None:
             try:
                 self._command(Command.HOLD)
                 self._missed = 0
@@ -664,7 +675,7 @@ class SspValidator(PolledSerialDevice, EscrowFront, BillValidator):
                 raise
             except DeviceOperationError as exc:    # the unit holds nothing now: POLL tells why
                 log.warning("%s: HOLD refused (%s): polling", self.name, exc)
-                self._tracker.item.decided = True
+                waiting.decided = True
         self._poll_once()
 
     def _recover_key(self, stop: threading.Event) -> None:

@@ -172,7 +172,7 @@ class EsspSession:
         self._count_on_wrap = role is Role.HOST
         self._fixed = fixed_key
         self._rng = rng if rng is not None else secrets.SystemRandom()
-        self._cipher: Cipher | None = None
+        self._cipher: Cipher[modes.ECB] | None = None
         self.counter = 0
 
     @property
@@ -235,7 +235,7 @@ class EsspSession:
     def _advance(self) -> None:
         self.counter = (self.counter + 1) & 0xFFFFFFFF
 
-    def _require(self) -> Cipher:
+    def _require(self) -> Cipher[modes.ECB]:
         if self._cipher is None:
             raise LocalProtocolError("no eSSP key yet: exchange one first")
         return self._cipher

@@ -398,7 +398,7 @@ class TclPrinter(PolledSerialDevice, TicketPrinter):
                                 event.data)
                     if damaged:
                         return None
-                else:
+                elif isinstance(event, StatusRecord):     # the host's codec decodes nothing else
                     return event
             if time.monotonic() >= deadline or self._stop.is_set():
                 self.counters["timeouts"] += 1

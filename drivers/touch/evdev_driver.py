@@ -28,8 +28,8 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from drivers.codec import NEED_DATA
-from drivers.touch.contact import load_calibration, to_touch
-from drivers.touch.evdev_codec import RECORD, Contact, TouchDecoder
+from drivers.touch.contact import Contact, load_calibration, to_touch
+from drivers.touch.evdev_codec import RECORD, TouchDecoder
 from hal.devices.touch import Touchscreen
 from hal.events import Touch
 
@@ -47,19 +47,24 @@ class EvdevTouch(Touchscreen):
         super().__init__(name, timeout=timeout)
         if not path:
             raise ValueError(f"{name}: an evdev touchscreen needs a path (/dev/input/eventN)")
-        self.path = path
+        self.path = self.port = path
         self.max_slots = max_slots
         self.calibration = load_calibration(name, calibration)
         self._fd = -1
         self._wake: tuple[int, int] | None = None
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
-        self._decoder = TouchDecoder(max_slots)
+        self._fresh_decoder()
+
+    def _fresh_decoder(self) -> None:
+        """A new decoder (no half-read record survives a reopen); its counters are the device's."""
+        self._decoder = TouchDecoder(self.max_slots)
+        self.counters = self._decoder.counters
 
     # --- lifecycle hooks ---------------------------------------------------------------------
     def _open(self) -> None:
         self._stop = threading.Event()
-        self._decoder = TouchDecoder(self.max_slots)
+        self._fresh_decoder()
         self._fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
         self._wake = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
         self._thread = threading.Thread(target=self._read_loop, args=(self._fd, self._stop),
@@ -119,16 +124,6 @@ class EvdevTouch(Touchscreen):
         while (contact := decoder.next_event()) is not NEED_DATA:
             self._emit(self.to_touch(contact))
 
-    @property
-    def port(self) -> str:
-        """The input node the touchscreen is read from."""
-        return self.path
-
     def to_touch(self, contact: Contact) -> Touch:
         """The cabinet's event for a raw contact: calibrated to screen pixels if calibrated."""
         return to_touch(self.name, self.calibration, contact)
-
-    @property
-    def counters(self) -> dict[str, int]:
-        return dict(self._decoder.counters)
-

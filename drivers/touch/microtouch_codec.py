@@ -34,6 +34,7 @@ raw :class:`~drivers.touch.contact.Contact` changes (slot 0: the controller repo
 
 from __future__ import annotations
 
+from collections import ChainMap
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Final
@@ -286,6 +287,7 @@ class TouchDecoder:
         return out
 
     @property
-    def counters(self) -> dict[str, int]:
-        """Reports, repeats, stray lift-offs, garbage (chunks and bytes) and responses seen."""
-        return {**self._tracker.counters, **self._counts}
+    def counters(self) -> ChainMap[str, int]:
+        """Reports, repeats, stray lift-offs, garbage (chunks and bytes) and responses seen: a
+        live view (the driver hands it on as its own counters once, at open)."""
+        return ChainMap(self._tracker.counters, self._counts)

@@ -28,6 +28,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import ChainMap
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -94,15 +95,21 @@ class MicroTouch(Touchscreen):
         self._cond = threading.Condition()
         self._outstanding: object | None = None
         self._reply: Response | None = None
-        self._decoder = TouchDecoder()
         self._last_heard = self._probe_at = 0.0
         self._missed = 0
         self._counts = {"unexpected_responses": 0, "probes": 0, "missed_probes": 0}
+        self._fresh_decoder()
+
+    def _fresh_decoder(self) -> None:
+        """A new decoder (no half-read report survives a reopen). Link health: reports, repeats,
+        garbage (the decoder's), responses, probes (the driver's)."""
+        self._decoder = TouchDecoder()
+        self.counters = ChainMap(self._decoder.counters, self._counts)
 
     # --- lifecycle hooks ---------------------------------------------------------------------
     def _open(self) -> None:
         self._stop = threading.Event()
-        self._decoder = TouchDecoder()
+        self._fresh_decoder()
         with self._cond:
             self._outstanding = self._reply = None
             self._missed = 0
@@ -130,12 +137,6 @@ class MicroTouch(Touchscreen):
         """The controller's Output Identity: its type (2 characters) and a build id (4)."""
         self.require_open()
         return self._ask(OUTPUT_IDENTITY).text
-
-    @property
-    def counters(self) -> dict[str, int]:
-        """Link health: reports, repeats, garbage, responses, probes."""
-        with self._cond:
-            return {**self._decoder.counters, **self._counts}
 
     # --- commands -----------------------------------------------------------------------------
     def _ask(self, command: str) -> Response:

@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from transitions import MachineError
+from transitions import EventData, MachineError, Transition
 
 from firmware.cabinet.errors import CabinetError
 from firmware.cabinet.states import (
@@ -83,24 +83,30 @@ _ALLOWED: dict[CabinetState, tuple[str, ...]] = {
 }
 
 
-def _positive_amount(what: str, amount: Any) -> int:
+def _positive_amount(what: str, amount: object) -> int:
     if not isinstance(amount, int) or isinstance(amount, bool) or amount <= 0:
         raise CabinetError(f"{what}: the amount must be a positive whole number of credits, not {amount!r}")
     return amount
 
 
-def _text(what: str, value: Any) -> str:
+def _text(what: str, value: object) -> str:
     if not isinstance(value, str) or not value.strip():
         raise CabinetError(f"{what} must be a non-empty string, not {value!r}")
     return value
 
 
-def _tilt_source(value: Any) -> TiltSource:
+def _tilt_source(value: object) -> TiltSource:
     try:
         return TiltSource(value)
     except ValueError:
         known = ", ".join(s.value for s in TiltSource)
         raise CabinetError(f"unknown tilt source {value!r}; sources are {known}") from None
+
+
+def _row(ev: EventData) -> Transition:
+    """The table row ``transitions`` chose: set before it asks a guard or calls a callback."""
+    assert ev.transition is not None
+    return ev.transition
 
 
 class Cabinet:
@@ -122,12 +128,12 @@ class Cabinet:
         self._handpay: tuple[int, HandpayReason] | None = None
         self._busy = False
         self._outbox: list[tuple[str, dict[str, Any]]] = []
-        guards: dict[str, Callable[[Any], bool]] = {
+        guards: dict[str, Callable[[EventData], bool]] = {
             "cashout_pending": lambda ev: self._cashout_pending,
             "disable_pending": lambda ev: self._disable_pending,
             "tilts_remain": lambda ev: len(self._tilts) > 1,
             "tilts_active": lambda ev: bool(self._tilts),
-            "resume": lambda ev: self._resume is not None and ev.transition.dest == self._resume.name,
+            "resume": lambda ev: self._resume is not None and _row(ev).dest == self._resume.name,
         }
         self._handlers: dict[str, Callable[..., dict[str, Any]]] = {
             trigger: getattr(self, f"_on_{trigger}") for trigger in TRIGGERS
@@ -277,7 +283,7 @@ class Cabinet:
         self._fire("enable")
 
     # --- the engine ------------------------------------------------------------------------------
-    def _fire(self, trigger: str, **kwargs: Any) -> None:
+    def _fire(self, trigger: str, **kwargs: object) -> None:
         if self._busy:
             raise CabinetError(f"{trigger}: a trigger fired from inside on_event (fire it afterwards)")
         state = self.state
@@ -296,12 +302,13 @@ class Cabinet:
     def _emit(self, kind: str, **detail: Any) -> None:
         self._outbox.append((kind, detail))
 
-    def _before(self, ev: Any) -> None:
+    def _before(self, ev: EventData) -> None:
         """``before_state_change``: the row is chosen, the state not changed yet. Update the
         bookkeeping, deliver the events, and undo the bookkeeping if anything raises."""
         trigger = ev.event.name
-        source = CabinetState[ev.transition.source]
-        dest = None if ev.transition.dest is None else CabinetState[ev.transition.dest]
+        row = _row(ev)
+        source = CabinetState[row.source]
+        dest = None if row.dest is None else CabinetState[row.dest]
         saved = (dict(self._tilts), self._resume, self._disable_pending, self._cashout_pending, self._handpay)
         self._outbox = []
         try:

@@ -18,6 +18,7 @@ is the parts' public face: the runner, the control socket, the screens and the s
 
 from __future__ import annotations
 
+import collections
 import logging
 import threading
 import time
@@ -62,6 +63,9 @@ from hal.events import (
 if TYPE_CHECKING:
     from firmware.cabinet.demo import DemoMode
     from firmware.cabinet.service.api import ServiceApi
+    from firmware.cashless.vouchers import VoucherBook
+    from firmware.config.schema import Config
+    from firmware.rng.service import RngService
 
 __all__ = [
     "DEVICE_NAMES", "PRINTER_SOFT_FAULTS", "TEST_VALIDATION", "Devices", "Printing", "Terminal",
@@ -97,7 +101,7 @@ class Terminal:
         PaperLow: ("cashout", "on_paper_low"),
     }
 
-    def __init__(self, cfg: Any, ledger: Ledger, rng: Any, devices: Devices, vouchers: Any, *,
+    def __init__(self, cfg: Config, ledger: Ledger, rng: RngService, devices: Devices, vouchers: VoucherBook, *,
                  clock: Callable[[], float] = time.monotonic, self_test: SelfTest | None = None,
                  physical_shoe_timeout: float = 30.0, game: str | None = None,
                  service: Callable[[Terminal], ServiceApi] | None = None,
@@ -164,7 +168,7 @@ class Terminal:
         (docs/architecture.md, "The composition root"); the last screens connected get the input."""
         self.on_input = on_input
 
-    def new_rng(self, rng: Any) -> None:
+    def new_rng(self, rng: RngService) -> None:
         """Draw from ``rng`` from now on (a passed RNG retest makes a new instance): every RNG shoe
         too."""
         self.rng = rng
@@ -180,7 +184,7 @@ class Terminal:
         """Commands :meth:`submit` accepts (the service API and the simulator rig add theirs)."""
         self.commands.register(**handlers)
 
-    def submit(self, name: str, **args: Any) -> Future:
+    def submit(self, name: str, **args: Any) -> Future[Any]:
         """Queue a command for the terminal's thread; its result (or error) arrives in the future."""
         return self.commands.submit(name, **args)
 
@@ -288,7 +292,7 @@ class Terminal:
         return self.supervision.devices_not_connected()
 
     @property
-    def touches(self) -> Any:
+    def touches(self) -> collections.deque[dict[str, Any]]:
         return self.supervision.touches
 
     @property
@@ -335,7 +339,7 @@ class Terminal:
 
     # --- rounds ----------------------------------------------------------------------------------
     @property
-    def kernel(self) -> RoundKernel | None:
+    def kernel(self) -> RoundKernel[Any, Any] | None:
         """The kernel of the round in progress."""
         return self.rounds.kernel
 
@@ -382,7 +386,7 @@ class Terminal:
     def set_bet(self, unit: int) -> dict[str, Any]:
         return self.rounds.set_bet(unit)
 
-    def use_config(self, cfg: Any, games: list[str]) -> None:
+    def use_config(self, cfg: Config, games: list[str]) -> None:
         """Play ``cfg`` from the next round; ``games`` changed options (their kernels and shoes are
         built again; a round in progress keeps the kernel it started with)."""
         self.cfg = cfg

@@ -15,9 +15,18 @@ import signal
 import sys
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from firmware.errors import UsageError
+
+if TYPE_CHECKING:
+    from sim_hardware.id003_validator import Id003Simulator
+    from sim_hardware.link_device import LinkDeviceSimulator
+    from sim_hardware.pty_link import BytePort, Serves
+    from sim_hardware.ssp_validator import SspSimulator
+
+#: The console's commands by name: each takes the words after the name; its result is printed.
+Commands = dict[str, Callable[..., object]]
 
 #: device -> protocols built, the first is the default.
 DEVICES: dict[str, tuple[str, ...]] = {
@@ -64,7 +73,7 @@ def _sim(args: argparse.Namespace) -> int:
     return _serve(simulator, commands, serial_settings, args)
 
 
-def _ssp() -> tuple[Any, dict[str, Callable[..., Any]], dict[str, Any]]:
+def _ssp() -> tuple[Serves, Commands, dict[str, Any]]:
     """ITL SSP; eSSP when ``EGM_SIM_SSP_FIXED_KEY`` holds the fixed key (16 hex digits)."""
     import os
 
@@ -77,7 +86,7 @@ def _ssp() -> tuple[Any, dict[str, Callable[..., Any]], dict[str, Any]]:
         sim = SspSimulator(encryption=bool(key), fixed_key=parse_fixed_key(key) if key else 0)
     except ValueError as exc:
         raise UsageError(f"EGM_SIM_SSP_FIXED_KEY: {exc}") from None
-    commands: dict[str, Callable[..., Any]] = {
+    commands: Commands = {
         **_validator_commands(sim),
         "unsafe-jam": lambda: sim.jam(safe=False),
         "fraud": lambda: sim.fraud(),
@@ -88,7 +97,7 @@ def _ssp() -> tuple[Any, dict[str, Callable[..., Any]], dict[str, Any]]:
     return sim, commands, dict(SERIAL)
 
 
-def _validator_commands(sim: Any) -> dict[str, Callable[..., Any]]:
+def _validator_commands(sim: SspSimulator | Id003Simulator) -> Commands:
     """What a player, the hardware and the wire do to either bill validator (ID-003, SSP)."""
     return {
         "note": lambda value: sim.insert_note(int(value)),
@@ -107,7 +116,7 @@ def _validator_commands(sim: Any) -> dict[str, Callable[..., Any]]:
     }
 
 
-def _link_wire_commands(sim: Any) -> dict[str, Callable[..., Any]]:
+def _link_wire_commands(sim: LinkDeviceSimulator) -> Commands:
     """The wire faults every product-link simulator (shoe, I/O board) takes."""
     return {
         "corrupt-crc": lambda n="1": sim.corrupt_next_crc(int(n)),
@@ -121,12 +130,12 @@ def _link_wire_commands(sim: Any) -> dict[str, Callable[..., Any]]:
     }
 
 
-def _id003() -> tuple[Any, dict[str, Callable[..., Any]], dict[str, Any]]:
+def _id003() -> tuple[Serves, Commands, dict[str, Any]]:
     from drivers.id003.codec import SERIAL
     from sim_hardware.id003_validator import Id003Simulator
 
     sim = Id003Simulator()
-    commands: dict[str, Callable[..., Any]] = {
+    commands: Commands = {
         **_validator_commands(sim),
         "stacker-jam": lambda: sim.jam(in_stacker=True),
         "remove-stacker": lambda: sim.remove_stacker(),
@@ -137,7 +146,7 @@ def _id003() -> tuple[Any, dict[str, Callable[..., Any]], dict[str, Any]]:
     return sim, commands, dict(SERIAL)
 
 
-def _tcl() -> tuple[Any, dict[str, Callable[..., Any]], dict[str, Any]]:
+def _tcl() -> tuple[Serves, Commands, dict[str, Any]]:
     """The TCL ticket printer: paper, mechanism and wire faults; ``last`` shows the last ticket."""
     from drivers.tcl.codec import SERIAL
     from drivers.tcl.voucher import texts
@@ -155,7 +164,7 @@ def _tcl() -> tuple[Any, dict[str, Callable[..., Any]], dict[str, Any]]:
             return f"unreadable: {exc}"
         return f"{voucher.validation} {voucher.amount_cents} {' | '.join(texts(voucher).values())}"
 
-    commands: dict[str, Callable[..., Any]] = {
+    commands: Commands = {
         "paper-low": lambda on="on": sim.paper_low(on == "on"),
         "paper-out": lambda: sim.paper_out(),
         "load-paper": lambda tickets="500": sim.load_paper(int(tickets)),
@@ -177,13 +186,13 @@ def _tcl() -> tuple[Any, dict[str, Callable[..., Any]], dict[str, Any]]:
     return sim, commands, dict(SERIAL)
 
 
-def _shoe() -> tuple[Any, dict[str, Callable[..., Any]], dict[str, Any]]:
+def _shoe() -> tuple[Serves, Commands, dict[str, Any]]:
     from drivers.link.codec import SERIAL
     from drivers.shoe.messages import MisreadReason
     from sim_hardware.shoe import ShoeSimulator
 
     sim = ShoeSimulator(seed=0)
-    commands: dict[str, Callable[..., Any]] = {
+    commands: Commands = {
         "draw": lambda n="1": " ".join(str(sim.draw()) for _ in range(int(n))),
         "burn": lambda: str(sim.burn()),
         "misread": lambda reason="3": sim.misread_next(MisreadReason(int(reason))),
@@ -198,7 +207,7 @@ def _shoe() -> tuple[Any, dict[str, Callable[..., Any]], dict[str, Any]]:
     return sim, commands, dict(SERIAL)
 
 
-def _microtouch() -> tuple[Any, dict[str, Callable[..., Any]], dict[str, Any]]:
+def _microtouch() -> tuple[Serves, Commands, dict[str, Any]]:
     """The 3M MicroTouch serial controller: touches at screen pixels through its sensor, faults."""
     from drivers.touch.microtouch_codec import SERIAL
     from sim_hardware.touch_microtouch import MicroTouchSimulator
@@ -208,7 +217,7 @@ def _microtouch() -> tuple[Any, dict[str, Callable[..., Any]], dict[str, Any]]:
     def raw(point: tuple[int, int]) -> str:
         return f"{point[0]} {point[1]}"
 
-    commands: dict[str, Callable[..., Any]] = {
+    commands: Commands = {
         "touch": lambda x, y: raw(sim.touch(int(x), int(y))),
         "raw": lambda x, y: sim.touch_raw(int(x), int(y)),
         "drag": lambda x1, y1, x2, y2, steps="8": raw(
@@ -250,7 +259,7 @@ def _touch(args: argparse.Namespace) -> int:
             sim.connect(timeout=5.0)
         return sim
 
-    commands: dict[str, Callable[..., Any]] = {
+    commands: Commands = {
         "down": lambda x, y, slot="0": connected().down(int(x), int(y), int(slot)),
         "move": lambda x, y, slot="0": connected().move(int(x), int(y), int(slot)),
         "up": lambda slot="0": connected().up(int(slot)),
@@ -281,14 +290,14 @@ def _touch(args: argparse.Namespace) -> int:
     return 0
 
 
-def _io() -> tuple[Any, dict[str, Callable[..., Any]], dict[str, Any]]:
+def _io() -> tuple[Serves, Commands, dict[str, Any]]:
     """The I/O board: doors, keys, buttons; ``tower``, ``lamps`` and ``meters`` show the outputs."""
     from drivers.link.codec import SERIAL
     from hal.events import Button, Door, KeySwitch
     from sim_hardware.io_board import IoBoardSimulator
 
     sim = IoBoardSimulator()
-    commands: dict[str, Callable[..., Any]] = {
+    commands: Commands = {
         "open": lambda door: sim.open_door(Door(door)),
         "close": lambda door: sim.close_door(Door(door)),
         "key": lambda key, state="on": sim.turn_key(KeySwitch(key), state == "on"),
@@ -302,7 +311,7 @@ def _io() -> tuple[Any, dict[str, Callable[..., Any]], dict[str, Any]]:
     return sim, commands, dict(SERIAL)
 
 
-def _serve(simulator: Any, commands: dict[str, Callable[..., Any]], serial_settings: dict[str, Any],
+def _serve(simulator: Serves, commands: Commands, serial_settings: dict[str, Any],
            args: argparse.Namespace) -> int:
     from sim_hardware.pty_link import PtyLink, SerialPort, ServeThread
 
@@ -310,7 +319,7 @@ def _serve(simulator: Any, commands: dict[str, Callable[..., Any]], serial_setti
     link = None
     if args.pty:
         link = PtyLink()
-        port: Any = link.port
+        port: BytePort = link.port
         out.write(f"{link.path}\n")
     else:
         try:
@@ -344,7 +353,7 @@ def _serve(simulator: Any, commands: dict[str, Callable[..., Any]], serial_setti
     return 0
 
 
-def _command(commands: dict[str, Callable[..., Any]], line: str) -> str | None:
+def _command(commands: Commands, line: str) -> str | None:
     try:
         words = shlex.split(line)
     except ValueError as exc:

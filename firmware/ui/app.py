@@ -15,11 +15,11 @@ pygame events), the playback clock, then the drawing; it returns the drawn
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pygame
 
@@ -46,6 +46,9 @@ from firmware.ui.service.link import TerminalLink
 from firmware.ui.service.menu import ServiceMenu
 from firmware.ui.window import run_window
 
+if TYPE_CHECKING:
+    from firmware.cabinet.terminal import Terminal
+
 log = logging.getLogger(__name__)
 
 #: Seconds an idle, empty cabinet waits before attract mode.
@@ -57,7 +60,7 @@ MODES = ("table", "help", "paytable", "games", "attract")
 
 
 class UiApp:
-    def __init__(self, terminal: Any, *, size: tuple[int, int] = (1920, 1080),
+    def __init__(self, terminal: Terminal, *, size: tuple[int, int] = (1920, 1080),
                  surface: pygame.Surface | None = None, drive_terminal: bool = True,
                  par_cache: Path | str | None = None, speed: float = 1.0,
                  attract_after_s: float = ATTRACT_AFTER_S) -> None:
@@ -83,7 +86,7 @@ class UiApp:
         self.record: dict[str, Any] | None = None
         self.playback: Playback | None = None
         self.frame: Frame | None = None
-        self.pending: list[tuple[str, Future, Any]] = []
+        self.pending: list[tuple[str, Future[Any], Any]] = []
         self._gui: GameUi | None = None
         self._slips: dict[str, BetSlip] = {}
         self._sheets: dict[str, Any] = {}
@@ -257,17 +260,17 @@ class UiApp:
         except SlipRefused as refused:
             self.say(str(refused))
 
-    def _do_wake(self, _: Any) -> None:
+    def _do_wake(self, _: object) -> None:
         self.mode = "table"
 
-    def _do_skip(self, _: Any) -> None:
+    def _do_skip(self, _: object) -> None:
         if self.playback is not None:
             self.playback.skip()
 
     def _do_chip(self, value: Any) -> None:
         self.slip.select(int(value))
 
-    def _do_next_chip(self, _: Any) -> None:
+    def _do_next_chip(self, _: object) -> None:
         if self.betting:
             self.slip.next_chip()
 
@@ -280,20 +283,20 @@ class UiApp:
         self.slip.place(int(seat), str(wager), int(self.status.get("credits", 0)))
         self.message = ""
 
-    def _do_clear(self, _: Any) -> None:
+    def _do_clear(self, _: object) -> None:
         if self.betting:
             self.slip.clear()
 
-    def _do_repeat(self, _: Any) -> None:
+    def _do_repeat(self, _: object) -> None:
         if self.betting:
             self.slip.repeat(int(self.status.get("credits", 0)))
 
-    def _do_repeat_deal(self, _: Any) -> None:
+    def _do_repeat_deal(self, _: object) -> None:
         if self.betting:
             self.slip.repeat(int(self.status.get("credits", 0)))
             self._do_deal(None)
 
-    def _do_deal(self, _: Any) -> None:
+    def _do_deal(self, _: object) -> None:
         if self.mode != "table":
             self.mode = "table"
         if not self.betting:
@@ -315,7 +318,7 @@ class UiApp:
         self.pending.append(("play", self.terminal.submit("play", wagers=wagers), wagers))
         self.message = ""
 
-    def _do_cash_out(self, _: Any) -> None:
+    def _do_cash_out(self, _: object) -> None:
         status = self.status
         handpay = status.get("handpay") or {}
         if status.get("state") == "HANDPAY" and handpay.get("reason") == "printer":
@@ -324,13 +327,13 @@ class UiApp:
             self._cashing_cents = int(status.get("credits_cents", 0))
             self.pending.append(("cashout", self.terminal.submit("cashout"), None))
 
-    def _do_help(self, _: Any) -> None:
+    def _do_help(self, _: object) -> None:
         self.mode, self.page = "help", 0
 
-    def _do_paytable(self, _: Any) -> None:
+    def _do_paytable(self, _: object) -> None:
         self.mode, self.page = "paytable", 0
 
-    def _do_games(self, _: Any) -> None:
+    def _do_games(self, _: object) -> None:
         if self.betting and len(self.gui.ctx.enabled) > 1:
             self.mode = "games"
 
@@ -340,7 +343,7 @@ class UiApp:
             return
         self.pending.append(("game", self.terminal.submit("game", game=str(game)), game))
 
-    def _do_back(self, _: Any) -> None:
+    def _do_back(self, _: object) -> None:
         self.mode = "table"
 
     def _do_page(self, delta: Any) -> None:
@@ -388,7 +391,7 @@ class UiApp:
         return gui.screen().render(self.surface, view)
 
     # --- the pygame loop -----------------------------------------------------------------------
-    def run(self, *, fps: int = 30, fullscreen: bool = False, until: Any = None) -> None:
+    def run(self, *, fps: int = 30, fullscreen: bool = False, until: Callable[[], bool] | None = None) -> None:
         """Open the window and run until the terminal stops (or the window is closed)."""
         run_window(self, caption=text("window.caption"), stopping=lambda: self.terminal.stopping, fps=fps,
                    fullscreen=fullscreen, on_close=self.terminal.stop, until=until)

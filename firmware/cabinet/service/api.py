@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Union
 
 from firmware.cabinet.demo import DemoMode
 from firmware.cabinet.par_jobs import ParJobs
@@ -25,6 +25,17 @@ from firmware.cabinet.service.table import ACTION_BY_NAME, allowed, permission_t
 from firmware.errors import EgmError
 from firmware.ledger.errors import CriticalMemoryError
 from hal.errors import DeviceError
+
+if TYPE_CHECKING:
+    from firmware.cabinet.memory_lock import MemoryLock
+    from firmware.cabinet.terminal import Terminal
+    from firmware.config.schema import Config
+    from firmware.math.profile import Profile
+
+
+#: What the API serves: a running terminal, or the stand-in while critical memory is locked (which
+#: allows only the session and a RAM clear: firmware/cabinet/memory_lock.py).
+Served = Union["Terminal", "MemoryLock"]
 
 
 class ServiceApi:
@@ -40,17 +51,20 @@ class ServiceApi:
     digests (default: the installed firmware).
     """
 
-    def __init__(self, terminal: Any, *, pins: Mapping[str, str], clock: Callable[[], float] = time.monotonic,
+    def __init__(self, terminal: Served, *, pins: Mapping[str, str], clock: Callable[[], float] = time.monotonic,
                  session_timeout_s: float = 300, lockout_attempts: int = LOCKOUT_ATTEMPTS,
                  lockout_s: float = LOCKOUT_S, on_ram_clear: Callable[[str], Any] | None = None,
-                 demo: DemoMode | None = None, profile: Any = None, par_cache_dir: Path | None = None,
+                 demo: DemoMode | None = None, profile: Profile | None = None, par_cache_dir: Path | None = None,
                  compute_missing: bool = True, software_root: Path | None = None,
                  software_packages: Sequence[str] | None = None) -> None:
         self.sessions = Sessions(terminal.ledger, pins=pins, clock=clock, session_timeout_s=session_timeout_s,
                                  lockout_attempts=lockout_attempts, lockout_s=lockout_s,
                                  on_end=self._session_ending)
-        self.terminal = terminal
-        self.ledger = terminal.ledger
+        #: Any, not :data:`Served`: the actions reach parts only a running terminal (and its
+        #: ledger) has; :data:`~firmware.cabinet.memory_lock.LOCKED_VERBS` keeps them from the
+        #: stand-in at run time, but the types cannot tell yet.
+        self.terminal: Any = terminal
+        self.ledger: Any = terminal.ledger
         self.on_ram_clear = on_ram_clear
         self.demo = demo if demo is not None else DemoMode(terminal, credits=_demo_credits(terminal.cfg))
         self._profile = profile
@@ -63,14 +77,14 @@ class ServiceApi:
         self.software_verification: dict[str, Any] | None = None
 
     @classmethod
-    def from_config(cls, terminal: Any, **kwargs: Any) -> ServiceApi:
+    def from_config(cls, terminal: Served, **kwargs: Any) -> ServiceApi:
         """The API with the terminal configuration's ``[service]`` settings (``kwargs`` add to them)."""
         svc = terminal.cfg.service
         kwargs.setdefault("demo", DemoMode(terminal, credits=svc.demo_credits))
         return cls(terminal, pins=svc.pins, session_timeout_s=svc.session_timeout_s,
                    lockout_attempts=svc.lockout_attempts, lockout_s=svc.lockout_s, **kwargs)
 
-    def commands(self, terminal: Any) -> dict[str, Callable[..., Any]]:
+    def commands(self, terminal: Served) -> dict[str, Callable[..., Any]]:
         """The ``service`` and ``demo`` commands ``terminal`` registers (its constructor does, when
         it is given this API); refused for a terminal the API does not serve."""
         if self.terminal is not terminal:
@@ -197,7 +211,7 @@ class ServiceApi:
         """What the power-up software verification found (the runner calls this after the self-test)."""
         self.software_verification = {**dict(result), "recorded_at": time.time()}
 
-    def profile(self) -> Any:
+    def profile(self) -> Profile:
         """The jurisdiction profile ``config set`` checks against (loaded once)."""
         if self._profile is None:
             from firmware.math.profile import load_profile
@@ -207,7 +221,7 @@ class ServiceApi:
 
     setting_name = staticmethod(config_actions.setting_name)
 
-    def plan_options(self, cfg: Any, game: str, change: Mapping[str, Any]) -> tuple[Any, dict[str, Any], list[Any]]:
+    def plan_options(self, cfg: Config, game: str, change: Mapping[str, Any]) -> tuple[Any, dict[str, Any], list[Any]]:
         """``cfg`` with ``change`` merged into ``game``'s options (see
         :func:`~firmware.cabinet.service.config_actions.plan_options`). Changes nothing."""
         return config_actions.plan_options(self, cfg, game, change)
@@ -240,6 +254,6 @@ def _yours(role: str | None) -> str:
     return "the " + role + " role may use: " + ", ".join(a.name for a in allowed(role))
 
 
-def _demo_credits(cfg: Any) -> int:
+def _demo_credits(cfg: object) -> int:
     service = getattr(cfg, "service", None)
     return getattr(service, "demo_credits", 10_000)
