@@ -222,15 +222,30 @@ def test_a_note_inserted_during_a_tilt_is_returned(terminal):
 def test_a_note_escrowed_as_a_tilt_begins_is_returned_not_credited(terminal):
     t = terminal()
     t.insert(5)
-    t.slot(20)                                             # in the validator's path now...
-    t.ctl("door", "open", "main")                          # ...and the door opens before it is stacked
-    t.until(lambda s: s["state"] == "TILT", "the door tilt")
-    time.sleep(1.5)
-    assert t.status()["credits_cents"] == 500
-    assert t.meters()["meters"]["bills_in"] == 500
-    assert any(e["event"] == "bill_returned" and e["cents"] == 2000 for e in t.events())
-    t.ctl("door", "close", "main")
-    t.until(lambda s: s["state"] == "IDLE", "the door closed")
+    credited = 500
+    # The door must open while the note is still in the validator's path. On a loaded machine the
+    # note can be stacked first (then it is rightly credited: it was in before the tilt); the
+    # scenario is tried again until the door beats the stacker, and no note is ever lost.
+    for _attempt in range(4):
+        returned_before = sum(1 for e in t.events() if e["event"] == "bill_returned")
+        t.slot(20)                                         # in the validator's path now...
+        t.ctl("door", "open", "main")                      # ...and the door opens before it is stacked
+        t.until(lambda s: s["state"] == "TILT", "the door tilt")
+        time.sleep(1.5)
+        credits = t.status()["credits_cents"]
+        assert t.meters()["meters"]["bills_in"] == credits
+        returned = [e for e in t.events() if e["event"] == "bill_returned"][returned_before:]
+        t.ctl("door", "close", "main")
+        t.until(lambda s: s["state"] == "IDLE", "the door closed")
+        if credits == credited + 2000:                     # stacked before the tilt: credited, not returned
+            assert returned == []
+            credited = credits
+            continue
+        assert credits == credited                         # returned, not credited
+        assert len(returned) == 1 and returned[0]["cents"] == 2000
+        break
+    else:
+        raise AssertionError("the note was stacked before the door opened in every attempt")
 
 
 def test_the_validator_unplugged_tilts_and_recovers_by_itself_when_replugged(terminal):
