@@ -11,6 +11,7 @@ context asks ``service session`` (not logged), so a timed-out session goes back 
 from __future__ import annotations
 
 import logging
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -113,13 +114,13 @@ class MenuContext:
         self.ask(spec.request, keep, refused)
 
 
-class MenuPart:
+class MenuPart(ABC):
     """A part of the menu (``firmware.ui.service.flows``): it works on the shared context and
     names the actions it handles."""
 
     def __init__(self, ctx: MenuContext) -> None:
         self.ctx = ctx
 
+    @abstractmethod
     def handlers(self) -> dict[str, Handler]:
         """Action name -> the method that handles it."""
-        raise NotImplementedError
