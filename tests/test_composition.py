@@ -41,7 +41,7 @@ WIRED = frozenset({"service", "hostlink", "on_input", "on_round", "on_step", "de
 #: Terminal attributes that are state its parts write as it runs, not collaborators.
 STATE = frozenset({"message", "halted", "snapshot", "_stop", "_handlers"})
 #: Where, inside ``Terminal``, a wired attribute may be set.
-SETTERS = {"__init__": WIRED, "connect_screens": frozenset({"on_input"})}
+SETTERS = {"__init__": WIRED, "connect_screens": frozenset({"on_input"}), "power_up": frozenset({"hostlink"})}
 TERMINAL_NAMES = frozenset({"terminal", "term"})
 
 
@@ -185,10 +185,13 @@ def test_the_service_api_and_the_host_link_are_built_from_the_terminal_they_serv
     try:
         terminal = Terminal(Config(), ledger, RngService.seeded(1), Devices(), VoucherBook(ledger, terminal_id="T1"),
                             service=service, hostlink=link, game="three-card-poker")
-        assert seen == {"link": terminal, "service": terminal}
+        assert seen == {"service": terminal} and terminal.hostlink is None     # the link: at power-up
         assert terminal.demo is terminal.service.demo and terminal.game_id == "three-card-poker"
         assert {"service", "demo"} <= set(terminal.handlers)
         terminal.power_up()
+        assert seen == {"link": terminal, "service": terminal}
+        assert terminal.cabinet.state.name == "IDLE"
+        terminal.step()
         assert terminal.status()["host"] == {"up": 1}
         asked = terminal.submit("demo")                       # the command the service API added
         terminal.step()

@@ -109,9 +109,10 @@ class Terminal:
                  on_round: Callable[[dict[str, Any]], None] | None = None,
                  on_step: Callable[[Terminal], None] | None = None) -> None:
         """``service`` and ``hostlink`` build the service API and the host link from the terminal
-        they serve (each needs the terminal, and the terminal calls each): they are called once, at
-        the end of construction, when every part exists (docs/architecture.md, "The composition
-        root"). ``game``: the game to start with (default: the configuration's ``games.default``)."""
+        they serve (each needs the terminal, and the terminal calls each), once: ``service`` at the
+        end of construction, when every part exists; ``hostlink`` at the end of :meth:`power_up`,
+        once the cabinet has reached attract, so that the attract screen does not wait for the
+        link's keys and transport (docs/architecture.md, "The composition root"). ``game``: the game to start with (default: the configuration's ``games.default``)."""
         self.cfg = cfg
         self.ledger = ledger
         self.rng = rng
@@ -148,8 +149,9 @@ class Terminal:
             attendant_handpay=self.attendant_handpay, wake=lambda: None,
         )
         # the collaborators above the cabinet, last: they are built from the terminal
-        #: The host link, polled from every step (None: no host).
-        self.hostlink: HostPort | None = hostlink(self) if hostlink is not None else None
+        #: The host link, polled from every step (None: no host, or not yet powered up).
+        self.hostlink: HostPort | None = None
+        self._hostlink_factory = hostlink
         #: The service API (None: a terminal without one); it adds the ``service`` and ``demo`` commands.
         self.service: ServiceApi | None = service(self) if service is not None else None
         if self.service is not None:
@@ -214,6 +216,8 @@ class Terminal:
         self.cashout.resume_handpay()
         self.rounds.settle_after_power_loss()
         self._publish()
+        if self._hostlink_factory is not None and self.hostlink is None:
+            self.hostlink = self._hostlink_factory(self)          # after attract: see __init__
         return failures
 
     # --- the loop ------------------------------------------------------------------------------

@@ -175,7 +175,7 @@ def _terminal(cfg, args, game_id: str, rng_results, path: Path, out):
         if cfg.host.enabled:
             from firmware.commands import _hostlink
 
-            hosted = _hostlink.prepare(cfg, path, ledger, stack)
+            hosted = _hostlink.HostSide(cfg, path, ledger)
         # The composition root: everything the terminal works with is passed in here
         # (docs/architecture.md, "The composition root").
         terminal = Terminal(cfg, ledger, rng, devices, vouchers, self_test=self_test, game=game_id,
@@ -194,7 +194,7 @@ def _terminal(cfg, args, game_id: str, rng_results, path: Path, out):
                   f" ({time.monotonic() - started:.2f} s from power-up); control: egm simctl --state-dir {path}\n")
         if hosted is not None:
             link = terminal.hostlink
-            _hostlink.start(link, cfg, stack)
+            _hostlink.start(hosted, link, stack)
             where = f"embedded host in {hosted.host_dir}" if hosted.host_dir else "host elsewhere"
             out.write(f"host link: {hosted.broker_url} ({where}); reports outstanding: "
                       f"{len(link.outbox)}\n")

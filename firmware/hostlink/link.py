@@ -171,9 +171,10 @@ class HostLink:
         self.redemptions: dict[str, dict[str, Any]] = {}  #: validation -> the host's answer
         self._awaiting: str | None = None          #: the validation :meth:`validate` waits for
         self.stats = collections.Counter()
-        self.client = client_factory(
-            f"egm-terminal-{self.terminal_id}", subscriptions=[down_topic(self.terminal_id)],
-            on_message=self._on_message, on_connection=self._on_connection)
+        self._client_factory = client_factory
+        #: the MQTT client, made by :meth:`start` (so that the broker it reaches may be started
+        #: after the terminal's power-up); None until then
+        self.client: Any = None
         ledger.listeners.append(self._on_record)
 
     # --- life cycle ------------------------------------------------------------------------------
@@ -184,6 +185,10 @@ class HostLink:
         if disabled and disabled.get("disabled") and self.terminal is not None:
             self.terminal.cabinet.disable()
         self._open_session()
+        if self.client is None:
+            self.client = self._client_factory(
+                f"egm-terminal-{self.terminal_id}", subscriptions=[down_topic(self.terminal_id)],
+                on_message=self._on_message, on_connection=self._on_connection)
         self.client.start()
 
     @property
@@ -211,7 +216,8 @@ class HostLink:
             time.sleep(0.02)
         if self.behind is None:
             self.outbox.flush(force=True)
-        self.client.stop()
+        if self.client is not None:
+            self.client.stop()
         self.outbox.close()
         if self._on_record in self.ledger.listeners:
             self.ledger.listeners.remove(self._on_record)
@@ -287,7 +293,7 @@ class HostLink:
             envelope = seal(sender_id=self.terminal_id, seq=number, time=self._wall() + self._clock_offset,
                             type=type_, body=body, signing_key=self.identity.signing_key,
                             recipient_public_key=self.identity.host_kem_key)
-            if not self.client.publish(up_topic(self.terminal_id), envelope):
+            if self.client is None or not self.client.publish(up_topic(self.terminal_id), envelope):
                 return                               # disconnected: the outbox keeps it
             self.stats["sent"] += 1
             self._inflight[number] = now + self._timeout
