@@ -18,8 +18,9 @@ which is sent again and stays queued. ``drivers.sas.codec.ReplyLog`` tells the t
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from functools import partial
+from typing import Protocol
 
 from drivers.sas.codec import (
     BROADCAST,
@@ -54,21 +55,45 @@ SAS_VERSION = "602"
 MACHINE_TOTALS = 0
 
 
-class SasMachine:
-    """One gaming machine at ``address`` on a SAS loop."""
+#: A long poll's handler: the poll's data in, the reply's data out (None: no reply is due).
+Handler = Callable[[bytes], bytes | None]
 
-    def __init__(self, address: int, terminal: TerminalView) -> None:
+
+class PollSet(Protocol):
+    """A group of long polls answered by one module (control, TITO, AFT, ...), built with what
+    it needs of the terminal and handed to :class:`SasMachine`."""
+
+    def handlers(self) -> Mapping[int, Handler]:
+        """The long polls this set answers, by command code."""
+        ...
+
+
+class SasMachine:
+    """One gaming machine at ``address`` on a SAS loop: the meter and identity polls answered
+    here from ``terminal``, the others by the ``polls`` sets (a command answered twice is an error)."""
+
+    def __init__(self, address: int, terminal: TerminalView, polls: Iterable[PollSet] = ()) -> None:
         self.address = address
         self.terminal = terminal
         self._decoder = EgmDecoder(address)
         self._log = ReplyLog()
         self._sent_exception = 0           #: the exception of the last general poll's reply
-        self._long_polls: dict[int, Callable[[bytes], bytes | None]] = {
+        self._long_polls: dict[int, Handler] = {
             **{command: partial(self._meter_poll, command) for command in METER_LAYOUTS},
             0x1F: self._machine_info, 0x2F: self._selected_meters, 0x48: self._last_bill,
             0x54: self._version, 0x6F: self._extended_meters, 0xAF: self._extended_meters,
             0x7E: self._date_time,
         }
+        for group in polls:
+            for command, handler in group.handlers().items():
+                if command in self._long_polls:
+                    raise ValueError(f"long poll 0x{command:02X} is answered twice ({type(group).__name__})")
+                self._long_polls[command] = handler
+
+    @property
+    def commands(self) -> frozenset[int]:
+        """The long polls this machine answers."""
+        return frozenset(self._long_polls)
 
     def receive(self, data: bytes) -> bytes:
         """Feed what the host sent; the reply to send (empty: none)."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from drivers.sas.codec import LongPoll, encode_poll
 from drivers.sas.messages import DateTime, LastBill, MachineInfo, SasVersion, SelectedMetersRequest
 from tests.sas.helpers import ADDRESS, NOW, ask, machine_on
@@ -34,3 +36,36 @@ def test_polls_not_answered(ledger):
     game_3 = LongPoll(ADDRESS, 0x2F, SelectedMetersRequest(3, (0x0C,)).encode())
     assert machine.receive(encode_poll(game_3)) == b""                       # per-game meters: later
     assert ask(machine, LongPoll(ADDRESS, 0x1A)) is not None                 # and it still answers
+
+
+# --- poll sets ------------------------------------------------------------------------------------
+class _Echo:
+    """A poll set answering 0x21 with its seed reversed (a stand-in for a real module)."""
+
+    def handlers(self):
+        return {0x21: lambda data: data[::-1]}
+
+
+def test_a_poll_set_adds_its_long_polls_to_the_machine(ledger) -> None:
+    from drivers.sas.messages import RomSignature, RomSignatureRequest
+    from firmware.sas.responder import SasMachine
+    from firmware.sas.view import LedgerView
+    from tests.sas.helpers import IDENTITY
+
+    machine = SasMachine(ADDRESS, LedgerView(ledger, IDENTITY, clock=lambda: NOW), polls=[_Echo()])
+    assert 0x21 in machine.commands and 0x1F in machine.commands
+    reply = ask(machine, LongPoll(ADDRESS, 0x21, RomSignatureRequest(0x1234).encode()))
+    assert reply == RomSignature(0x3412)
+
+
+def test_a_long_poll_answered_twice_is_refused(ledger) -> None:
+    from firmware.sas.responder import SasMachine
+    from firmware.sas.view import LedgerView
+    from tests.sas.helpers import IDENTITY
+
+    class Twice:
+        def handlers(self):
+            return {0x1F: lambda data: b""}
+
+    with pytest.raises(ValueError, match="0x1F is answered twice"):
+        SasMachine(ADDRESS, LedgerView(ledger, IDENTITY), polls=[Twice()])
