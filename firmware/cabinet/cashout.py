@@ -267,9 +267,10 @@ class Cashout:
             ledger.event("voucher_unconfirmed", validation=issued.validation, cents=issued.amount_cents)
 
     def resume_handpay(self) -> None:
-        """A handpay lockup the power interrupted is entered again."""
+        """A handpay lockup the power interrupted is entered again (through CASHOUT, marked
+        ``restored``: nobody pressed the cash-out button, so SAS raises no 0x66 for it)."""
         cabinet = self.t.cabinet
         handpay = self.t.ledger.setting("cabinet.handpay")
         if handpay and handpay.get("credits") and cabinet.state is S.IDLE:
-            cabinet.cashout()
+            cabinet.cashout(restored=True)
             cabinet.handpay(handpay["credits"], handpay["reason"])

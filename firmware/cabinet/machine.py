@@ -234,10 +234,11 @@ class Cabinet:
     def complete_round(self) -> None:
         self._fire("complete_round")
 
-    def cashout(self) -> None:
+    def cashout(self, *, restored: bool = False) -> None:
         """The player's cashout: at once from IDLE (or DISABLED), pending until the round completes
-        from PLAYING."""
-        self._fire("cashout")
+        from PLAYING. ``restored``: not the player's, the way back into a handpay lockup a power
+        cut interrupted (the transition says so)."""
+        self._fire("cashout", restored=restored)
 
     def ticket_printed(self, amount: int) -> None:
         """The printer confirmed the cashout ticket; refused at or above the handpay limit."""
@@ -370,14 +371,15 @@ class Cabinet:
             self._cashout_pending = False
         return {}
 
-    def _on_cashout(self, state: CabinetState, dest: CabinetState | None) -> dict[str, Any]:
+    def _on_cashout(self, state: CabinetState, dest: CabinetState | None, *,
+                    restored: bool = False) -> dict[str, Any]:
         if dest is None:                               # PLAYING: at the end of the round
             if not self._cashout_pending:
                 self._cashout_pending = True
                 self._emit("request_pending", request="cashout", state=state.name)
         elif state is S.DISABLED:                     # the disable holds once the player is paid
             self._disable_pending = True
-        return {}
+        return {"restored": True} if restored else {}
 
     def _on_ticket_printed(self, state: CabinetState, dest: CabinetState | None, *,
                            amount: int) -> dict[str, Any]:

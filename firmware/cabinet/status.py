@@ -2,8 +2,8 @@
 
 :class:`StatusReport` owns nothing but the published snapshot's making: it reads every part (the
 cabinet, the ledger's meters, the round in progress, the printer, the validator, the devices, the
-demo mode and the host link) and changes none of them. :meth:`StatusReport.halted` is the last
-snapshot once critical memory failed.
+demo mode, the host link and the SAS port) and changes none of them. :meth:`StatusReport.halted`
+is the last snapshot once critical memory failed.
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ class StatusReport:
             "last_ticket": t.cashout.last_ticket,
             "last_round": None if rounds.last_record is None else rounds.last_record.get("round_id"),
             "host": None if t.hostlink is None else t.hostlink.status(),
+            "sas": None if t.sas is None else t.sas.status(),
         }
 
     def _tilt(self, tilt: Tilt) -> dict[str, Any]:

@@ -62,6 +62,7 @@ from hal.events import (
 
 if TYPE_CHECKING:
     from firmware.cabinet.demo import DemoMode
+    from firmware.cabinet.sas_port import SasService
     from firmware.cabinet.service.api import ServiceApi
     from firmware.cashless.vouchers import VoucherBook
     from firmware.config.schema import Config
@@ -152,6 +153,8 @@ class Terminal:
         #: The host link, polled from every step (None: no host, or not yet powered up).
         self.hostlink: HostPort | None = None
         self._hostlink_factory = hostlink
+        #: The SAS port (None: SAS is off); the composition root opens it (firmware/cabinet/sas_port.py).
+        self.sas: SasService | None = None
         #: The service API (None: a terminal without one); it adds the ``service`` and ``demo`` commands.
         self.service: ServiceApi | None = service(self) if service is not None else None
         if self.service is not None:

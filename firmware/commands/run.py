@@ -34,6 +34,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="critical-memory directory (default: the platform's data directory, egm/TERMINAL-ID)")
     p.add_argument("--config", help="configuration file (TOML; default: built-in defaults)")
     p.add_argument("--autoplay", type=int, metavar="ROUNDS", help="play ROUNDS rounds automatically")
+    p.add_argument("--sas", metavar="PORT", help="open the SAS port: a serial device, or 'pty' (a pseudo-terminal "
+                   "whose path is printed as 'sas: PATH'); overrides [sas] port and turns SAS on")
+    p.add_argument("--sas-address", type=int, metavar="N", help="the machine's SAS address, 1-127 (default: [sas] address)")
     from firmware.commands._common import game_id, game_ids
 
     p.add_argument("--game", type=game_id, choices=game_ids(), metavar="GAME",
@@ -46,7 +49,7 @@ def _run(args: argparse.Namespace) -> int:
     from firmware.errors import UsageError
     from firmware.games.registry import available
 
-    cfg = load_terminal_config(args.config)
+    cfg = _with_sas_options(load_terminal_config(args.config), args)
     path = Path(args.state_dir) if args.state_dir else default_state_dir(cfg.terminal.id)
     checked_state_dir(path, create=True)           # before the self-test: a bad one wastes no start-up
     if args.game and args.game not in cfg.games.enabled:
@@ -81,6 +84,27 @@ def _run(args: argparse.Namespace) -> int:
         out.write("critical memory: RAM cleared by a technician; the terminal starts\n")
         out.flush()
     return 0
+
+
+def _with_sas_options(cfg, args):
+    """``cfg`` with ``--sas`` / ``--sas-address`` applied (validated as the [sas] section is)."""
+    if args.sas is None and args.sas_address is None:
+        return cfg
+    from pydantic import ValidationError
+
+    from firmware.config.schema import SasSection
+    from firmware.errors import UsageError
+
+    changes = {"enabled": True, "port": args.sas} if args.sas is not None else {}
+    if args.sas_address is not None:
+        changes["address"] = args.sas_address
+    try:
+        sas = SasSection.model_validate({**cfg.sas.model_dump(), **changes})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        option = "--sas-address" if first["loc"] == ("address",) else "--sas"
+        raise UsageError(f"{option}: {first['msg']}") from None
+    return cfg.model_copy(update={"sas": sas})
 
 
 def _device_specs(cfg, *, sim: bool) -> dict:
@@ -184,6 +208,14 @@ def _terminal(cfg, args, game_id: str, rng_results, path: Path, out):
         service = terminal.service
         service.apply_stored_config()
         terminal.register(sim=lambda words: rig.control(words))
+        if cfg.sas.enabled:
+            from firmware.cabinet.sas_port import open_sas
+
+            terminal.sas = open_sas(terminal, cfg)
+            stack.callback(terminal.sas.close)
+            if terminal.sas.port is not None and terminal.sas.port.is_pty:
+                out.write(f"sas: {terminal.sas.path}\n")
+                out.flush()
         server = ControlServer(terminal, socket_path(path)).start()
         stack.callback(server.close)
         _signals(terminal)
@@ -203,7 +235,8 @@ def _terminal(cfg, args, game_id: str, rng_results, path: Path, out):
         if apply_stored_calibration(terminal) is not None:
             out.write("touchscreen: the stored calibration applied\n")
         screens = _screens(terminal, args, rig if twins else None, out)
-        _print_started(out, cfg, specs, rig, problems, hosted, path, socket_path(path), screens, args)
+        _print_started(out, cfg, specs, rig, problems, hosted, path, socket_path(path), screens, args,
+                       terminal.sas)
         out.flush()
         if args.autoplay == 0:
             terminal.stop()
@@ -274,10 +307,11 @@ def _memory_lock(cfg, args, path: Path, error, out) -> bool:
     return lock.cleared is not None
 
 
-def _print_started(out, cfg, specs, rig, problems, hosted, path: Path, control: Path, screens, args) -> None:
+def _print_started(out, cfg, specs, rig, problems, hosted, path: Path, control: Path, screens, args,
+                   sas=None) -> None:
     """What this start-up started, as one table: each device (its protocol, and its port: a
-    simulated twin's pty), the host link (the broker, the embedded host's store), critical memory,
-    the control socket and the screens."""
+    simulated twin's pty), the host link (the broker, the embedded host's store), the SAS port,
+    critical memory, the control socket and the screens."""
     from firmware.commands._tables import console, records_table
     from firmware.config.schema import DEVICE_FIELDS
 
@@ -300,6 +334,11 @@ def _print_started(out, cfg, specs, rig, problems, hosted, path: Path, control: 
                      else "MQTT over TLS to the casino broker", "where": hosted.broker_url})
         if hosted.host_dir:
             rows.append({"part": "embedded host", "what": "reference host (egm host)", "where": str(hosted.host_dir)})
+    if sas is None:
+        rows.append({"part": "sas", "what": "off (sas.enabled = false)", "where": "-"})
+    else:
+        rows.append({"part": "sas", "what": f"SAS 6.02, address {cfg.sas.address} (egm sim sas-host)",
+                     "where": sas.path})
     rows.append({"part": "critical memory", "what": "state dir (egm meters, recall, events)", "where": str(path)})
     rows.append({"part": "control socket", "what": "egm simctl", "where": str(control)})
     if screens is None:

@@ -196,6 +196,28 @@ class HostSection(Section):
     drain_s: float = Field(2.0, ge=0, le=60, description="at shutdown, how long to try to deliver the outbox")
 
 
+class SasSection(Section):
+    """The SAS port (SAS 6.02 to a casino management system: docs/protocols/sas.md)."""
+
+    enabled: bool = Field(False, description="open the SAS port at start (egm run --sas turns it on)")
+    port: str = Field("pty", min_length=1, max_length=200,
+                      description="the serial device (e.g. /dev/ttyS1), or 'pty': a pseudo-terminal for a host tool")
+    address: int = Field(1, ge=1, le=127, strict=True, description="the machine's SAS address (1-127)")
+    accounting_denom_cents: Credits = Field(
+        0, description="cents per credit of the SAS meters (0: terminal.denomination)")
+    validation: Literal["none", "secure-enhanced", "system"] = Field(
+        "secure-enhanced", description="ticket validation: 'none', 'secure-enhanced' (the machine makes the "
+        "number) or 'system' (the host gives it)")
+    aft: bool = Field(False, description="advanced funds transfer (in-house cashable) from the host")
+
+    @field_validator("port")
+    @classmethod
+    def _device_path(cls, v: str) -> str:
+        if v != "pty" and not v.startswith("/"):
+            raise ValueError("a device path such as /dev/ttyS1, or 'pty'")
+        return v
+
+
 class MathSection(Section):
     """The game-math check of the configuration (firmware/math/profile.py)."""
 
@@ -277,3 +299,4 @@ class Config(Section):
     cabinet: CabinetSection = CabinetSection()
     software: SoftwareSection = SoftwareSection()
     service: ServiceSection = ServiceSection()
+    sas: SasSection = SasSection()

@@ -89,6 +89,8 @@ def _event_exceptions(event: str, body: Mapping[str, Any]) -> tuple[X, ...]:
     if event == "printer_paper_low" and body.get("low"):
         return (X.PRINTER_PAPER_LOW,)
     if event == "cabinet.transition" and body.get("trigger") in TRANSITIONS:
+        if body.get("restored"):           # the way back into a lockup at power-up: nobody acted
+            return ()
         return (TRANSITIONS[body["trigger"]],)
     if event in ("cabinet.tilt_raised", "cabinet.tilt_cleared") and body.get("tilt") in TILTS:
         raised, cleared = TILTS[body["tilt"]]

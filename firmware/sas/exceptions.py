@@ -54,6 +54,9 @@ class ExceptionQueue:
         self._cursor = 0
         self._priority: set[int] = set()
         self._fifo: list[int] = []
+        #: Records read since the queue was last kept (opening reads them again): the terminal
+        #: saves when they pile up while no host takes exceptions (firmware/sas/link.py).
+        self.unsaved = 0
         saved = ledger.setting(SETTING)
         if saved is not None:
             self._cursor = saved["cursor"]
@@ -72,6 +75,7 @@ class ExceptionQueue:
         if seq <= self._cursor:
             return
         self._cursor = seq
+        self.unsaved += 1
         for code in exceptions_for(kind, body):
             self._add(code)
 
@@ -105,6 +109,7 @@ class ExceptionQueue:
         """Keep the queue and its cursor as the ``sas.exceptions`` setting."""
         self._ledger.store_setting(SETTING, {"cursor": self._cursor, "priority": sorted(self._priority),
                                              "fifo": list(self._fifo)})
+        self.unsaved = 0               # the setting's own record is read again at opening: one record
 
     def pending(self) -> list[int]:
         """Every exception waiting, in the order the host will read them."""

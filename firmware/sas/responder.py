@@ -78,6 +78,8 @@ class SasMachine:
         self._decoder = EgmDecoder(address)
         self._log = ReplyLog()
         self._sent_exception = 0           #: the exception of the last general poll's reply
+        #: Polls to this machine (or broadcast) decoded so far: the link is up while it grows.
+        self.polls = 0
         self._long_polls: dict[int, Handler] = {
             **{command: partial(self._meter_poll, command) for command in METER_LAYOUTS},
             0x1F: self._machine_info, 0x2F: self._selected_meters, 0x48: self._last_bill,
@@ -103,6 +105,7 @@ class SasMachine:
             verdict = self._log.on_event(event)
             if verdict is None:
                 continue
+            self.polls += 1
             if verdict.repeat:
                 out += self._log.last_reply or b""
                 continue

@@ -45,6 +45,14 @@ def write(tmp_path, text):
         ("[games.options.baccarat-war]\ndecks = 1\nfour_card_pays = '1000,100'\n", "impossible with 1 deck"),
         ("[games.options.roulette]\n", "unknown game(s) roulette"),
         ("[limits\n", "not valid TOML"),
+        ("[sas]\naddress = 0\n", "sas.address: Input should be greater than or equal to 1 (got 0)"),
+        ("[sas]\naddress = 128\n", "sas.address: Input should be less than or equal to 127 (got 128)"),
+        ("[sas]\naddress = '5'\n", "sas.address: Input should be a valid integer"),
+        ("[sas]\nvalidation = 'on'\n", "sas.validation: Input should be 'none', 'secure-enhanced' or 'system'"),
+        ("[sas]\nport = 'ttyS1'\n", "sas.port: a device path such as /dev/ttyS1, or 'pty'"),
+        ("[sas]\naccounting_denom_cents = -5\n", "sas.accounting_denom_cents: Input should be greater than or equal to 0"),
+        ("[sas]\naft = 'maybe'\n", "sas.aft: Input should be a valid boolean"),
+        ("[sas]\nbaud = 9600\n", "sas.baud: unknown key; allowed: enabled, port, address"),
     ],
 )
 def test_bad_configuration_names_file_key_and_allowed(tmp_path, text, needle):

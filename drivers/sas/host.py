@@ -1,0 +1,141 @@
+"""A small SAS host on a port: polls out, replies in, through the same codec as the machine.
+
+:class:`SasHost` is what ``egm sim sas-host``, the live tests and the latency benchmark use to talk
+to a gaming machine over a serial port or the pty of ``egm run --sas pty``. It sends each poll with
+the wakeup bit on its first byte (``SasPort.write(..., wakeup=True)``), tells ``HostDecoder`` what
+it asked and waits up to ``timeout`` for the reply. Bytes that arrive while no reply is due are the
+machine's chirps (counted in :attr:`SasHost.chirps`) or line noise; they are read before each poll
+so they cannot be taken for its reply.
+
+Implied ACK (docs/protocols/sas.md, "Link layer"): the machine takes an exception off its queue
+when the next poll is not a repeat of the one that carried it. :meth:`SasHost.general_poll`
+therefore polls a spare address (:data:`SPARE_ADDRESS`, no reply expected) after each general poll,
+as hosts with one machine on the loop do, so the next general poll reads the next exception.
+"""
+
+from __future__ import annotations
+
+import queue
+import time
+from typing import Final
+
+from drivers.codec import Garbage
+from drivers.sas.codec import (
+    Chirp,
+    EgmMessage,
+    ExceptionReply,
+    GeneralPoll,
+    HostDecoder,
+    LongPoll,
+    Poll,
+    Reply,
+    encode_poll,
+)
+from drivers.sas.messages import parse_reply
+from drivers.sas.port import SasPort
+
+#: How long the host waits for a reply (seconds): SAS's 20 ms plus a loaded machine and the pty.
+REPLY_TIMEOUT: Final = 0.5
+#: The address polled between general polls so that each acknowledges the last (no machine there).
+SPARE_ADDRESS: Final = 127
+
+
+class SasHostError(Exception):
+    """The machine did not answer, or answered something else than what was asked."""
+
+
+class SasHost:
+    """A host polling the machine at ``address`` on ``path`` (a device, or a pty's slave)."""
+
+    def __init__(self, path: str, address: int = 1, *, timeout: float = REPLY_TIMEOUT,
+                 spare: int = SPARE_ADDRESS) -> None:
+        if spare == address:
+            raise ValueError(f"the spare address {spare} is the machine's")
+        self.address = address
+        self.timeout = timeout
+        self.spare = spare
+        self._decoder = HostDecoder(address)
+        self._inbox: queue.Queue[bytes] = queue.Queue()
+        self.chirps = 0                        #: chirps seen while no reply was due
+        self.noise: list[Garbage] = []         #: what could not be read
+        self.port = SasPort(path, self._inbox.put, name="sas-host-read")
+
+    def close(self) -> None:
+        self.port.close()
+
+    def __enter__(self) -> SasHost:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- polls ----------------------------------------------------------------------------------
+    def ask(self, poll: Poll) -> EgmMessage | None:
+        """Send ``poll`` and wait for its reply: the decoded message, None if none came in time."""
+        self._take_waiting()
+        self.port.write(encode_poll(poll), wakeup=True)
+        if poll.address != self.address:
+            return None                        # another machine's (or a broadcast): nothing due here
+        self._decoder.expect(poll)
+        deadline = time.monotonic() + self.timeout
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                self._decoder.receive_data(self._inbox.get(timeout=left))
+            except queue.Empty:
+                break
+            for event in self._decoder.events():
+                if isinstance(event, Chirp):
+                    self.chirps += 1
+                elif isinstance(event, Garbage):
+                    self.noise.append(event)
+                else:
+                    return event               # type: ignore[no-any-return]
+            if self._decoder.expected is None:
+                return None                    # the reply was garbage (bad CRC, another command)
+        self._decoder.expected = None
+        return None
+
+    def general_poll(self) -> int | None:
+        """The exception the machine reports (0x00: none), None if it did not answer; then the
+        spare address is polled so that the next general poll acknowledges this one."""
+        reply = self.ask(GeneralPoll(self.address))
+        self.ask(GeneralPoll(self.spare))
+        return reply.code if isinstance(reply, ExceptionReply) else None
+
+    def long_poll(self, command: int, data: bytes = b"") -> EgmMessage:
+        """A long poll's reply (a ``Reply``, an ``Ack`` or a ``Nack``); SasHostError if none came."""
+        reply = self.ask(LongPoll(self.address, command, data))
+        if reply is None:
+            raise SasHostError(f"no reply to long poll 0x{command:02X} within {self.timeout} s")
+        return reply
+
+    def read(self, command: int, data: bytes = b"") -> object:
+        """A long poll's reply body, typed (``drivers.sas.messages.parse_reply``)."""
+        reply = self.long_poll(command, data)
+        if not isinstance(reply, Reply):
+            raise SasHostError(f"long poll 0x{command:02X} was answered {reply}, not with data")
+        return parse_reply(command, reply.data)
+
+    def listen(self, seconds: float) -> int:
+        """Poll nothing for ``seconds``; the chirps heard meanwhile."""
+        before = self.chirps
+        time.sleep(seconds)
+        self._take_waiting()
+        return self.chirps - before
+
+    def _take_waiting(self) -> None:
+        """Read what arrived while no reply was due (chirps, late replies, noise)."""
+        self._decoder.expected = None
+        while True:
+            try:
+                self._decoder.receive_data(self._inbox.get_nowait())
+            except queue.Empty:
+                return
+            for event in self._decoder.events():
+                if isinstance(event, Chirp):
+                    self.chirps += 1
+                elif isinstance(event, Garbage):
+                    self.noise.append(event)
+
+
+__all__ = ["REPLY_TIMEOUT", "SPARE_ADDRESS", "SasHost", "SasHostError"]

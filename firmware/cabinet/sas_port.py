@@ -1,0 +1,161 @@
+"""The SAS port on the running terminal: the machine built over the terminal, and its line.
+
+:func:`build_sas` builds the terminal's :class:`~firmware.sas.responder.SasMachine`: the responder
+over critical memory (``LedgerView``) with every poll set plugged in, one line each.
+:class:`SasService` puts it on a port (``drivers.sas.port.SasPort``: a serial device or a pty)
+under the terminal's threading rule (firmware/cabinet/terminal.py): the ledger is not thread-safe,
+so whatever reads or writes critical memory runs on the terminal's thread. The port's reader
+thread submits the bytes it receives as the ``sas`` command; the terminal's thread answers them
+(:class:`~firmware.sas.link.SasLink`: the responder, the link watch) and the reader thread writes
+the reply. A ticker thread submits the same command with no bytes a few times a second, so the
+link's clock (link down after 5 s, the chirp, keeping the exception queue) also runs on the
+terminal's thread. A submit wakes the terminal's loop at once (``CommandQueue``).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import TimeoutError as FutureTimeout
+from typing import TYPE_CHECKING, Any, Final
+
+from drivers.sas.port import SasPort
+from firmware.sas.link import SasLink
+from firmware.sas.responder import PollSet, SasMachine
+from firmware.sas.view import Identity, LedgerView
+
+if TYPE_CHECKING:
+    from firmware.cabinet.terminal import Terminal
+    from firmware.config.schema import Config
+
+log = logging.getLogger(__name__)
+
+#: How often the ticker brings the link up to date (seconds): well under the chirp's 200 ms.
+TICK_S: Final = 0.05
+#: How long the port's threads wait for the terminal's answer before they drop it (seconds) ...
+ANSWER_TIMEOUT_S: Final = 2.0
+#: ... looking this often whether the terminal or the port is stopping.
+WAIT_SLICE_S: Final = 0.05
+#: The additional ID (0x1F) of this terminal's software.
+ADDITIONAL_ID: Final = "001"
+#: The base percentage (0x1F) reported: the table games pay a different return per wager, so no
+#: single figure is true of the machine; "0000" says none is given.
+BASE_PERCENT: Final = "0000"
+
+
+def accounting_denom(cfg: Config) -> int:
+    """Cents per credit of the SAS meters: ``[sas] accounting_denom_cents``, else the terminal's."""
+    return cfg.sas.accounting_denom_cents or cfg.terminal.denomination
+
+
+def game_code(game: str) -> str:
+    """The 2-character SAS game ID of a game id: its words' initials ("baccarat-war" -> "BW")."""
+    initials = "".join(word[0] for word in game.split("-") if word).upper()
+    return (initials + "XX")[:2]
+
+
+def identity(cfg: Config, game: str) -> Identity:
+    """Who the terminal is to a SAS host (0x1F, 0x54, 0x48), from its configuration and game."""
+    denom = accounting_denom(cfg)
+    max_bet = min(0xFF, cfg.limits.max_bet * cfg.terminal.denomination // denom)
+    code = game_code(game)
+    return Identity(game_id=code, additional_id=ADDITIONAL_ID, paytable_id=f"{code}0001"[:6],
+                    base_percent=BASE_PERCENT, max_bet=max_bet, serial=cfg.terminal.id[:40],
+                    accounting_denom_cents=denom)
+
+
+def build_sas(terminal: Terminal, cfg: Config) -> SasMachine:
+    """The terminal's SAS machine: the responder over critical memory, every poll set plugged in."""
+    view = LedgerView(terminal.ledger, identity(cfg, terminal.game_id))
+    polls: list[PollSet] = [
+        # control and info polls: firmware/cabinet/sas_control.py
+        # TITO (validation, redemption): firmware/sas/tito.py
+        # AFT (funds transfer): firmware/sas/aft.py
+    ]
+    return SasMachine(cfg.sas.address, view, polls=polls)
+
+
+class SasService:
+    """The SAS port of ``terminal``: opened by :meth:`open`, closed by :meth:`close`."""
+
+    def __init__(self, terminal: Terminal, link: SasLink, port: str, *,
+                 clock: Callable[[], float] = time.monotonic, tick: float = TICK_S) -> None:
+        self.terminal = terminal
+        self.link = link
+        self.where = port                  #: the configured port ("pty" or a device path)
+        self.port: SasPort | None = None
+        self._clock = clock
+        self._tick = tick
+        self._stop = threading.Event()
+        self._ticker = threading.Thread(target=self._tick_loop, name="sas-tick", daemon=True)
+        terminal.register(sas=self.answer)
+
+    @property
+    def path(self) -> str:
+        """Where a host connects: the device, or the pty's slave once open."""
+        return self.port.path if self.port is not None else self.where
+
+    def open(self) -> SasService:
+        self.port = SasPort(self.where, self._received, name="sas-read")
+        self._ticker.start()
+        return self
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._ticker.ident is not None:
+            self._ticker.join(timeout=1.0)
+        if self.port is not None:
+            self.port.close()
+
+    # -- on the terminal's thread -------------------------------------------------------------
+    def answer(self, data: bytes = b"") -> tuple[bytes, bytes]:
+        """The ``sas`` command: what the host sent (nothing: only the clock moved); the reply to
+        write back, and the chirp to send after it (each may be empty)."""
+        now = self._clock()
+        reply = self.link.receive(data, now) if data else b""
+        return reply, self.link.tick(now)
+
+    def status(self) -> dict[str, Any]:
+        return {"port": self.path, **self.link.status()}
+
+    # -- on the port's threads ----------------------------------------------------------------
+    def _received(self, data: bytes) -> None:
+        self._exchange(data)
+
+    def _tick_loop(self) -> None:
+        while not self._stop.wait(self._tick):
+            self._exchange(b"")
+
+    def _exchange(self, data: bytes) -> None:
+        future = self.terminal.submit("sas", data=data)
+        deadline = time.monotonic() + ANSWER_TIMEOUT_S
+        while True:
+            try:
+                reply, chirp = future.result(WAIT_SLICE_S)
+                break
+            except FutureTimeout:
+                if self._stop.is_set() or self.terminal.stopping or time.monotonic() >= deadline:
+                    future.cancel()             # not run if the terminal has not taken it yet
+                    if not (self._stop.is_set() or self.terminal.stopping):
+                        log.warning("sas: the terminal did not answer within %s s; %d byte(s) dropped",
+                                    ANSWER_TIMEOUT_S, len(data))
+                    return
+            except Exception:                   # the terminal refused it (halted): nothing to send
+                log.exception("sas: the terminal failed on %s", data.hex(" "))
+                return
+        port = self.port
+        if port is None:
+            return
+        try:
+            port.write(reply)
+            port.write(chirp, wakeup=True)
+        except OSError as exc:
+            log.warning("sas: cannot write to %s: %s", port.path, exc)
+
+
+def open_sas(terminal: Terminal, cfg: Config) -> SasService:
+    """Build the terminal's SAS machine and open its port (``[sas] port``)."""
+    link = SasLink(build_sas(terminal, cfg), terminal.ledger)
+    return SasService(terminal, link, cfg.sas.port).open()
