@@ -1,5 +1,8 @@
 """``egm sim DEVICE [--port PATH | --pty] [--protocol P]``: run one simulated device.
 
+``egm sim sas-host --port PATH [ACTION]`` is the other side of a line: a small SAS host polling a
+gaming machine (``firmware/commands/sas_host.py``).
+
 The simulator speaks the device's real wire protocol (the device role of the same codec the
 driver uses) on a pseudo-terminal (``--pty``: its path is the first line printed) or on a real
 serial port (``--port``), so a lab can wire the terminal, or any host, to it. Commands on standard
@@ -35,6 +38,7 @@ DEVICES: dict[str, tuple[str, ...]] = {
     "touch": ("evdev", "microtouch"),   #: --pty: microtouch (evdev writes a FIFO, no pty)
     "shoe": ("shoe",),
     "io": ("io",),
+    "sas-host": ("sas",),               #: not a device: a SAS host polling a machine (--port)
 }
 
 
@@ -47,10 +51,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     where.add_argument("--port", metavar="PATH", help="serve on this serial port")
     p.add_argument("--protocol", metavar="P", help="wire protocol (bill-validator: id003, ssp; printer: tcl; "
                    "touch: evdev (--port FIFO), microtouch (the default with --pty); shoe: shoe; io: io)")
+    from firmware.commands import sas_host
+
+    sas_host.add_options(p)
     p.set_defaults(func=_sim)
 
 
 def _sim(args: argparse.Namespace) -> int:
+    if args.device == "sas-host":
+        from firmware.commands import sas_host
+
+        return sas_host.run(args)
+    if args.action is not None:
+        raise UsageError(f"{args.device} takes no action word ({args.action!r}); its commands come on standard input")
     built = DEVICES[args.device]
     default = "microtouch" if args.device == "touch" and args.pty else built[0]
     protocol = args.protocol or default

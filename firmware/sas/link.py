@@ -33,6 +33,8 @@ CHIRP_INTERVAL: Final = 0.2
 SAVE_AFTER_RECORDS: Final = 500
 #: ... or this often (seconds) while records come and no host takes exceptions.
 SAVE_INTERVAL_S: Final = 60.0
+#: A tick this early still counts as on time for the chirp (the clock's float rounding).
+_EARLY: Final = 1e-6
 #: The ledger event of a link change.
 LINK_EVENT: Final = "sas_link"
 
@@ -76,9 +78,11 @@ class SasLink:
         if self._up:
             self._next_chirp = None
             return b""
-        if self._next_chirp is not None and now < self._next_chirp:
+        if self._next_chirp is not None and now < self._next_chirp - _EARLY:
             return b""
-        self._next_chirp = now + self.chirp_interval
+        # on the interval's grid while the ticks keep up with it; from now when they fell behind
+        due = self._next_chirp if self._next_chirp is not None and now - self._next_chirp < self.chirp_interval else now
+        self._next_chirp = due + self.chirp_interval
         self.chirps += 1
         return bytes((self.machine.address,))
 

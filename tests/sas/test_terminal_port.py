@@ -1,0 +1,102 @@
+"""The SAS port on an in-process terminal: the machine built over it, its port on a pty, the
+terminal's thread answering, and the exceptions its events raise."""
+
+from __future__ import annotations
+
+import threading
+
+from drivers.sas.exceptions import ExceptionCode as X
+from drivers.sas.host import SasHost
+from drivers.sas.messages import MachineInfo
+from firmware.cabinet.sas_port import SasService, build_sas, game_code, identity
+from firmware.cabinet.terminal import Devices, Terminal
+from firmware.cashless.vouchers import VoucherBook
+from firmware.config import Config
+from firmware.ledger.ledger import Ledger
+from firmware.rng.service import RngService
+from firmware.sas.exceptions import ExceptionQueue
+from firmware.sas.link import SasLink
+
+
+def config(**sections) -> Config:
+    return Config.model_validate(sections)
+
+
+def start(state, cfg: Config) -> tuple[Terminal, Ledger]:
+    ledger = Ledger.open(state)
+    terminal = Terminal(cfg, ledger, RngService.seeded(7), Devices(), VoucherBook(ledger, terminal_id="T1"))
+    return terminal, ledger
+
+
+def test_the_identity_comes_from_the_configuration_in_the_accounting_denomination():
+    cfg = config(terminal={"id": "EGM-0042", "denomination": 5}, limits={"max_bet": 100},
+                 sas={"accounting_denom_cents": 25})
+    ident = identity(cfg, "three-card-poker")
+    assert (ident.game_id, ident.paytable_id, ident.serial) == ("TC", "TC0001", "EGM-0042")
+    assert ident.accounting_denom_cents == 25 and ident.max_bet == 20          # 100 x 5 cents = 20 x 25 cents
+    assert identity(config(terminal={"denomination": 5}), "baccarat-war").accounting_denom_cents == 5
+    assert game_code("baccarat-war") == "BW" and game_code("x") == "XX"
+
+
+def test_a_handpay_restored_at_power_up_raises_no_second_cash_out_button_exception(tmp_path):
+    cfg = config(limits={"handpay_limit": 1000})
+    terminal, ledger = start(tmp_path, cfg)
+    machine = build_sas(terminal, cfg)
+    terminal.power_up()
+    ledger.bill_in(1500)
+    terminal.request_cashout()                                    # the player's button: 66, then 51
+    before = machine.terminal.exceptions.pending()
+    assert before.count(X.CASHOUT_BUTTON_PRESSED) == 1 and X.HANDPAY_PENDING in before
+    ledger.close()                                                # the power goes in the lockup
+    terminal, ledger = start(tmp_path, cfg)
+    terminal.power_up()                                           # the lockup is entered again
+    transitions = [e for e in ledger.events(50) if e["event"] == "cabinet.transition" and e["trigger"] == "cashout"]
+    assert [t.get("restored", False) for t in transitions] == [True, False]      # newest first
+    after = ExceptionQueue(ledger).pending()
+    assert after.count(X.CASHOUT_BUTTON_PRESSED) == 1              # nobody pressed it again
+    assert after.count(X.AC_POWER_APPLIED) == 2
+    ledger.close()
+
+
+def test_the_port_answers_on_the_terminals_thread_and_the_status_shows_the_link(tmp_path):
+    cfg = config(sas={"enabled": True, "address": 3})
+    terminal, ledger = start(tmp_path, cfg)
+    service = SasService(terminal, SasLink(build_sas(terminal, cfg), ledger), "pty")
+    terminal.sas = service
+    terminal.power_up()
+    touched: set[str] = set()
+    answer = service.answer
+
+    def on_which_thread(data: bytes = b"") -> tuple[bytes, bytes]:
+        touched.add(threading.current_thread().name)
+        return answer(data)
+
+    terminal.register(sas=on_which_thread)
+    runner = threading.Thread(target=terminal.run, kwargs={"idle_wait": 0.02}, name="terminal")
+    service.open()
+    runner.start()
+    try:
+        with SasHost(service.path, 3) as host:
+            assert host.listen(0.5) >= 1                           # nobody polled yet: it chirps
+            assert host.general_poll() == X.AC_POWER_APPLIED
+            assert host.general_poll() == X.NO_ACTIVITY            # the implied ACK took it
+            info = host.read(0x1F)
+            assert isinstance(info, MachineInfo) and info.game_id == "BW"
+            _wait_for(lambda: terminal.snapshot["sas"]["link"] == "up")
+            assert terminal.snapshot["sas"] == {"port": service.path, "address": 3, "link": "up",
+                                                "polls": 3, "exceptions_pending": 0}
+        assert touched == {"terminal"}
+    finally:
+        terminal.stop()
+        runner.join(5)
+        service.close()
+        ledger.close()
+
+
+def _wait_for(condition, timeout: float = 2.0) -> None:
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
