@@ -7,6 +7,12 @@ it asked and waits up to ``timeout`` for the reply. Bytes that arrive while no r
 machine's chirps (counted in :attr:`SasHost.chirps`) or line noise; they are read before each poll
 so they cannot be taken for its reply.
 
+Where the wakeup bit is lost (a pty), a chirp is the machine's address byte like the first byte of
+a long poll's reply, or an exception code equal to the address: a chirp that crosses the host's
+poll would be read as its reply. So while the link is down (no reply yet, or chirps heard since)
+the host sends its poll right after a chirp: the next one is 200 ms away and the poll brings the
+link up, which ends the chirping.
+
 Implied ACK (docs/protocols/sas.md, "Link layer"): the machine takes an exception off its queue
 when the next poll is not a repeat of the one that carried it. :meth:`SasHost.general_poll`
 therefore polls a spare address (:data:`SPARE_ADDRESS`, no reply expected) after each general poll,
@@ -38,6 +44,8 @@ from drivers.sas.port import SasPort
 REPLY_TIMEOUT: Final = 0.5
 #: The address polled between general polls so that each acknowledges the last (no machine there).
 SPARE_ADDRESS: Final = 127
+#: How long the host waits for a chirp before its first poll (the machine chirps every 200 ms).
+CHIRP_WAIT: Final = 0.3
 
 
 class SasHostError(Exception):
@@ -58,6 +66,7 @@ class SasHost:
         self._inbox: queue.Queue[bytes] = queue.Queue()
         self.chirps = 0                        #: chirps seen while no reply was due
         self.noise: list[Garbage] = []         #: what could not be read
+        self._awake = False                    #: the machine has answered since it last chirped
         self.port = SasPort(path, self._inbox.put, name="sas-host-read")
 
     def close(self) -> None:
@@ -73,6 +82,8 @@ class SasHost:
     def ask(self, poll: Poll) -> EgmMessage | None:
         """Send ``poll`` and wait for its reply: the decoded message, None if none came in time."""
         self._take_waiting()
+        if not self._awake:
+            self._after_a_chirp()
         self.port.write(encode_poll(poll), wakeup=True)
         if poll.address != self.address:
             return None                        # another machine's (or a broadcast): nothing due here
@@ -89,6 +100,7 @@ class SasHost:
                 elif isinstance(event, Garbage):
                     self.noise.append(event)
                 else:
+                    self._awake = True
                     return event               # type: ignore[no-any-return]
             if self._decoder.expected is None:
                 return None                    # the reply was garbage (bad CRC, another command)
@@ -123,19 +135,30 @@ class SasHost:
         self._take_waiting()
         return self.chirps - before
 
-    def _take_waiting(self) -> None:
-        """Read what arrived while no reply was due (chirps, late replies, noise)."""
+    def _take_waiting(self, wait: float = 0.0) -> bool:
+        """Read what arrived while no reply was due (chirps, late replies, noise), waiting up to
+        ``wait`` seconds for a chirp; whether one came."""
         self._decoder.expected = None
+        deadline = time.monotonic() + wait
+        chirped = False
         while True:
             try:
-                self._decoder.receive_data(self._inbox.get_nowait())
+                left = deadline - time.monotonic()
+                data = self._inbox.get(timeout=left) if left > 0 and not chirped else self._inbox.get_nowait()
             except queue.Empty:
-                return
+                return chirped
+            self._decoder.receive_data(data)
             for event in self._decoder.events():
                 if isinstance(event, Chirp):
                     self.chirps += 1
+                    chirped, self._awake = True, False
                 elif isinstance(event, Garbage):
                     self.noise.append(event)
+
+    def _after_a_chirp(self) -> None:
+        """Wait (up to :data:`CHIRP_WAIT`) for the machine's next chirp, so that the poll sent
+        now cannot cross one."""
+        self._take_waiting(CHIRP_WAIT)
 
 
 __all__ = ["REPLY_TIMEOUT", "SPARE_ADDRESS", "SasHost", "SasHostError"]

@@ -1,0 +1,97 @@
+"""``egm run --sim --headless --sas pty`` as a process, for the live SAS tests and the benchmark."""
+
+from __future__ import annotations
+
+import contextlib
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from firmware.cabinet.control import ControlError, request
+
+#: A terminal without the embedded host (faster to start; SAS needs none) and SAS meters in
+#: credits of 5 cents on a 1-cent terminal, so the tests see the conversion.
+CONFIG = """
+[host]
+enabled = false
+
+[sas]
+accounting_denom_cents = 5
+"""
+
+
+def config_file(tmp_path: Path) -> Path:
+    path = tmp_path / "egm.toml"
+    path.write_text(CONFIG)
+    return path
+
+
+class Running:
+    """A running terminal: its process, its SAS pty, its state dir and what it printed."""
+
+    def __init__(self, proc: subprocess.Popen[str], state_dir: Path) -> None:
+        self.proc = proc
+        self.state_dir = state_dir
+        self.lines: queue.Queue[str] = queue.Queue()
+        self.printed: list[str] = []
+        self.sas = ""
+        threading.Thread(target=self._drain, daemon=True).start()
+
+    def _drain(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.put(line)
+
+    def wait_for_sas(self, timeout: float = 60.0) -> str:
+        deadline = time.monotonic() + timeout
+        while not self.sas:
+            try:
+                line = self.lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                raise AssertionError(f"no 'sas:' line within {timeout} s: {self.printed}") from None
+            self.printed.append(line)
+            if line.startswith("sas: "):
+                self.sas = line.split(" ", 1)[1].strip()
+        return self.sas
+
+    def control(self, op: str, args: dict[str, Any] | None = None) -> Any:
+        return request(self.state_dir, op, args or {})
+
+    def sim(self, *words: str) -> Any:
+        return self.control("sim", {"words": list(words)})
+
+    def stop(self) -> None:
+        self.proc.send_signal(signal.SIGTERM)
+        self.proc.communicate(timeout=30)
+
+
+@contextlib.contextmanager
+def running(tmp_path: Path, *args: str) -> Iterator[Running]:
+    """``egm run --sim --headless --sas pty`` on ``tmp_path/state`` (and the test's config), up
+    and idle; killed and reaped if the block leaves it running."""
+    state = tmp_path / "state"
+    proc = subprocess.Popen([sys.executable, "-m", "firmware.cli", "run", "--sim", "--headless", "--sas", "pty",
+                             "--config", str(config_file(tmp_path)), "--state-dir", str(state), *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        terminal = Running(proc, state)
+        terminal.wait_for_sas()
+        deadline = time.monotonic() + 60
+        while True:                            # a killed terminal's socket file may still be there
+            try:
+                terminal.control("wait", {"state": "IDLE", "timeout": 60})
+                break
+            except ControlError:
+                assert proc.poll() is None and time.monotonic() < deadline, terminal.printed
+                time.sleep(0.05)
+        yield terminal
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
