@@ -143,6 +143,8 @@ class Rounds:
             raise TerminalError(f"game {game!r} is not enabled; enabled: {', '.join(cfg.games.enabled)}")
         if self.kernel is not None:
             raise TerminalError("a round is in progress")
+        if game != self.game_id:
+            self.t.ledger.event("game_selected", game=game)        # SAS 0x8C: in history first
         self.game_id = game
         return self.t.status()
 

@@ -28,6 +28,7 @@ EVENT_EXCEPTIONS: dict[str, X] = {
     "power_down": X.AC_POWER_LOST,
     "ram_clear": X.MEMORY_ERROR_RESET,
     "bill_rejected": X.BILL_REJECTED,
+    "game_selected": X.GAME_SELECTED,
 }
 
 #: The printer's soft faults (``printer_fault`` events, by their ``kind``).
@@ -38,6 +39,9 @@ TRANSITIONS: dict[str, X] = {
     "cashout": X.CASHOUT_BUTTON_PRESSED,
     "handpay": X.HANDPAY_PENDING,
     "handpay_key_off": X.HANDPAY_RESET,
+    # the audit (service) key opens the operator's menus and closes them
+    "service_key_on": X.OPERATOR_MENU_ENTERED,
+    "service_key_off": X.OPERATOR_MENU_EXITED,
 }
 
 #: Tilt conditions (``cabinet.tilt_raised`` / ``cabinet.tilt_cleared``, by the tilt's key):

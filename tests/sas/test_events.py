@@ -45,6 +45,9 @@ CASES = [
      X.PRINTER_COMMUNICATION_ERROR),
     ("event", {"event": "cabinet.tilt_raised", "tilt": "device_disconnected:printer"}, X.PRINTER_POWER_OFF),
     ("event", {"event": "cabinet.tilt_cleared", "tilt": "device_disconnected:printer"}, X.PRINTER_POWER_ON),
+    ("event", {"event": "cabinet.transition", "trigger": "service_key_on"}, X.OPERATOR_MENU_ENTERED),
+    ("event", {"event": "cabinet.transition", "trigger": "service_key_off"}, X.OPERATOR_MENU_EXITED),
+    ("event", {"event": "game_selected", "game": "holdem-war"}, X.GAME_SELECTED),
 ]
 
 
@@ -57,6 +60,8 @@ def test_each_event_raises_its_exception(kind, body, code):
     ("event", {"event": "printer_paper_low", "low": False}),
     ("event", {"event": "cabinet.tilt_cleared", "tilt": "device_fault:bill_validator.jam"}),
     ("event", {"event": "cabinet.transition", "trigger": "enable"}),
+    # the way back into a handpay lockup at power-up: nobody pressed the cash-out button
+    ("event", {"event": "cabinet.transition", "trigger": "cashout", "restored": True}),
     ("event", {"event": "service_entry", "role": "technician"}),
     ("voucher", {"validation": "1", "state": "issued"}),
     ("round.step", {"round_id": "r"}),

@@ -100,3 +100,15 @@ def _wait_for(condition, timeout: float = 2.0) -> None:
     while not condition():
         assert time.monotonic() < deadline
         time.sleep(0.01)
+
+
+def test_choosing_another_game_is_recorded_and_raises_game_selected_once(tmp_path):
+    cfg = config()
+    terminal, ledger = start(tmp_path, cfg)
+    machine = build_sas(terminal, cfg)
+    terminal.power_up()
+    terminal.choose_game("holdem-war")
+    terminal.choose_game("holdem-war")                            # the same game: nothing new
+    assert [e["game"] for e in ledger.events(20) if e["event"] == "game_selected"] == ["holdem-war"]
+    assert machine.terminal.exceptions.pending() == [X.AC_POWER_APPLIED, X.GAME_SELECTED]
+    ledger.close()
