@@ -72,20 +72,21 @@ class Running:
 
 
 @contextlib.contextmanager
-def running(tmp_path: Path, *args: str) -> Iterator[Running]:
+def running(tmp_path: Path, *args: str, state: str | None = "IDLE") -> Iterator[Running]:
     """``egm run --sim --headless --sas pty`` on ``tmp_path/state`` (and the test's config), up
-    and idle; killed and reaped if the block leaves it running."""
-    state = tmp_path / "state"
+    and in ``state`` (None: any, e.g. under autoplay); killed and reaped if the block leaves it
+    running."""
+    state_dir = tmp_path / "state"
     proc = subprocess.Popen([sys.executable, "-m", "firmware.cli", "run", "--sim", "--headless", "--sas", "pty",
-                             "--config", str(config_file(tmp_path)), "--state-dir", str(state), *args],
+                             "--config", str(config_file(tmp_path)), "--state-dir", str(state_dir), *args],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
-        terminal = Running(proc, state)
+        terminal = Running(proc, state_dir)
         terminal.wait_for_sas()
         deadline = time.monotonic() + 60
         while True:                            # a killed terminal's socket file may still be there
             try:
-                terminal.control("wait", {"state": "IDLE", "timeout": 60})
+                terminal.control("wait", {"state": state, "timeout": 60} if state else {"timeout": 60})
                 break
             except ControlError:
                 assert proc.poll() is None and time.monotonic() < deadline, terminal.printed
