@@ -17,6 +17,11 @@ from tests.sas.live import config_file, running
 DENOM = 5          #: the accounting denomination of tests/sas/live.py's configuration (cents)
 
 
+def host_on(terminal, address: int = 1) -> SasHost:
+    """A host with time to spare: the suite shares the machine with other work (no timing here)."""
+    return SasHost(terminal.sas, address, timeout=5.0)
+
+
 def exceptions_until_quiet(host: SasHost, limit: int = 40) -> list[int]:
     """General polls until the machine reports no activity; what it reported."""
     seen = []
@@ -35,7 +40,7 @@ def test_meters_read_over_sas_equal_egm_meters_after_autoplay(tmp_path):
                              "--config", str(config_file(tmp_path)), "--state-dir", str(state)],
                             capture_output=True, text=True, timeout=120)
     assert played.returncode == 0, played.stderr
-    with running(tmp_path) as terminal, SasHost(terminal.sas) as host:
+    with running(tmp_path) as terminal, host_on(terminal) as host:
         sas: dict[str, int] = {}
         for command in sorted(METER_LAYOUTS):
             body = host.read(command)
@@ -59,7 +64,7 @@ def test_meters_read_over_sas_equal_egm_meters_after_autoplay(tmp_path):
 
 
 def test_a_door_opened_with_simctl_arrives_as_its_exception_on_general_polls(tmp_path):
-    with running(tmp_path) as terminal, SasHost(terminal.sas) as host:
+    with running(tmp_path) as terminal, host_on(terminal) as host:
         assert exceptions_until_quiet(host) == [X.AC_POWER_APPLIED]
         terminal.sim("door", "open", "main")
         terminal.sim("door", "close", "main")
@@ -75,20 +80,20 @@ def test_exceptions_not_taken_survive_a_sigkill_and_taken_ones_do_not_come_back(
         terminal.sim("door", "open", "logic")
         terminal.sim("door", "close", "logic")
         terminal.sim("door", "open", "cash_box")
-        with SasHost(terminal.sas) as host:
+        with host_on(terminal) as host:
             # 17 and 15 are taken (each acknowledged by the poll after it); 16 is read, never acknowledged
             assert [host.general_poll() for _ in range(3)] == [X.AC_POWER_APPLIED, X.CARD_CAGE_OPENED,
                                                               X.CARD_CAGE_CLOSED]
         terminal.proc.kill()                                      # the power goes, no power_down
         terminal.proc.communicate()
-    with running(tmp_path) as terminal, SasHost(terminal.sas) as host:
+    with running(tmp_path) as terminal, host_on(terminal) as host:
         assert exceptions_until_quiet(host) == [X.CARD_CAGE_CLOSED, X.CASHBOX_DOOR_OPENED, X.AC_POWER_APPLIED]
 
 
 def test_five_seconds_without_a_poll_take_the_link_down_in_the_status_and_the_history(tmp_path):
     with running(tmp_path, "--sas-address", "7") as terminal:
         assert terminal.control("status")["sas"]["link"] == "down"
-        with SasHost(terminal.sas, 7) as host:
+        with host_on(terminal, 7) as host:
             assert host.general_poll() == X.AC_POWER_APPLIED
             assert terminal.control("status")["sas"] == {
                 "port": terminal.sas, "address": 7, "link": "up", "polls": 1, "exceptions_pending": 1}

@@ -76,8 +76,8 @@ def test_the_port_answers_on_the_terminals_thread_and_the_status_shows_the_link(
     service.open()
     runner.start()
     try:
-        with SasHost(service.path, 3) as host:
-            assert host.listen(0.5) >= 1                           # nobody polled yet: it chirps
+        with SasHost(service.path, 3, timeout=5.0) as host:
+            assert host.listen(1.0) >= 1                           # nobody polled yet: it chirps
             assert host.general_poll() == X.AC_POWER_APPLIED
             assert host.general_poll() == X.NO_ACTIVITY            # the implied ACK took it
             info = host.read(0x1F)
