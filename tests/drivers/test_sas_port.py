@@ -8,6 +8,7 @@ import termios
 import pytest
 
 from drivers.sas.port import CMSPAR, PTY, SasPort, SasPortError, stick_parity
+from tests.sas.helpers import wait_for
 
 
 def _ports():
@@ -59,22 +60,13 @@ def test_a_receiver_that_fails_does_not_stop_the_port():
     host = SasPort(machine.path, lambda data: None)
     try:
         host.write(b"\x81")
-        _wait_for(lambda: len(calls) == 1)
+        wait_for(lambda: len(calls) == 1)
         host.write(b"\x82")
-        _wait_for(lambda: len(calls) == 2)
+        wait_for(lambda: len(calls) == 2)
         assert calls == [b"\x81", b"\x82"]
     finally:
         host.close()
         machine.close()
-
-
-def _wait_for(condition, timeout: float = 2.0) -> None:
-    import time
-
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline
-        time.sleep(0.01)
 
 
 def test_stick_parity_sets_mark_for_the_wakeup_bit_and_space_for_the_rest():

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
+import time
+from collections.abc import Callable
 from typing import Any
 
 from drivers.sas.codec import ExceptionReply, GeneralPoll, HostDecoder, LongPoll, Reply, encode_poll
@@ -40,3 +42,11 @@ def ask(machine: SasMachine, poll: GeneralPoll | LongPoll) -> Any:
 def general(machine: SasMachine) -> Any:
     return ask(machine, GeneralPoll(ADDRESS))
 
+
+
+def wait_for(condition: Callable[[], bool], timeout: float = 5.0) -> None:
+    """Until ``condition()`` holds (an AssertionError after ``timeout`` seconds)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "the condition did not hold in time"
+        time.sleep(0.01)

@@ -16,6 +16,7 @@ from firmware.ledger.ledger import Ledger
 from firmware.rng.service import RngService
 from firmware.sas.exceptions import ExceptionQueue
 from firmware.sas.link import SasLink
+from tests.sas.helpers import wait_for
 
 
 def config(**sections) -> Config:
@@ -82,7 +83,7 @@ def test_the_port_answers_on_the_terminals_thread_and_the_status_shows_the_link(
             assert host.general_poll() == X.NO_ACTIVITY            # the implied ACK took it
             info = host.read(0x1F)
             assert isinstance(info, MachineInfo) and info.game_id == "BW"
-            _wait_for(lambda: terminal.snapshot["sas"]["link"] == "up")
+            wait_for(lambda: terminal.snapshot["sas"]["link"] == "up")
             assert terminal.snapshot["sas"] == {"port": service.path, "address": 3, "link": "up",
                                                 "polls": 3, "exceptions_pending": 0}
         assert touched == {"terminal"}
@@ -91,15 +92,6 @@ def test_the_port_answers_on_the_terminals_thread_and_the_status_shows_the_link(
         runner.join(5)
         service.close()
         ledger.close()
-
-
-def _wait_for(condition, timeout: float = 2.0) -> None:
-    import time
-
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline
-        time.sleep(0.01)
 
 
 def test_choosing_another_game_is_recorded_and_raises_game_selected_once(tmp_path):
