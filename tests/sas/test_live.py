@@ -12,6 +12,7 @@ from drivers.sas.exceptions import ExceptionCode as X
 from drivers.sas.host import SasHost
 from drivers.sas.messages import METER_LAYOUTS, Meters
 from firmware.ledger.ledger import Ledger
+from tests.sas.helpers import wait_for
 from tests.sas.live import config_file, running
 
 DENOM = 5          #: the accounting denomination of tests/sas/live.py's configuration (cents)
@@ -95,6 +96,7 @@ def test_five_seconds_without_a_poll_take_the_link_down_in_the_status_and_the_hi
         assert terminal.control("status")["sas"]["link"] == "down"
         with host_on(terminal, 7) as host:
             assert host.general_poll() == X.AC_POWER_APPLIED
+            wait_for(lambda: terminal.control("status")["sas"]["polls"] == 1)   # published after the step
             assert terminal.control("status")["sas"] == {
                 "port": terminal.sas, "address": 7, "link": "up", "polls": 1, "exceptions_pending": 1}
             deadline = time.monotonic() + 8

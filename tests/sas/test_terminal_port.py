@@ -83,7 +83,7 @@ def test_the_port_answers_on_the_terminals_thread_and_the_status_shows_the_link(
             assert host.general_poll() == X.NO_ACTIVITY            # the implied ACK took it
             info = host.read(0x1F)
             assert isinstance(info, MachineInfo) and info.game_id == "BW"
-            wait_for(lambda: terminal.snapshot["sas"]["link"] == "up")
+            wait_for(lambda: terminal.snapshot["sas"]["polls"] == 3)     # published after the step
             assert terminal.snapshot["sas"] == {"port": service.path, "address": 3, "link": "up",
                                                 "polls": 3, "exceptions_pending": 0}
         assert touched == {"terminal"}
