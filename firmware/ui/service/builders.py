@@ -597,6 +597,12 @@ def diagnostics_view(state: MenuState) -> ServiceView:
         shown = "  ".join(f"{k}={v}" for k, v in counters.items()) or entry.get("error", "-")
         rows.append(RowView((name.replace("_", " "), lifecycle, str(entry.get("backend", "-")), shown),
                             tone=LIFECYCLE_TONES.get(lifecycle, "normal"), name=f"row.device.{name}"))
+    sas: Mapping[str, Any] | None = state.status.get("sas")
+    if isinstance(sas, Mapping):                     # the SAS port: its link to the casino's system
+        rows.append(RowView(("SAS", f"link {sas.get('link', '-')}", f"address {sas.get('address', '-')}",
+                             f"{sas.get('port', '-')}  polls={sas.get('polls', 0)}  "
+                             f"exceptions={sas.get('exceptions_pending', 0)}"),
+                            tone="good" if sas.get("link") == "up" else "warn", name="row.device.sas"))
     table = TableView("devices", msg("service.diagnostics.devices"),
                       (msg("service.col.device"), msg("service.col.state"), msg("service.col.backend"),
                        msg("service.col.counters")), tuple(rows), (3, 2, 3, 5), aligns="llll",
