@@ -211,7 +211,10 @@ def _terminal(cfg, args, game_id: str, rng_results, path: Path, out):
         if cfg.sas.enabled:
             from firmware.cabinet.sas_port import open_sas
 
-            terminal.sas = open_sas(terminal, cfg)
+            try:
+                terminal.sas = open_sas(terminal, cfg)
+            except OSError as exc:                       # no such device, not a serial port
+                raise EgmError(f"sas: {exc.strerror or exc}") from None
             stack.callback(terminal.sas.close)
             if terminal.sas.port is not None and terminal.sas.port.is_pty:
                 out.write(f"sas: {terminal.sas.path}\n")

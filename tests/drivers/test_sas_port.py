@@ -87,3 +87,28 @@ def test_a_port_that_does_not_exist_or_is_no_tty_is_a_clear_error(tmp_path):
     plain.write_bytes(b"")
     with pytest.raises(SasPortError, match="is not a serial port SAS can use"):
         SasPort(str(plain), lambda data: None)
+
+
+def test_on_a_line_with_parity_the_wakeup_byte_alone_goes_with_mark_and_the_rest_with_space(monkeypatch):
+    """A real port cannot be had here: the port's termios calls are recorded on a pty instead."""
+    import drivers.sas.port as port_module
+
+    machine_in: queue.Queue[bytes] = queue.Queue()
+    port = SasPort(PTY, machine_in.put)
+    host = SasPort(port.path, machine_in.put)
+    calls: list[object] = []
+    attrs = [0, 0, termios.CS8, 0, 0, 0, []]
+    monkeypatch.setattr(port_module.termios, "tcdrain", lambda fd: calls.append("drain"))
+    monkeypatch.setattr(port_module.termios, "tcgetattr", lambda fd: list(attrs))
+    monkeypatch.setattr(port_module.termios, "tcsetattr",
+                        lambda fd, when, new: calls.append("mark" if new[2] & termios.PARODD else "space"))
+    written = port._write_all
+    monkeypatch.setattr(port, "_write_all", lambda data: (calls.append(bytes(data)), written(data)))
+    monkeypatch.setattr(port, "_parity", True)
+    try:
+        port.write(b"\x01\x72\x02", wakeup=True)
+        port.write(b"\x00\x11")                                   # a reply: space only, no switching
+        assert calls == ["drain", "mark", b"\x01", "drain", "space", b"\x72\x02", b"\x00\x11"]
+    finally:
+        host.close()
+        port.close()

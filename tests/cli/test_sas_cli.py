@@ -1,0 +1,58 @@
+"""``egm run --sas`` and ``egm sim sas-host`` on the command line: the pty line, the host's
+actions over it, and clear errors for bad options."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.sas.live import running
+
+
+def egm(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "firmware.cli", *args], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def test_sas_host_reads_the_identity_the_exceptions_and_the_meters_of_egm_run_sas_pty(tmp_path):
+    with running(tmp_path) as terminal:
+        assert terminal.sas.startswith("/dev/pts/")
+        started = "".join(terminal.printed)
+        assert started.count(f"sas: {terminal.sas}\n") == 1          # a line of its own, printed once
+        info = json.loads(egm("sim", "sas-host", "info", "--port", terminal.sas, "--json").stdout)
+        assert info["sas_version"] == "602" and info["serial"] == "EGM-0001" and info["game_id"] == "BW"
+        assert info["denomination_code"] == 0x02                        # 5-cent accounting credits
+        polled = egm("sim", "sas-host", "poll", "--port", terminal.sas, "--count", "3", "--json")
+        assert json.loads(polled.stdout) == {
+            "polls": 3, "exceptions": [{"code": "0x17", "exception": "AC_POWER_APPLIED"}]}
+        text = egm("sim", "sas-host", "poll", "--port", terminal.sas, "--count", "2")
+        assert text.returncode == 0 and text.stdout == ""               # taken: nothing more to say
+        meters = json.loads(egm("sim", "sas-host", "meters", "--port", terminal.sas, "--json").stdout)
+        assert meters["power_reset"] == 1 and meters["games_played"] == 0 and meters["current_credits"] == 0
+        wrong = egm("sim", "sas-host", "info", "--port", terminal.sas, "--address", "9")
+        assert wrong.returncode == 2 and "no reply to long poll 0x1F" in wrong.stderr
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (("run", "--sim", "--sas-address", "200"), "--sas-address: Input should be less than or equal to 127"),
+    (("run", "--sim", "--sas", "ttyS1"), "--sas: Value error, a device path such as /dev/ttyS1, or 'pty'"),
+    (("sim", "sas-host", "--pty"), "give its port with --port PATH"),
+    (("sim", "sas-host", "bogus", "--port", "/dev/null"), "unknown sas-host action 'bogus'"),
+    (("sim", "sas-host", "info", "--port", "/dev/null", "--address", "0"), "--address 0: a SAS address is 1-127"),
+    (("sim", "sas-host", "info", "--port", "/nonexistent/tty"), "cannot open the SAS port /nonexistent/tty"),
+    (("sim", "printer", "meters", "--pty"), "printer takes no action word ('meters')"),
+])
+def test_bad_sas_options_are_one_clear_line(args, needle, tmp_path):
+    proc = egm(*args, "--state-dir", str(tmp_path)) if args[0] == "run" else egm(*args)
+    assert proc.returncode == 2 and needle in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_a_sas_port_that_cannot_be_opened_stops_the_start_with_one_line(tmp_path):
+    proc = egm("run", "--sim", "--headless", "--autoplay", "0", "--sas", "/nonexistent/tty",
+               "--state-dir", str(tmp_path))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip().endswith("sas: cannot open the SAS port /nonexistent/tty: No such file or directory")
