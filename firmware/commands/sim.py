@@ -48,7 +48,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help=f"one of {', '.join(DEVICES)}")
     where = p.add_mutually_exclusive_group(required=True)
     where.add_argument("--pty", action="store_true", help="serve on a new pseudo-terminal")
-    where.add_argument("--port", metavar="PATH", help="serve on this serial port")
+    where.add_argument("--port", metavar="PATH", help="serve on this serial port (sas-host: the machine's port)")
     p.add_argument("--protocol", metavar="P", help="wire protocol (bill-validator: id003, ssp; printer: tcl; "
                    "touch: evdev (--port FIFO), microtouch (the default with --pty); shoe: shoe; io: io)")
     from firmware.commands import sas_host
