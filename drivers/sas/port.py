@@ -134,19 +134,20 @@ class SasPort:
         return attrs[_ISPEED] == BAUD and isinstance(cflag, int) and cflag & termios.CSIZE == termios.CS8
 
     # -- writing ----------------------------------------------------------------------------------
-    def write(self, data: bytes, *, wakeup: bool = False) -> None:
+    def write(self, data: bytes, *, wakeup: bool = False, timeout: float = WRITE_TIMEOUT_S) -> None:
         """Send ``data``; ``wakeup``: its first byte with the wakeup bit set (mark parity), the rest
         clear (a host's poll, or the machine's chirp when ``data`` is one byte). Where the wakeup
-        bit does not exist (a pty) the bytes are sent as they are."""
+        bit does not exist (a pty) the bytes are sent as they are. ``TimeoutError`` when there is
+        no room for them within ``timeout`` seconds (a pty nobody reads fills up)."""
         if not data:
             return
         with self._write_lock:
             if wakeup and self._parity:
                 self._set_mark(True)
-                self._write_all(data[:1])
+                self._write_all(data[:1], timeout)
                 self._set_mark(False)
                 data = data[1:]
-            self._write_all(data)
+            self._write_all(data, timeout)
 
     def _set_mark(self, mark: bool) -> None:
         """Switch the parity once what was written before has gone out with the old one."""
@@ -156,16 +157,23 @@ class SasPort:
         stick_parity(attrs, mark=mark)
         termios.tcsetattr(fd, termios.TCSANOW, attrs)
 
-    def _write_all(self, data: bytes) -> None:
+    def _write_all(self, data: bytes, timeout: float = WRITE_TIMEOUT_S) -> None:
         view = memoryview(data)
         while view:
             fd = self._require()
             try:
                 view = view[os.write(fd, view):]
             except BlockingIOError:
-                _, ready, _ = select.select([], [fd], [], WRITE_TIMEOUT_S)
+                _, ready, _ = select.select([], [fd], [], timeout)
                 if not ready:
                     raise TimeoutError(f"{self.path}: no room for {len(view)} bytes (is the host reading?)") from None
+
+    def discard_unread(self) -> None:
+        """A pty: drop what the host side has not read (a pty nobody reads fills up with chirps;
+        a host that opens it later should not read them first). A serial port: nothing (its line
+        drains whether anyone listens or not)."""
+        if self._pty and self._slave >= 0:
+            termios.tcflush(self._slave, termios.TCIFLUSH)
 
     def _require(self) -> int:
         if self._fd < 0:

@@ -150,9 +150,17 @@ class SasService:
             return
         try:
             port.write(reply)
-            port.write(chirp, wakeup=True)
         except OSError as exc:
-            log.warning("sas: cannot write to %s: %s", port.path, exc)
+            log.warning("sas: cannot write the reply to %s: %s", port.path, exc)
+        try:
+            try:
+                port.write(chirp, wakeup=True, timeout=0)
+            except TimeoutError:           # a pty nobody reads is full of old chirps: start afresh
+                log.debug("sas: nobody reads %s; what it held is dropped", port.path)
+                port.discard_unread()
+                port.write(chirp, wakeup=True, timeout=0)
+        except OSError as exc:
+            log.warning("sas: cannot chirp on %s: %s", port.path, exc)
 
 
 def open_sas(terminal: Terminal, cfg: Config) -> SasService:

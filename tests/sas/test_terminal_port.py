@@ -104,3 +104,44 @@ def test_choosing_another_game_is_recorded_and_raises_game_selected_once(tmp_pat
     assert [e["game"] for e in ledger.events(20) if e["event"] == "game_selected"] == ["holdem-war"]
     assert machine.terminal.exceptions.pending() == [X.AC_POWER_APPLIED, X.GAME_SELECTED]
     ledger.close()
+
+
+def test_a_pty_nobody_reads_is_emptied_of_old_chirps_without_a_warning(tmp_path, caplog):
+    import os
+
+    cfg = config(sas={"enabled": True})
+    terminal, ledger = start(tmp_path, cfg)
+    now = [0.0]
+    service = SasService(terminal, SasLink(build_sas(terminal, cfg), ledger), "pty", clock=lambda: now[0])
+    terminal.power_up()
+    caplog.set_level("DEBUG", logger="firmware.cabinet.sas_port")
+    service.open()
+    runner = threading.Thread(target=terminal.run, kwargs={"idle_wait": 0.02}, name="terminal")
+    runner.start()
+    try:
+        wait_for(lambda: service.link.chirps == 1)                # the first chirp, at 0 s
+        _fill(service.port)                                       # as hours of chirps nobody read
+        now[0] = 1.0                                              # the next chirp is due
+        wait_for(lambda: service.link.chirps == 2)
+        wait_for(lambda: "nobody reads" in caplog.text)
+        assert not [r for r in caplog.records if r.levelno >= 30]   # no warning, no error
+        fd = os.open(service.path, os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK)   # a host reads now
+        try:
+            assert os.read(fd, 65536) == b"\x01"                 # the last chirp, not the old ones
+        finally:
+            os.close(fd)
+    finally:
+        terminal.stop()
+        runner.join(5)
+        service.close()
+        ledger.close()
+
+
+def _fill(port) -> None:
+    """Write until the pty has no room for one more byte (nobody reads its slave)."""
+    for size in (1024, 1):
+        try:
+            while True:
+                port.write(b"\x00" * size, timeout=0)
+        except TimeoutError:
+            pass
