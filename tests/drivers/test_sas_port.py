@@ -103,7 +103,7 @@ def test_on_a_line_with_parity_the_wakeup_byte_alone_goes_with_mark_and_the_rest
     monkeypatch.setattr(port_module.termios, "tcsetattr",
                         lambda fd, when, new: calls.append("mark" if new[2] & termios.PARODD else "space"))
     written = port._write_all
-    monkeypatch.setattr(port, "_write_all", lambda data: (calls.append(bytes(data)), written(data)))
+    monkeypatch.setattr(port, "_write_all", lambda data, timeout: (calls.append(bytes(data)), written(data, timeout)))
     monkeypatch.setattr(port, "_parity", True)
     try:
         port.write(b"\x01\x72\x02", wakeup=True)
