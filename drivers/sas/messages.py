@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from typing import ClassVar, Self
 
 from drivers.sas.bcd import from_bcd, to_bcd
@@ -447,11 +447,45 @@ class AftStatus(Body):
 
 @dataclass(frozen=True, slots=True)
 class AftInterrogate(Body):
-    """0x72 request of two bytes: transfer code 0xFF asks for a transaction's status."""
+    """0x72 request of two bytes: transfer code 0xFF (or 0xFE, status only) asks for a transaction:
+    index 0 the current or newest, 0x01-0x7F a history buffer position, 0x81-0xFF relative (0xFF
+    the newest in the history)."""
 
     transfer_code: int
     transaction_index: int
     layout: ClassVar[tuple[Field, ...]] = (("bin", 1), ("bin", 1))
+
+
+@dataclass(frozen=True, slots=True)
+class AftCancel(Body):
+    """0x72 request of one byte: transfer code 0x80, cancel the transfer request in progress."""
+
+    transfer_code: int
+    layout: ClassVar[tuple[Field, ...]] = (("bin", 1),)
+
+
+class AftBodyError(ValueError):
+    """A 0x72 transfer request the machine cannot read: ``status`` is the transfer status SAS gives
+    for it (0x82 not a valid function, 0x83 not a valid amount, 0x95 transaction ID not valid)."""
+
+    def __init__(self, status: int, reason: str) -> None:
+        super().__init__(reason)
+        self.status = status
+
+
+def _aft_field(data: bytes, at: int, size: int) -> bytes:
+    if at + size > len(data):
+        raise AftBodyError(0x82, f"0x72 request ends at {len(data)} bytes, a field needs {at + size}")
+    return data[at : at + size]
+
+
+def _aft_bcd(data: bytes, at: int, size: int) -> int:
+    try:
+        return from_bcd(_aft_field(data, at, size))
+    except AftBodyError:
+        raise
+    except ValueError as exc:
+        raise AftBodyError(0x83, str(exc)) from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -460,14 +494,14 @@ class AftTransfer(Body):
 
     transfer_code: int
     transaction_index: int
-    transfer_type: int      #: in-house to or from the machine, bonus, debit (SAS's transfer types)
+    transfer_type: int      #: in-house to or from the machine, bonus, debit (drivers.sas.aft.TransferType)
     cashable: int           #: cents
     restricted: int         #: cents
     nonrestricted: int      #: cents
-    transfer_flags: int     #: bit flags: receipt requested, lock after transfer, ...
+    transfer_flags: int     #: drivers.sas.aft.TransferFlag
     asset_number: int       #: the machine's asset number: a transfer for another machine is refused
     registration_key: bytes
-    transaction_id: str
+    transaction_id: str     #: 1-20 ASCII characters
     expiration: int
     pool_id: int
     receipt_data: bytes
@@ -476,10 +510,95 @@ class AftTransfer(Body):
         ("bin", 1), ("bin", 1), ("bin", 1), ("bcd", 5), ("bcd", 5), ("bcd", 5), ("bin", 1),
         ("bin", 4), ("raw", 20), ("lascii", 0), ("bcd", 4), ("bin", 2), ("lraw", 0), ("bcd", 2))
 
+    def __post_init__(self) -> None:
+        text = self.transaction_id
+        if not (text.isascii() and valid_transaction_id(text.encode("ascii"))):
+            raise ValueError(f"an AFT transaction ID is 1-20 printable ASCII characters, not {self.transaction_id!r}")
+
+    @classmethod
+    def decode(cls, data: bytes) -> Self:
+        """Raises :class:`AftBodyError` with the transfer status of what is wrong."""
+        head = _aft_field(data, 0, 3)
+        amounts = [_aft_bcd(data, at, 5) for at in (3, 8, 13)]
+        flags, asset = data[18:19], _aft_field(data, 19, 4)
+        key = _aft_field(data, 23, 20)
+        size = _aft_field(data, 43, 1)[0]
+        raw_id = _aft_field(data, 44, size)
+        if not valid_transaction_id(raw_id):
+            raise AftBodyError(0x95, f"transaction ID {raw_id!r} is not 1-20 printable ASCII characters")
+        at = 44 + size
+        expiration = _aft_bcd(data, at, 4)
+        pool = int.from_bytes(_aft_field(data, at + 4, 2), "little")
+        receipt_size = _aft_field(data, at + 6, 1)[0]
+        receipt = _aft_field(data, at + 7, receipt_size)
+        at += 7 + receipt_size
+        lock_timeout = _aft_bcd(data, at, 2)
+        if at + 2 != len(data):
+            raise AftBodyError(0x82, f"{len(data) - at - 2} bytes left over after the 0x72 request")
+        return cls(head[0], head[1], head[2], *amounts, flags[0], int.from_bytes(asset, "little"), key,
+                   raw_id.decode("ascii"), expiration, pool, receipt, lock_timeout)
+
+
+def valid_transaction_id(raw: bytes) -> bool:
+    """1-20 printable ASCII characters."""
+    return 1 <= len(raw) <= 20 and all(0x20 <= b < 0x7F for b in raw)
+
 
 @dataclass(frozen=True, slots=True)
-class AftTransferReply(Body):
-    """0x72 reply: the transaction's status, amounts, date and the cumulative meters (cents)."""
+class AftShortReply:
+    """0x72 reply of two bytes (buffer position, transfer status: a cancel, an unsupported transfer
+    code, a transfer not compatible with the one in progress) or three (and the receipt status: no
+    transfer information available)."""
+
+    buffer_position: int
+    transfer_status: int
+    receipt_status: int | None = None
+
+    def encode(self) -> bytes:
+        out = bytes((self.buffer_position, self.transfer_status))
+        return out if self.receipt_status is None else out + bytes((self.receipt_status,))
+
+    @classmethod
+    def decode(cls, data: bytes) -> Self:
+        if len(data) not in (2, 3):
+            raise ValueError(f"short 0x72 reply of {len(data)} bytes")
+        return cls(data[0], data[1], data[2] if len(data) == 3 else None)
+
+
+#: BCD width of the cumulative meters of a 0x72 reply once the transfer is complete (0 while pending).
+AFT_METER_WIDTH = 5
+#: The transfer status "pending" (drivers.sas.aft.TransferStatus.PENDING).
+AFT_PENDING = 0x40
+
+
+@dataclass(frozen=True, slots=True)
+class _AftReplyHead(Body):
+    """The fixed part of a 0x72 reply, before its three cumulative meters."""
+
+    buffer_position: int
+    transfer_status: int
+    receipt_status: int
+    transfer_type: int
+    cashable: int
+    restricted: int
+    nonrestricted: int
+    transfer_flags: int
+    asset_number: int
+    transaction_id: str
+    date: int
+    time: int
+    expiration: int
+    pool_id: int
+    layout: ClassVar[tuple[Field, ...]] = (
+        ("bin", 1), ("bin", 1), ("bin", 1), ("bin", 1), ("bcd", 5), ("bcd", 5), ("bcd", 5),
+        ("bin", 1), ("bin", 4), ("lascii", 0), ("bcd", 4), ("bcd", 3), ("bcd", 4), ("bin", 2))
+
+
+@dataclass(frozen=True, slots=True)
+class AftTransferReply:
+    """0x72 reply: the transaction's status, amounts, date and the cumulative meters (cents) of its
+    transfer type, each a size byte and that many BCD bytes (0-9). While the transfer is pending,
+    date and time are zero and the meters are sent with a size of 0."""
 
     buffer_position: int
     transfer_status: int
@@ -498,14 +617,35 @@ class AftTransferReply(Body):
     cumulative_cashable: int
     cumulative_restricted: int
     cumulative_nonrestricted: int
-    layout: ClassVar[tuple[Field, ...]] = (
-        ("bin", 1), ("bin", 1), ("bin", 1), ("bin", 1), ("bcd", 5), ("bcd", 5), ("bcd", 5),
-        ("bin", 1), ("bin", 4), ("lascii", 0), ("bcd", 4), ("bcd", 3), ("bcd", 4), ("bin", 2),
-        ("lbcd", 5), ("lbcd", 5), ("lbcd", 5))
+
+    def encode(self) -> bytes:
+        values = astuple(self)
+        width = 0 if self.transfer_status == AFT_PENDING else AFT_METER_WIDTH
+        return _AftReplyHead(*values[:14]).encode() + b"".join(
+            bytes((width,)) + (to_bcd(value, width) if width else b"") for value in values[14:])
+
+    @classmethod
+    def decode(cls, data: bytes) -> Self:
+        head, at = _AftReplyHead.decode_prefix(data)
+        meters = []
+        for _ in range(3):
+            if at >= len(data) or data[at] > 9 or at + 1 + data[at] > len(data):
+                raise ValueError("0x72 reply: a cumulative meter cut short or wider than 9 bytes")
+            meters.append(from_bcd(data[at + 1 : at + 1 + data[at]]))
+            at += 1 + data[at]
+        if at != len(data):
+            raise ValueError(f"{len(data) - at} bytes left over after the 0x72 reply")
+        return cls(*astuple(head), *meters)
 
 
-def _aft_request(data: bytes) -> AftTransfer | AftInterrogate:
+def _aft_request(data: bytes) -> AftTransfer | AftInterrogate | AftCancel:
+    if len(data) == 1:
+        return AftCancel.decode(data)
     return AftInterrogate.decode(data) if len(data) == 2 else AftTransfer.decode(data)
+
+
+def _aft_reply(data: bytes) -> AftTransferReply | AftShortReply:
+    return AftShortReply.decode(data) if len(data) in (2, 3) else AftTransferReply.decode(data)
 
 
 def _meters(command: int) -> Callable[[bytes], Meters]:
@@ -527,7 +667,7 @@ REPLIES: dict[int, Callable[[bytes], object]] = {
     0x48: LastBill.decode, 0x4C: ValidationId.decode, 0x4D: EnhancedValidation.decode,
     0x54: SasVersion.decode, 0x57: PendingCashout.decode, 0x58: Status.decode,
     0x6F: ExtendedMeters.decode, 0x70: TicketValidationData.decode,
-    0x71: TicketValidationData.decode, 0x72: AftTransferReply.decode, 0x74: AftStatus.decode,
+    0x71: TicketValidationData.decode, 0x72: _aft_reply, 0x74: AftStatus.decode,
     0x7B: ExtendedValidationStatusReply.decode, 0x7C: Status.decode, 0x7D: Status.decode,
     0x7E: DateTime.decode, 0x94: Status.decode, 0xAF: ExtendedMeters.decode,
 }

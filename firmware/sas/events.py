@@ -69,6 +69,8 @@ def exceptions_for(kind: str, body: Mapping[str, Any]) -> tuple[X, ...]:
         return (X.TICKET_TRANSFER_COMPLETE,)
     if kind == "voucher" and body.get("state") == "redeem_pending":
         return (X.TICKET_INSERTED,)
+    if kind in ("transfer_in", "transfer_out") and body.get("source") == "aft":
+        return (X.AFT_TRANSFER_COMPLETE,)
     if kind == "round.deal":
         return (X.GAME_STARTED,)
     if kind == "round.complete":
