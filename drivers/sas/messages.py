@@ -631,7 +631,7 @@ class AftTransferReply:
         for _ in range(3):
             if at >= len(data) or data[at] > 9 or at + 1 + data[at] > len(data):
                 raise ValueError("0x72 reply: a cumulative meter cut short or wider than 9 bytes")
-            meters.append(from_bcd(data[at + 1 : at + 1 + data[at]]))
+            meters.append(from_bcd(data[at + 1 : at + 1 + data[at]]) if data[at] else 0)
             at += 1 + data[at]
         if at != len(data):
             raise ValueError(f"{len(data) - at} bytes left over after the 0x72 reply")
