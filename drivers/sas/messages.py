@@ -519,7 +519,7 @@ class AftTransfer(Body):
     def decode(cls, data: bytes) -> Self:
         """Raises :class:`AftBodyError` with the transfer status of what is wrong."""
         head = _aft_field(data, 0, 3)
-        amounts = [_aft_bcd(data, at, 5) for at in (3, 8, 13)]
+        cashable, restricted, nonrestricted = (_aft_bcd(data, at, 5) for at in (3, 8, 13))
         flags, asset = data[18:19], _aft_field(data, 19, 4)
         key = _aft_field(data, 23, 20)
         size = _aft_field(data, 43, 1)[0]
@@ -535,7 +535,7 @@ class AftTransfer(Body):
         lock_timeout = _aft_bcd(data, at, 2)
         if at + 2 != len(data):
             raise AftBodyError(0x82, f"{len(data) - at - 2} bytes left over after the 0x72 request")
-        return cls(head[0], head[1], head[2], *amounts, flags[0], int.from_bytes(asset, "little"), key,
+        return cls(head[0], head[1], head[2], cashable, restricted, nonrestricted, flags[0], int.from_bytes(asset, "little"), key,
                    raw_id.decode("ascii"), expiration, pool, receipt, lock_timeout)
 
 
