@@ -4,7 +4,8 @@
 transfer in is possible when the cabinet may take money (``MoneyIn.can_take``: IDLE, no cashout or
 disable waiting, not in demo mode) and no round is open; a transfer out and a lock only in IDLE
 (never in a game, a tilt, a handpay, a cashout, disabled or in service). The lock's hold is kept
-here (:attr:`holding`) for the terminal to consult before it starts a round.
+here and registered with the terminal (``Terminal.play_holds``): no round starts while the lock
+holds, until it is cancelled, used by a transfer, or times out.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ class TerminalAft:
     def __init__(self, terminal: Terminal) -> None:
         self.t = terminal
         self._until: float | None = None
+        terminal.play_holds.append(self._why_held)
 
     def refusal(self, direction: str) -> str | None:
         cabinet = self.t.cabinet
@@ -57,6 +59,9 @@ class TerminalAft:
         if self._until is not None and self.t.clock() >= self._until:
             self._until = None
         return self._until is not None
+
+    def _why_held(self) -> str | None:
+        return "locked for a funds transfer" if self.holding else None
 
     def show_transfer(self, direction: str, cents: int) -> None:
         amount = f"{cents // 100}.{cents % 100:02d}"
