@@ -13,17 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from drivers.sas import messages as msg
 from drivers.sas.aft import TransferCode, TransferType
 from drivers.sas.codec import HostDecoder, LongPoll, Reply, encode_poll
-from drivers.sas.messages import (
-    AftInterrogate,
-    AftLockRequest,
-    AftShortReply,
-    AftStatus,
-    AftTransfer,
-    AftTransferReply,
-    parse_reply,
-)
 
 #: Write a poll, return the bytes the machine answered (b"" when none came in time).
 Exchange = Callable[[bytes], bytes]
@@ -42,7 +34,7 @@ def ask(exchange: Exchange, poll: LongPoll) -> object | None:
     for event in decoder.events():
         if isinstance(event, Reply) and event.command == poll.command:
             try:
-                return parse_reply(event.command, event.data)
+                return msg.parse_reply(event.command, event.data)
             except ValueError:
                 return None
     return None
@@ -50,19 +42,19 @@ def ask(exchange: Exchange, poll: LongPoll) -> object | None:
 
 def aft_transfer(exchange: Exchange, address: int, *, cents: int, transaction_id: str, asset_number: int,
                  to_machine: bool = True, partial: bool = False, flags: int = 0,
-                 attempts: int = 3) -> AftTransferReply | AftShortReply:
+                 attempts: int = 3) -> msg.AftTransferReply | msg.AftShortReply:
     """Transfer ``cents`` of in-house cashable credit to the machine (or from it, ``to_machine``
     false); the machine's final answer about ``transaction_id``. Raises :class:`HostAftError`
     when the machine gives none in ``attempts`` rounds of request and interrogation."""
-    request = AftTransfer(
+    request = msg.AftTransfer(
         TransferCode.PARTIAL_ALLOWED if partial else TransferCode.FULL_ONLY, 0,
         TransferType.IN_HOUSE_TO_MACHINE if to_machine else TransferType.IN_HOUSE_TO_HOST,
         cents, 0, 0, flags, asset_number, bytes(20), transaction_id, 0, 0, b"", 0)
     poll = LongPoll(address, 0x72, request.encode())
-    interrogation = LongPoll(address, 0x72, AftInterrogate(TransferCode.INTERROGATE, 0).encode())
+    interrogation = LongPoll(address, 0x72, msg.AftInterrogate(TransferCode.INTERROGATE, 0).encode())
     for _ in range(attempts):
         reply = ask(exchange, poll)
-        if _about(reply, transaction_id) or isinstance(reply, AftShortReply):
+        if _about(reply, transaction_id) or isinstance(reply, msg.AftShortReply):
             return reply                                      # type: ignore[return-value]
         status = ask(exchange, interrogation)
         if _about(status, transaction_id):
@@ -71,12 +63,12 @@ def aft_transfer(exchange: Exchange, address: int, *, cents: int, transaction_id
 
 
 def aft_lock(exchange: Exchange, address: int, *, lock_code: int, condition: int = 0,
-             timeout_hundredths: int = 0) -> AftStatus | None:
+             timeout_hundredths: int = 0) -> msg.AftStatus | None:
     """0x74: request (0x00), cancel (0x80) or interrogate (0xFF) the lock; the machine's status."""
     reply = ask(exchange, LongPoll(address, 0x74,
-                                   AftLockRequest(lock_code, condition, timeout_hundredths).encode()))
-    return reply if isinstance(reply, AftStatus) else None
+                                   msg.AftLockRequest(lock_code, condition, timeout_hundredths).encode()))
+    return reply if isinstance(reply, msg.AftStatus) else None
 
 
 def _about(reply: object, transaction_id: str) -> bool:
-    return isinstance(reply, AftTransferReply) and reply.transaction_id == transaction_id
+    return isinstance(reply, msg.AftTransferReply) and reply.transaction_id == transaction_id

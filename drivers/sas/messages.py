@@ -595,25 +595,12 @@ class _AftReplyHead(Body):
 
 
 @dataclass(frozen=True, slots=True)
-class AftTransferReply:
-    """0x72 reply: the transaction's status, amounts, date and the cumulative meters (cents) of its
-    transfer type, each a size byte and that many BCD bytes (0-9). While the transfer is pending,
-    date and time are zero and the meters are sent with a size of 0."""
+class AftTransferReply(_AftReplyHead):
+    """0x72 reply: the transaction's status, amounts, date (MMDDYYYY) and time (HHMMSS) of
+    completion, and the cumulative meters (cents) of its transfer type, each a size byte and that
+    many BCD bytes (0-9). While the transfer is pending, date and time are zero and the meters are
+    sent with a size of 0."""
 
-    buffer_position: int
-    transfer_status: int
-    receipt_status: int
-    transfer_type: int
-    cashable: int
-    restricted: int
-    nonrestricted: int
-    transfer_flags: int
-    asset_number: int
-    transaction_id: str
-    date: int               #: MMDDYYYY
-    time: int               #: HHMMSS
-    expiration: int
-    pool_id: int
     cumulative_cashable: int
     cumulative_restricted: int
     cumulative_nonrestricted: int
@@ -621,8 +608,8 @@ class AftTransferReply:
     def encode(self) -> bytes:
         values = astuple(self)
         width = 0 if self.transfer_status == AFT_PENDING else AFT_METER_WIDTH
-        return _AftReplyHead(*values[:14]).encode() + b"".join(
-            bytes((width,)) + (to_bcd(value, width) if width else b"") for value in values[14:])
+        return _AftReplyHead(*values[:-3]).encode() + b"".join(
+            bytes((width,)) + (to_bcd(value, width) if width else b"") for value in values[-3:])
 
     @classmethod
     def decode(cls, data: bytes) -> Self:
