@@ -8,18 +8,24 @@ import pytest
 from drivers.sas.messages import AftLockRequest, AftStatus, parse_reply
 from firmware.cabinet.sas_aft import TerminalAft
 from firmware.cabinet.states import CabinetState as S
-from firmware.cabinet.terminal import TerminalError
-from firmware.ledger.ledger import accounting_difference
+from firmware.cabinet.terminal import Devices, Terminal, TerminalError
+from firmware.cashless.vouchers import VoucherBook
+from firmware.ledger.ledger import Ledger, accounting_difference
+from firmware.rng.service import RngService
 from firmware.sas.aft import AftPolls, AftSettings
-from tests.cabinet.test_terminal import settle, start
+from tests.cabinet.test_terminal import config, settle
 from tests.sas.test_aft import request
 
 
-def aft_on(terminal, ledger):
+def start(state):
+    """A powered-up terminal on a clock the test moves, and AFT over it."""
     now = [1000.0]
-    terminal.clock = lambda: now[0]
+    ledger = Ledger.open(state)
+    terminal = Terminal(config(), ledger, RngService.seeded(7), Devices(), VoucherBook(ledger, terminal_id="T1"),
+                        clock=lambda: now[0])
+    terminal.power_up()
     polls = AftPolls(ledger, TerminalAft(terminal), AftSettings(1234, 100_000), monotonic=terminal.clock)
-    return polls, now
+    return terminal, ledger, polls, now
 
 
 def lock(polls, code=0x00, condition=0x01, timeout=1000) -> AftStatus:
@@ -29,8 +35,7 @@ def lock(polls, code=0x00, condition=0x01, timeout=1000) -> AftStatus:
 
 
 def test_idle_terminal_transfers_in_and_out_and_tells_the_player(tmp_path):
-    terminal, ledger = start(tmp_path)
-    polls, _ = aft_on(terminal, ledger)
+    terminal, ledger, polls, _ = start(tmp_path)
     assert parse_reply(0x72, polls.transfer_poll(request("IN-1", 2500))).transfer_status == 0x00
     assert terminal.message == "Transfer in: 25.00"
     assert parse_reply(0x72, polls.transfer_poll(request("OUT-1", 1000, out=True))).transfer_status == 0x00
@@ -40,8 +45,7 @@ def test_idle_terminal_transfers_in_and_out_and_tells_the_player(tmp_path):
 
 
 def test_a_tilt_or_a_handpay_refuses_transfers_and_the_lock(tmp_path):
-    terminal, ledger = start(tmp_path)
-    polls, _ = aft_on(terminal, ledger)
+    terminal, ledger, polls, _ = start(tmp_path)
     ledger.bill_in(500)
     terminal.cabinet.tilt("door", "main", "main door open")
     assert terminal.cabinet.state is S.TILT
@@ -58,8 +62,7 @@ def test_a_tilt_or_a_handpay_refuses_transfers_and_the_lock(tmp_path):
 
 
 def test_the_lock_holds_play_until_it_times_out(tmp_path):
-    terminal, ledger = start(tmp_path)
-    polls, now = aft_on(terminal, ledger)
+    terminal, ledger, polls, now = start(tmp_path)
     ledger.bill_in(500)
     assert lock(polls, timeout=1000).game_lock_status == 0x00
     with pytest.raises(TerminalError, match="locked for a funds transfer"):
