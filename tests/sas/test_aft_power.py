@@ -7,6 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from drivers.sas.exceptions import ExceptionCode as X
 from drivers.sas.host_aft import aft_transfer
 from drivers.sas.messages import AftInterrogate, AftShortReply
 from firmware.ledger.errors import CriticalMemoryError
@@ -72,6 +73,7 @@ def test_a_power_cut_at_every_step_applies_the_transfer_once(tmp_path, cut_at, o
     assert terminal.ledger.credits_cents == expected
     assert terminal.ledger.meters["transfers_out" if out else "transfers_in"] == 2000
     assert accounting_difference(terminal.ledger.meters) == 0
+    assert X.AFT_TRANSFER_COMPLETE in terminal.machine.terminal.exceptions.pending()   # kept across the cuts
     # the host's interrogation after the power cut still reports this transfer
     again = aft_transfer(terminal.exchange(), ADDRESS, cents=2000, transaction_id="TX-1",
                          asset_number=ASSET, to_machine=not out)
