@@ -27,8 +27,8 @@ class PtyBridge:
         self.machine = machine
         self._master, self._slave = os.openpty()
         # Raw, so the line discipline neither echoes nor translates a byte before the host
-        # configures the port; the speed is left at the pty's default (see docs/protocols/sas.md,
-        # "Checked against an independent host": a pty refuses an open with parity at 19200).
+        # configures the port. The speed stays at the pty's default: a host that opens it with
+        # parity must change something else too, or the kernel refuses (sim_hardware/pty_link.py).
         tty.setraw(self._slave)
         self.path = os.ttyname(self._slave)
         #: ("host", bytes) for what the host wrote, ("machine", bytes) for the replies, in order.

@@ -1,11 +1,10 @@
-"""A SAS host not written for this product, sas-comm-py 0.1.0 (PyPI), reads our machine over a pty.
+"""A SAS host not written for this product, sas-comm-py 0.1.0 (PyPI), reads our machine over a pty:
+its identity, its meters (equal to the ledger's in the accounting denomination) and its exceptions.
 
-The library is used as published: its ``SlotMachine`` opens the pty's path with pyserial, frames
-the polls and checks the replies' CRC itself. The subclass below adds only what 0.1.0 lacks: the
-``get_serial_number`` its constructor calls but does not define, and a general poll (it has no
-method for one; the subclass sends it the way the library sends everything, its wakeup byte 0x80
-first). What it sends and what it does differently: docs/protocols/sas.md, "Checked against an
-independent host". Each reply takes the library about 0.1 s (it sleeps after the address byte).
+The library frames the polls and checks the replies itself (``tests/sas/sas_comm_py_host.py`` adds
+only what 0.1.0 lacks); the machine is a ``SasMachine`` over a real ledger behind a pty
+(``tests/sas/pty_bridge.py``). Each reply costs the library about 0.1 s (it sleeps after the
+address byte), so the file takes a few seconds.
 """
 
 from __future__ import annotations
@@ -13,35 +12,15 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-import sas_comm_py
 
 from drivers.sas.exceptions import ExceptionCode as X
 from firmware.ledger.ledger import Ledger
 from tests.sas.helpers import ADDRESS, IDENTITY, NOW, machine_on
 from tests.sas.pty_bridge import PtyBridge
+from tests.sas.sas_comm_py_host import SasCommPyHost, number, text
 from tests.sas.test_meters import play_a_round
 
 DENOM = IDENTITY.accounting_denom_cents            # 5 cents: the ledger's cents / 5 = SAS credits
-
-
-class SasCommPyHost(sas_comm_py.SlotMachine):
-    """sas-comm-py's host, with the method its constructor calls and the general poll it lacks."""
-
-    def get_serial_number(self):
-        return self.write_type_R(0x54, following_length=True)
-
-    def general_poll(self) -> int:
-        self.port.write(bytes((self.wakeup_bit, 0x80 | self.address)))
-        return self.read(b"", response_type="ack_nack").ack_nack[0]
-
-
-def number(hex_bytes: list[str]) -> int:
-    """A BCD field as the library returns it (one hex string a byte): its digits are the number."""
-    return int("".join(hex_bytes))
-
-
-def text(hex_bytes: list[str]) -> str:
-    return bytes.fromhex("".join(hex_bytes)).decode("ascii")
 
 
 @pytest.fixture
@@ -57,16 +36,19 @@ def ledger_with_play(ledger: Ledger) -> Ledger:
 
 @pytest.fixture
 def host(ledger_with_play):
+    """The library's host on the pty, the bridge, and the ledger's meters (read before the bridge's
+    thread owns the ledger: it is not shared between threads)."""
+    meters = dict(ledger_with_play.meters)
     with PtyBridge(machine_on(ledger_with_play)) as bridge:
         machine = SasCommPyHost(bridge.path, address=ADDRESS)
         try:
-            yield machine, bridge
+            yield machine, bridge, meters
         finally:
             machine.port.close()
 
 
 def test_it_reads_the_machines_identity(host):
-    machine, bridge = host
+    machine, bridge, _ = host
     # Its constructor asked for the SAS version and serial (0x54) as an R poll after its 0x80.
     assert bridge.sent_by_host()[0] == bytes.fromhex("80 01 54")
     assert machine.serial_number, "no valid 0x54 reply"
@@ -83,9 +65,9 @@ def test_it_reads_the_machines_identity(host):
     assert dt.datetime.strptime("".join(clock), "%m%d%Y%H%M%S") == NOW
 
 
-def test_it_reads_the_meters_the_ledger_holds(host, ledger_with_play):
-    machine, _ = host
-    m = ledger_with_play.meters
+def test_it_reads_the_meters_the_ledger_holds(host):
+    machine, _, m = host
+    credits = m["credits"] // DENOM
 
     def meters(command: int, length: int) -> list[int]:
         data = machine.write_type_R(command, length_to_read=length).data
@@ -96,7 +78,7 @@ def test_it_reads_the_meters_the_ledger_holds(host, ledger_with_play):
     assert meters(0x11, 4) == [m["coin_in"] // DENOM] == [25]
     assert meters(0x12, 4) == [m["coin_out"] // DENOM] == [75]
     assert meters(0x10, 4) == [m["ticket_out"] // DENOM] == [200]
-    assert meters(0x1A, 4) == [ledger_with_play.credits] == [750]
+    assert meters(0x1A, 4) == [credits] == [750]
     assert meters(0x18, 4) == [m["games_since_power_up"], m["games_since_door_close"]] == [1, 1]
     assert meters(0x1C, 32) == [25, 75, m["bills_in"] // DENOM, 0, m["games_played"], m["games_won"],
                                 m["door_open.main"], 0]
@@ -116,15 +98,15 @@ def test_it_reads_the_meters_the_ledger_holds(host, ledger_with_play):
     extended = machine.write_type_M(0x6F, optional_data=[0x0E, 0x00, 0x0C, 0x00], add_length_binary=True)
     assert " ".join(extended.data[:10]) == ("00 00 "                  # game 0
                                             "0e 00 05 00 00 00 10 00")  # ticket out: 1000 cents
-    assert number(extended.data[13:17]) == ledger_with_play.credits
+    assert number(extended.data[13:17]) == credits
 
     # The library's own polling loop (a one-shot task) reads the same credits.
     machine.add_one_task("1A", poll_type="R", length_to_read=4)
-    assert number(next(machine.capture_events()).data) == 750
+    assert number(next(machine.capture_events()).data) == credits
 
 
 def test_it_reads_the_exceptions_with_general_polls_and_a_retry_loses_none(host):
-    machine, bridge = host
+    machine, bridge, _ = host
     codes = []
     for _ in range(12):
         code = machine.general_poll()
