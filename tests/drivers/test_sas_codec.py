@@ -180,6 +180,13 @@ def test_a_host_that_sends_0x80_before_each_message_is_framed_and_can_repeat_a_p
     assert verdicts("80 01 1A") == [None, Verdict(repeat=False, acknowledged=b"\x11")]
 
 
+def test_sas_comm_pys_m_poll_without_its_length_byte_is_not_a_poll_and_the_next_one_is():
+    # write_type_M without add_length_binary=True (its default) leaves out the length byte.
+    malformed = bytes.fromhex("80 01 2F 00 00 0B 0C 82 20")
+    events = feed(EgmDecoder(1), [malformed + bytes.fromhex("80 01 1A")])
+    assert [e for e in events if isinstance(e, LongPoll | GeneralPoll)] == [LongPoll(1, 0x1A)]
+
+
 def test_host_sees_the_chirp_and_rejects_replies_it_did_not_ask_for():
     host = HostDecoder(1)
     host.receive_data(b"\x01\x01\x07")
