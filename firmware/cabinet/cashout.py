@@ -19,7 +19,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from firmware.cabinet.errors import TerminalError
 from firmware.cabinet.states import CabinetState, HandpayReason
@@ -80,6 +80,22 @@ class Printing:
     kind: TicketKind = TicketKind.CASHABLE
 
 
+class TicketNumbering(Protocol):
+    """A validation system that gives the cash-out tickets their numbers."""
+
+    def cannot_issue(self) -> str | None:
+        """Why no ticket can be numbered now, or None."""
+        ...
+
+    def issue(self, amount_cents: int) -> IssuedVoucher:
+        """Issue the voucher (``VoucherBook.issue``) with the system's next number."""
+        ...
+
+    def ticket_text(self) -> tuple[str | None, tuple[str, ...] | None]:
+        """The location and address lines the host set for the tickets (None: the configuration's)."""
+        ...
+
+
 class Cashout:
     """The player's cash-out, the printer's tickets and the handpay lockup, for ``terminal``."""
 
@@ -89,6 +105,9 @@ class Cashout:
         self._printing = TableMachine(PRINTING_TABLE)
         self.tickets_printed = 0
         self.last_ticket: str | None = None
+        #: Who numbers the cash-out tickets (SAS secure-enhanced validation,
+        #: firmware/cabinet/sas_tito.py); None: the voucher book's own numbers.
+        self.numbering: TicketNumbering | None = None
 
     @property
     def printing_state(self) -> PrintingState:
@@ -122,12 +141,12 @@ class Cashout:
         if t.cabinet.requires_handpay(credits):
             self._enter_handpay(credits, HandpayReason.LIMIT)
             return
-        problem = self.printer_problem()
+        problem = self.printer_problem() or (self.numbering.cannot_issue() if self.numbering else None)
         if problem is not None:
             t.message = f"ticket cannot be printed ({problem}): call an attendant"
             self._enter_handpay(credits, HandpayReason.PRINTER)
             return
-        voucher = t.vouchers.issue(cents)
+        voucher = self.numbering.issue(cents) if self.numbering else t.vouchers.issue(cents)
         printer = t.devices.printer
         assert printer is not None
         self._printing.fire("send_voucher")
@@ -147,7 +166,9 @@ class Cashout:
 
     def _ticket(self, issued: IssuedVoucher, kind: TicketKind = TicketKind.CASHABLE) -> Ticket:
         cfg = self.t.cfg
-        return issued.ticket(venue=cfg.terminal.venue, address=tuple(cfg.money.venue_address),
+        venue, address = self.numbering.ticket_text() if self.numbering else (None, None)
+        return issued.ticket(venue=venue or cfg.terminal.venue,
+                             address=address or tuple(cfg.money.venue_address),
                              machine=cfg.terminal.id[:20], kind=kind)
 
     def print_test_ticket(self) -> dict[str, Any]:
