@@ -335,13 +335,15 @@ class TicketValidationData(Body):
     def encode(self) -> bytes:
         if self.status in (0xC0, 0xFF) and not self.validation_data and not self.amount:
             return bytes((self.status,))
-        return Body.encode(self)
+        return bytes((self.status,)) + to_bcd(self.amount, 5) + bytes((self.parsing_code,)) + self.validation_data
 
     @classmethod
     def decode(cls, data: bytes) -> Self:
         if len(data) == 1:
             return cls(data[0])
-        return super().decode(data)
+        if len(data) < 7:
+            raise ValueError(f"ticket validation data of {len(data)} bytes")
+        return cls(data[0], from_bcd(data[1:6]), data[6], data[7:])
 
 
 @dataclass(frozen=True, slots=True)
