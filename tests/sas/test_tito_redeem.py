@@ -181,3 +181,14 @@ def test_verdicts_and_queries_without_a_ticket(site):
     assert verdict(site, OTHER, 500) == TicketValidationData(St.NOT_COMPATIBLE)
     with pytest.raises(RedemptionError, match="no ticket in escrow"):
         redeem_ticket(transact(site), ADDRESS, 500)
+
+
+def test_a_second_verdict_while_the_ticket_stacks_changes_nothing(site):
+    site.insert(OTHER)
+    assert verdict(site, OTHER, 500).status == St.PENDING
+    assert verdict(site, OTHER, 1000, TransferCode.NOT_IN_SYSTEM).status == St.PENDING
+    assert verdict(site, OTHER, 1000).status == St.PENDING
+    assert site.cabinet.returned == [] and site.cabinet.to_stack == OTHER
+    site.stack()
+    assert status(site) == TicketValidationData(St.CASHABLE_REDEEMED, 500, 0, validation_to_bcd(OTHER))
+    assert site.ledger.credits_cents == 500
