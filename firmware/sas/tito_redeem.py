@@ -45,12 +45,9 @@ INSERTED = "sas_inserted"
 RETURNED = "sas_returned"
 CHANNEL = "sas"
 
-#: The final status of a redemption, by the transfer code that authorised it.
-REDEEMED: dict[int, RedemptionStatus] = {
-    TransferCode.VALID_CASHABLE: St.CASHABLE_REDEEMED,
-    TransferCode.VALID_RESTRICTED: St.RESTRICTED_REDEEMED,
-    TransferCode.VALID_NONRESTRICTED: St.NONRESTRICTED_REDEEMED,
-}
+#: The final status of a redemption, by the transfer code that authorised it: the same number
+#: (00 cashable, 01 restricted, 02 nonrestricted, in both tables).
+REDEEMED: dict[int, RedemptionStatus] = {int(code): St(int(code)) for code in AUTHORISING}
 
 #: The status of a verdict the voucher book refuses, by its reason (docs/protocols/sas.md).
 REFUSALS: dict[str, RedemptionStatus] = {
