@@ -81,10 +81,23 @@ class Printing:
 
 
 class TicketNumbering(Protocol):
-    """A validation system that gives the cash-out tickets their numbers."""
+    """A validation system that gives the cash-out tickets their numbers: at once (:meth:`issue`),
+    or later when it is ``deferred`` (:meth:`request`; the number comes to
+    :meth:`Cashout.print_numbered` or is refused to :meth:`Cashout.numbering_denied`)."""
+
+    @property
+    def deferred(self) -> bool: ...
 
     def cannot_issue(self) -> str | None:
         """Why no ticket can be numbered now, or None."""
+        ...
+
+    def request(self, amount_cents: int) -> None:
+        """Ask for the number of a ticket for ``amount_cents`` (a deferred system)."""
+        ...
+
+    def tick(self, now: float) -> None:
+        """Time passes (a deferred system gives up on a number that does not come)."""
         ...
 
     def issue(self, amount_cents: int) -> IssuedVoucher:
@@ -146,11 +159,38 @@ class Cashout:
             t.message = f"ticket cannot be printed ({problem}): call an attendant"
             self._enter_handpay(credits, HandpayReason.PRINTER)
             return
+        if self.numbering is not None and self.numbering.deferred:
+            self.numbering.request(cents)           # the host gives the number: print_numbered
+            return
         voucher = self.numbering.issue(cents) if self.numbering else t.vouchers.issue(cents)
+        self._send_voucher(voucher)
+
+    def print_numbered(self, voucher: IssuedVoucher) -> None:
+        """The validation system numbered the cash-out's voucher (ISSUED): print it."""
+        self._send_voucher(voucher)
+
+    def numbering_denied(self, reason: str) -> None:
+        """The validation system gave no number: the cash-out is a handpay."""
+        t = self.t
+        if t.cabinet.state is S.CASHOUT and self.printing is None:
+            t.message = f"ticket cannot be printed ({reason}): call an attendant"
+            self._enter_handpay(t.ledger.credits_cents // t.ledger.denom_cents, HandpayReason.PRINTER)
+
+    def tick(self) -> None:
+        """Time passes for a number the validation system has not given yet."""
+        if self.numbering is not None:
+            self.numbering.tick(self.t.clock())
+
+    def _send_voucher(self, voucher: IssuedVoucher) -> None:
+        t = self.t
+        cents = voucher.amount_cents
         printer = t.devices.printer
-        assert printer is not None
         self._printing.fire("send_voucher")
         self._sent[voucher.validation] = Printing(voucher.validation, cents, t.clock())
+        problem = self.printer_problem()      # a number given later finds the printer gone
+        if printer is None or problem is not None:
+            self._not_printed(voucher.validation, problem or "no printer")
+            return
         try:
             printer.print_voucher(self._ticket(voucher))
         except DeviceError as exc:

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING
 
 from firmware.cashless.vouchers import IssuedVoucher
 from firmware.sas.tito import TitoPolls
+from firmware.sas.tito_system import SystemValidation
+from firmware.sas.tito_validation import SecureEnhanced
 
 if TYPE_CHECKING:
     from firmware.cabinet.terminal import Terminal
@@ -42,23 +44,55 @@ class SasTicketCabinet:
         self.t.message = f"voucher returned: {reason}"
 
 
+class SasCashoutPrinter:
+    """:class:`~firmware.sas.tito_system.CashoutPrinter` over the terminal's cash-out."""
+
+    def __init__(self, terminal: Terminal) -> None:
+        self.t = terminal
+
+    def print_voucher(self, voucher: IssuedVoucher) -> None:
+        self.t.cashout.print_numbered(voucher)
+
+    def validation_denied(self, reason: str) -> None:
+        self.t.cashout.numbering_denied(reason)
+
+
 class SasTicketOut:
-    """``Cashout.numbering``: secure-enhanced numbers when configured, and the host's ticket text."""
+    """``Cashout.numbering``: the numbers of the configured validation, and the host's ticket text
+    and expiration."""
 
     def __init__(self, terminal: Terminal, polls: TitoPolls) -> None:
         self.t = terminal
         self.polls = polls
 
+    @property
+    def deferred(self) -> bool:
+        return isinstance(self.polls.numbering, SystemValidation)
+
     def cannot_issue(self) -> str | None:
         numbering = self.polls.numbering
-        return None if numbering is None else numbering.cannot_issue()
+        return numbering.cannot_issue() if isinstance(numbering, SecureEnhanced) else None
 
-    def issue(self, amount_cents: int) -> IssuedVoucher:
+    def _expiry(self) -> None:
         expiry = self.polls.ticket_data.printed().expiry_days
         if expiry is not None:
             self.t.vouchers.expiry_days = expiry
+
+    def issue(self, amount_cents: int) -> IssuedVoucher:
+        self._expiry()
         numbering = self.polls.numbering
-        return self.t.vouchers.issue(amount_cents) if numbering is None else numbering.issue(amount_cents)
+        if isinstance(numbering, SecureEnhanced):
+            return numbering.issue(amount_cents)
+        return self.t.vouchers.issue(amount_cents)
+
+    def request(self, amount_cents: int) -> None:
+        self._expiry()
+        if isinstance(self.polls.numbering, SystemValidation):
+            self.polls.numbering.request(amount_cents)
+
+    def tick(self, now: float) -> None:
+        if isinstance(self.polls.numbering, SystemValidation):
+            self.polls.numbering.tick(now)
 
     def ticket_text(self) -> tuple[str | None, tuple[str, ...] | None]:
         printed = self.polls.ticket_data.printed()
@@ -67,10 +101,11 @@ class SasTicketOut:
 
 def attach_sas_tito(terminal: Terminal, *, validation: str, asset_number: int) -> TitoPolls:
     """Build the terminal's TITO poll set, connect it to money-in and the cash-out, and end a
-    redemption cycle the power cut left waiting for the host."""
+    redemption cycle or a number request the power cut left waiting for the host."""
     polls = TitoPolls(terminal.ledger, terminal.vouchers, SasTicketCabinet(terminal),
-                      validation=validation, asset_number=asset_number)
-    polls.redemption.settle_after_power_loss()
+                      validation=validation, asset_number=asset_number,
+                      printer=SasCashoutPrinter(terminal), clock=terminal.clock)
+    polls.settle_after_power_loss()
     terminal.money_in.ticket_host = polls.redemption
     terminal.cashout.numbering = SasTicketOut(terminal, polls)
     return polls

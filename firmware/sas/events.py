@@ -29,6 +29,7 @@ EVENT_EXCEPTIONS: dict[str, X] = {
     "ram_clear": X.MEMORY_ERROR_RESET,
     "bill_rejected": X.BILL_REJECTED,
     "sas_validation_id_missing": X.VALIDATION_ID_NOT_CONFIGURED,
+    "sas_system_validation": X.SYSTEM_VALIDATION_REQUEST,
 }
 
 #: The printer's soft faults (``printer_fault`` events, by their ``kind``).

@@ -6,8 +6,8 @@ choice (``[sas] validation``):
 
 - ``"secure-enhanced"``: the host sets the validation ID (0x4C) and reads the tickets printed (0x4D);
   the cash-out numbers its tickets through :attr:`TitoPolls.numbering`;
-- ``"system"``: the host gives each ticket's number (0x57 / 0x58): not built yet, so this choice is
-  refused rather than half served (docs/protocols/sas.md, "TITO");
+- ``"system"``: the host gives each ticket's number (0x57 / 0x58, exception 0x57); the cash-out
+  asks for it through :attr:`TitoPolls.numbering` and prints when it comes (``printer``);
 - ``"none"``: the machine prints its own (offline) numbers and answers no validation poll.
 
 Ticket redemption (0x70 / 0x71) and the ticket data polls (0x7B-0x7D) are answered in every case.
@@ -16,12 +16,14 @@ Exceptions come from the ledger records these modules commit (:mod:`firmware.sas
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 
 from firmware.cashless.vouchers import VoucherBook
 from firmware.ledger.ledger import Ledger
 from firmware.sas.responder import Handler
 from firmware.sas.tito_redeem import TicketCabinet, TicketRedemption
+from firmware.sas.tito_system import CashoutPrinter, SystemValidation
 from firmware.sas.tito_ticket_data import HostTicketData
 from firmware.sas.tito_validation import SecureEnhanced
 
@@ -33,16 +35,21 @@ class TitoPolls:
     """The TITO long polls of one machine (a :class:`~firmware.sas.responder.PollSet`)."""
 
     def __init__(self, ledger: Ledger, book: VoucherBook, cabinet: TicketCabinet, *,
-                 validation: str, asset_number: int) -> None:
+                 validation: str, asset_number: int, printer: CashoutPrinter | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         if validation not in VALIDATIONS:
             raise ValueError(f"[sas] validation is one of {', '.join(VALIDATIONS)}, not {validation!r}")
-        if validation == "system":
-            raise ValueError("[sas] validation = \"system\" (0x57 / 0x58) is not supported yet")
         self.validation = validation
         self.redemption = TicketRedemption(ledger, book, cabinet)
         self.ticket_data = HostTicketData(ledger, asset_number)
         #: the numbers of the cash-out tickets (None: the voucher book's own offline numbers)
-        self.numbering = SecureEnhanced(ledger, book) if validation == "secure-enhanced" else None
+        self.numbering: SecureEnhanced | SystemValidation | None = None
+        if validation == "secure-enhanced":
+            self.numbering = SecureEnhanced(ledger, book)
+        elif validation == "system":
+            if printer is None:
+                raise ValueError("system validation prints through the cash-out: give the printer")
+            self.numbering = SystemValidation(ledger, book, printer, clock=clock)
 
     def handlers(self) -> Mapping[int, Handler]:
         polls: dict[int, Handler] = {
@@ -50,7 +57,16 @@ class TitoPolls:
             0x7B: self.ticket_data.extended_status, 0x7C: self.ticket_data.set_extended,
             0x7D: self.ticket_data.set_ticket_data,
         }
-        if self.numbering is not None:
+        if isinstance(self.numbering, SecureEnhanced):
             polls[0x4C] = self.numbering.set_validation_id
             polls[0x4D] = self.numbering.enhanced_validation
+        elif isinstance(self.numbering, SystemValidation):
+            polls[0x57] = self.numbering.pending_cashout
+            polls[0x58] = self.numbering.receive_number
         return polls
+
+    def settle_after_power_loss(self) -> None:
+        """At power-up: end a redemption cycle and a number request the power cut left waiting."""
+        self.redemption.settle_after_power_loss()
+        if isinstance(self.numbering, SystemValidation):
+            self.numbering.settle_after_power_loss()

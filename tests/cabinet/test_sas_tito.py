@@ -1,6 +1,7 @@
 """SAS TITO on the terminal in-process, with the simulated validator and printer: a ticket printed
 with a secure-enhanced number and the host's ticket text, read back with 0x4D, inserted, redeemed
-through the SAS host once, and refused the second time."""
+through the SAS host once, and refused the second time; with system validation, the host's number
+printed, or a handpay when it does not come."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 from drivers.sas.codec import GeneralPoll, LongPoll
 from drivers.sas.exceptions import ExceptionCode as X
 from drivers.sas.host_tito import redeem_ticket
-from drivers.sas.messages import TicketData, ValidationId
+from drivers.sas.messages import PendingCashout, Status, TicketData, ValidationId, ValidationNumber
 from drivers.sas.validation import RedemptionStatus as St
 from drivers.sas.validation import secure_enhanced_number
 from firmware.cabinet.sas_tito import attach_sas_tito
@@ -23,8 +24,15 @@ from firmware.sas.view import LedgerView
 from tests.sas.helpers import ADDRESS, IDENTITY, ask
 
 
-@pytest.fixture
-def cabinet(tmp_path):
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _build(tmp_path, validation: str, clock: Clock):
     from hal.registry import parse_spec
     from sim_hardware.rig import SimRig
 
@@ -33,14 +41,20 @@ def cabinet(tmp_path):
     ledger = Ledger.open(tmp_path)
     terminal = Terminal(Config.model_validate({}), ledger, RngService.seeded(1),
                         Devices(bill_validator=rig.device("bill_validator"), printer=rig.device("printer")),
-                        VoucherBook(ledger, terminal_id="T1"))
+                        VoucherBook(ledger, terminal_id="T1"), clock=clock)
     terminal.power_up()
-    polls = attach_sas_tito(terminal, validation="secure-enhanced", asset_number=42)
-    machine = SasMachine(ADDRESS, LedgerView(ledger, IDENTITY), polls=[polls])
+    polls = attach_sas_tito(terminal, validation=validation, asset_number=42)
+    return terminal, SasMachine(ADDRESS, LedgerView(ledger, IDENTITY), polls=[polls]), rig
+
+
+@pytest.fixture(params=["secure-enhanced", "system"])
+def cabinet(tmp_path, request):
+    clock = Clock()
+    terminal, machine, rig = _build(tmp_path, request.param, clock)
     try:
-        yield terminal, machine, rig
+        yield terminal, machine, rig, clock
     finally:
-        ledger.close()
+        terminal.ledger.close()
         rig.close()
 
 
@@ -61,23 +75,35 @@ def _exceptions(machine: SasMachine) -> list[int]:
     return out
 
 
-def test_a_ticket_printed_by_the_terminal_is_redeemed_through_the_sas_host_once(cabinet):
-    terminal, machine, rig = cabinet
-    validator, printer = rig.simulator("bill_validator"), rig.simulator("printer")
-    host = lambda poll: ask(machine, poll)                                            # noqa: E731
-    assert host(LongPoll(ADDRESS, 0x4C, ValidationId(0x654321, 0).encode())) == ValidationId(0x654321, 0)
-    host(LongPoll(ADDRESS, 0x7D, TicketData(1, 0, "SAS CASINO", "", "").encode()))
+def _note(terminal: Terminal, validator) -> None:
     _until(terminal, lambda: terminal.money_in.accepting and validator.insert_note(20), "the validator")
     _until(terminal, lambda: terminal.ledger.credits_cents == 2000, "the note credited")
 
+
+def test_a_ticket_printed_by_the_terminal_is_redeemed_through_the_sas_host_once(cabinet):
+    terminal, machine, rig, _ = cabinet
+    validator, printer = rig.simulator("bill_validator"), rig.simulator("printer")
+    host = lambda poll: ask(machine, poll)                                            # noqa: E731
+    system = terminal.cashout.numbering.deferred
+    if not system:
+        assert host(LongPoll(ADDRESS, 0x4C, ValidationId(0x654321, 0).encode())) == ValidationId(0x654321, 0)
+    host(LongPoll(ADDRESS, 0x7D, TicketData(1, 0, "SAS CASINO", "", "").encode()))
+    _note(terminal, validator)
+
     terminal.request_cashout()
+    if system:                                       # the host gives the number
+        _until(terminal, lambda: X.SYSTEM_VALIDATION_REQUEST in _exceptions(machine), "0x57")
+        assert host(LongPoll(ADDRESS, 0x57)) == PendingCashout(0x00, 2000)
+        assert host(LongPoll(ADDRESS, 0x58, ValidationNumber(12, 1234567890123456).encode())) == Status(0)
     _until(terminal, lambda: terminal.tickets_printed == 1, "the ticket printed")
     ticket = terminal.last_ticket
-    assert ticket == secure_enhanced_number(0x654321, 1) and terminal.ledger.credits_cents == 0
+    expected = "121234567890123456" if system else secure_enhanced_number(0x654321, 1)
+    assert ticket == expected and terminal.ledger.credits_cents == 0
     assert "SAS CASINO" in str(printer.printed[-1])
     assert X.CASHOUT_TICKET_PRINTED in _exceptions(machine)
-    record = host(LongPoll(ADDRESS, 0x4D, b"\x00"))
-    assert (record.validation_number, record.amount) == (int(ticket[2:]), 2000)
+    if not system:
+        record = host(LongPoll(ADDRESS, 0x4D, b"\x00"))
+        assert (record.validation_number, record.amount) == (int(ticket[2:]), 2000)
 
     def redeem() -> int:
         _until(terminal, lambda: terminal.money_in.accepting and validator.insert_ticket(ticket), "validator")
@@ -94,3 +120,24 @@ def test_a_ticket_printed_by_the_terminal_is_redeemed_through_the_sas_host_once(
     assert redeem() == St.REJECTED_BY_HOST                           # the same ticket again
     _until(terminal, lambda: "voucher returned" in terminal.message, "the ticket returned")
     assert terminal.ledger.credits_cents == 2000 and terminal.ledger.meters["ticket_in"] == 2000
+
+
+def test_a_number_the_host_does_not_give_in_ten_seconds_is_a_handpay(tmp_path):
+    clock = Clock()
+    terminal, machine, rig = _build(tmp_path, "system", clock)
+    try:
+        _note(terminal, rig.simulator("bill_validator"))
+        terminal.request_cashout()
+        _until(terminal, lambda: X.SYSTEM_VALIDATION_REQUEST in _exceptions(machine), "0x57")
+        clock.now += 9.5
+        terminal.step()
+        assert terminal.status()["state"] == "CASHOUT" and terminal.status()["handpay"] is None
+        clock.now += 0.5
+        terminal.step()
+        status = terminal.status()
+        assert status["state"] == "HANDPAY" and "within ten seconds" in status["message"]
+        assert ask(machine, LongPoll(ADDRESS, 0x57)) == PendingCashout(0x80, 0)
+        assert terminal.ledger.credits_cents == 2000 and terminal.tickets_printed == 0
+    finally:
+        terminal.ledger.close()
+        rig.close()

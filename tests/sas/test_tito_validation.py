@@ -103,10 +103,11 @@ def test_validation_none_answers_no_validation_poll(tmp_path):
         s.close()
 
 
-@pytest.mark.parametrize("choice", ["system", "sometimes"])
-def test_a_validation_choice_not_served_is_refused(site, choice):
-    with pytest.raises(ValueError):
-        TitoPolls(site.ledger, site.book, site.cabinet, validation=choice, asset_number=ASSET)
+def test_a_validation_choice_that_cannot_be_served_is_refused(site):
+    with pytest.raises(ValueError, match="one of none, secure-enhanced, system"):
+        TitoPolls(site.ledger, site.book, site.cabinet, validation="sometimes", asset_number=ASSET)
+    with pytest.raises(ValueError, match="give the printer"):
+        TitoPolls(site.ledger, site.book, site.cabinet, validation="system", asset_number=ASSET)
 
 
 # --- 0x3D and 0x4D ------------------------------------------------------------------------------

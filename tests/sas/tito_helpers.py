@@ -6,10 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from drivers.sas.codec import LongPoll
-from firmware.cashless.vouchers import VoucherBook
+from firmware.cashless.vouchers import IssuedVoucher, VoucherBook
 from firmware.ledger.ledger import Ledger
 from firmware.sas.responder import SasMachine
 from firmware.sas.tito import TitoPolls
+from firmware.sas.tito_validation import SecureEnhanced
 from firmware.sas.view import LedgerView
 from tests.sas.helpers import ADDRESS, IDENTITY, NOW, ask, general
 
@@ -37,6 +38,20 @@ class Validator:
         self.returned.append(validation)
 
 
+class Printer:
+    """The cash-out as system validation sees it: the vouchers it printed, the denials."""
+
+    def __init__(self) -> None:
+        self.printed: list[str] = []
+        self.denied: list[str] = []
+
+    def print_voucher(self, voucher: IssuedVoucher) -> None:
+        self.printed.append(voucher.validation)
+
+    def validation_denied(self, reason: str) -> None:
+        self.denied.append(reason)
+
+
 class Site:
     """One terminal's critical memory and its SAS machine; :meth:`power_cut` reopens everything."""
 
@@ -49,8 +64,10 @@ class Site:
         self.ledger = Ledger.open(self.state, denomination=5)
         self.book = VoucherBook(self.ledger, terminal_id="T1")
         self.cabinet = Validator(self.ledger)
+        self.printer = Printer()
+        self.now = 100.0
         self.polls = TitoPolls(self.ledger, self.book, self.cabinet, validation=self.validation,
-                               asset_number=ASSET)
+                               asset_number=ASSET, printer=self.printer, clock=lambda: self.now)
         self.machine = SasMachine(ADDRESS, LedgerView(self.ledger, IDENTITY, clock=lambda: NOW),
                                   polls=[self.polls])
 
@@ -62,7 +79,7 @@ class Site:
         pending = self.book.pending_redemption()
         if pending is not None:
             self.book.cancel_redeem(pending.validation, "power lost with the voucher in escrow")
-        self.polls.redemption.settle_after_power_loss()
+        self.polls.settle_after_power_loss()
 
     def close(self) -> None:
         self.ledger.close()
@@ -95,6 +112,7 @@ class Site:
     def print_ticket(self, cents: int) -> str:
         """A cash-out ticket numbered by the SAS validation and confirmed by the printer."""
         self.ledger.bill_in(cents)
-        voucher = self.polls.numbering.issue(cents) if self.polls.numbering else self.book.issue(cents)
+        numbering = self.polls.numbering
+        voucher = numbering.issue(cents) if isinstance(numbering, SecureEnhanced) else self.book.issue(cents)
         self.book.printed(voucher.validation)
         return voucher.validation
