@@ -76,7 +76,7 @@ class SystemValidation:
 
     def tick(self, now: float) -> None:
         """The host has ten seconds to give the number: then the validation is denied."""
-        if False:
+        if self._since is not None and now - self._since >= TIMEOUT_S and self.pending_cents() is not None:
             self._deny("no validation number from the SAS host within ten seconds")
 
     def settle_after_power_loss(self) -> None:
@@ -108,7 +108,7 @@ class SystemValidation:
             self._deny("the SAS host denied the validation")
             return Status(ACKNOWLEDGED).encode()
         validation = f"{request.validation_system_id:02d}{request.validation_number:016d}"
-        if False:
+        if self._ledger.records_for(validation):
             return Status(REJECTED).encode()
         try:
             with self._ledger.batch():
