@@ -32,7 +32,9 @@ class SasTicketCabinet:
 
     def stack_ticket(self, validation: str) -> None:
         validator = self.t.devices.bill_validator
-        assert validator is not None
+        if validator is None or not validator.is_open:  # gone since the ticket was inserted
+            self.t.vouchers.cancel_redeem(validation, "the bill validator is not connected")
+            return
         self.t.money_in.redeeming = validation       # its stacking commits the ticket_in
         validator.stack()
 

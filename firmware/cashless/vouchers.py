@@ -321,15 +321,15 @@ class VoucherBook:
         if amount_cents > ledger.credits_cents:
             raise VoucherStateError(f"a voucher for {amount_cents} cents exceeds the credit meter "
                                     f"({ledger.credits_cents} cents)")
-        if self._key is None:
-            self._key = validation_key(ledger)
-        assert self._key is not None
         sequence = self._last_sequence + 1
         if validation is not None:
             validation = parse_validation(validation)
             if self._exists(validation):
                 raise VoucherError(f"validation number {format_validation(validation)} was used before")
         else:
+            if self._key is None:
+                self._key = validation_key(ledger)
+            assert self._key is not None
             validation = offline_validation(self._key, self.terminal_id, sequence)
             while self._exists(validation):      # never reuse a number: skip to the next sequence
                 sequence += 1

@@ -64,7 +64,8 @@ class TicketCabinet(Protocol):
         ...
 
     def stack_ticket(self, validation: str) -> None:
-        """The voucher book committed REDEEM_PENDING: stack the ticket in escrow."""
+        """The voucher book committed REDEEM_PENDING: stack the ticket in escrow (or, if that
+        cannot be done, cancel the redemption with ``VoucherBook.cancel_redeem``)."""
         ...
 
     def return_ticket(self, validation: str, reason: str) -> None:
@@ -215,7 +216,10 @@ class TicketRedemption:
         except VoucherError as exc:
             return self._refuse(validation, St.UNABLE_TO_ACCEPT, str(exc))
         self.cabinet.stack_ticket(validation)
-        return _reply(self.cycle())
+        cycle = self.cycle()
+        if cycle is None or cycle.status is not St.PENDING:   # the cabinet could not stack it
+            self.escrow = None
+        return _reply(cycle)
 
     def _refuse(self, validation: str, status: RedemptionStatus, reason: str) -> bytes:
         self._end(validation, status)

@@ -192,3 +192,14 @@ def test_a_second_verdict_while_the_ticket_stacks_changes_nothing(site):
     site.stack()
     assert status(site) == TicketValidationData(St.CASHABLE_REDEEMED, 500, 0, validation_to_bcd(OTHER))
     assert site.ledger.credits_cents == 500
+
+
+def test_a_ticket_the_cabinet_cannot_stack_is_not_credited(site):
+    def gone(validation: str) -> None:                      # the validator went away meanwhile
+        site.book.cancel_redeem(validation, "the bill validator is not connected")
+
+    site.cabinet.stack_ticket = gone
+    site.insert(OTHER)
+    assert verdict(site, OTHER, 500).status == St.UNABLE_TO_ACCEPT
+    assert site.polls.redemption.escrow is None and site.ledger.credits_cents == 0
+    assert site.exceptions() == [X.TICKET_INSERTED, X.TICKET_TRANSFER_COMPLETE]
