@@ -10,9 +10,16 @@ import pytest
 from drivers.sas.codec import GeneralPoll, LongPoll
 from drivers.sas.exceptions import ExceptionCode as X
 from drivers.sas.host_tito import redeem_ticket
-from drivers.sas.messages import PendingCashout, Status, TicketData, ValidationId, ValidationNumber
+from drivers.sas.messages import (
+    PendingCashout,
+    RedeemTicket,
+    Status,
+    TicketData,
+    ValidationId,
+    ValidationNumber,
+)
 from drivers.sas.validation import RedemptionStatus as St
-from drivers.sas.validation import secure_enhanced_number
+from drivers.sas.validation import secure_enhanced_number, validation_to_bcd
 from firmware.cabinet.sas_tito import attach_sas_tito
 from firmware.cabinet.terminal import Devices, Terminal
 from firmware.cashless.vouchers import VoucherBook
@@ -138,6 +145,36 @@ def test_a_number_the_host_does_not_give_in_ten_seconds_is_a_handpay(tmp_path):
         assert status["state"] == "HANDPAY" and "within ten seconds" in status["message"]
         assert ask(machine, LongPoll(ADDRESS, 0x57)) == PendingCashout(0x80, 0)
         assert terminal.ledger.credits_cents == 2000 and terminal.tickets_printed == 0
+    finally:
+        terminal.ledger.close()
+        rig.close()
+
+
+def test_a_ticket_waiting_for_the_host_when_the_power_goes_is_not_credited_by_a_late_verdict(tmp_path):
+    other = "123456789012345678"
+    terminal, machine, rig = _build(tmp_path, "secure-enhanced", Clock())
+    try:
+        validator = rig.simulator("bill_validator")
+        _until(terminal, lambda: terminal.money_in.accepting and validator.insert_ticket(other), "validator")
+        _until(terminal, lambda: terminal.money_in.ticket_host.escrow == other, "the ticket in escrow")
+    finally:
+        terminal.ledger.close()                   # the power goes with the ticket waiting
+        rig.close()
+    terminal, machine, rig = _build(tmp_path, "secure-enhanced", Clock())
+    try:
+        host = lambda poll: ask(machine, poll)                                        # noqa: E731
+        assert host(LongPoll(ADDRESS, 0x70)).status == 0xFF                          # no ticket now
+        late = RedeemTicket(0x00, 500, 0, validation_to_bcd(other)).encode()
+        assert host(LongPoll(ADDRESS, 0x71, late)).status == St.NOT_COMPATIBLE
+        assert host(LongPoll(ADDRESS, 0x71, b"\xff")).status == St.UNABLE_TO_ACCEPT
+        assert _exceptions(machine)[:2] == [X.TICKET_INSERTED, X.TICKET_TRANSFER_COMPLETE]   # priority ones first
+        assert terminal.ledger.credits_cents == 0
+        validator = rig.simulator("bill_validator")                   # the player tries it again
+        _until(terminal, lambda: terminal.money_in.accepting and validator.insert_ticket(other), "validator")
+        _until(terminal, lambda: terminal.money_in.ticket_host.escrow == other, "the ticket in escrow")
+        final = redeem_ticket(host, ADDRESS, 500, validation=other,
+                              between=lambda: [terminal.step(0.01) for _ in range(50)] and None, tries=20)
+        assert final.status == St.CASHABLE_REDEEMED and terminal.ledger.credits_cents == 500
     finally:
         terminal.ledger.close()
         rig.close()

@@ -49,7 +49,7 @@ def body(command: int) -> st.SearchStrategy[bytes]:
 
 
 @pytest.mark.parametrize("validation", ["secure-enhanced", "system"])
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(polls=st.lists(st.sampled_from(TITO).flatmap(lambda c: st.tuples(st.just(c), body(c))), max_size=12))
 def test_hostile_tito_bodies_never_raise_and_pay_at_most_the_ticket(tmp_path_factory, validation, polls):
     site = Site(tmp_path_factory.mktemp("state") / "state", validation=validation)
