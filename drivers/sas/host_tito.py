@@ -52,7 +52,9 @@ def redeem_ticket(transact: Transact, address: int, amount_cents: int, *,
                   between: Callable[[], None] = lambda: None, tries: int = 10) -> TicketValidationData:
     """Redeem the ticket in escrow (``validation``: check it is that one) and return the final
     0x71 reply. ``between`` runs before each status query (the host's general polls, time for the
-    validator to stack). Raises :class:`RedemptionError` when the machine holds no ticket, another
+    validator to stack); it must poll something (a general poll, another address): the same
+    status query twice in a row is a retry, which the machine answers with its previous reply
+    (implied ACK, docs/protocols/sas.md). Raises :class:`RedemptionError` when the machine holds no ticket, another
     one, or gives no final status in ``tries`` queries."""
     escrowed = ticket_in_escrow(transact, address)
     if escrowed is None:
