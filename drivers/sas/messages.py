@@ -320,13 +320,30 @@ class Status(Body):
 
 @dataclass(frozen=True, slots=True)
 class TicketValidationData(Body):
-    """0x70 reply and 0x71 reply: status, amount in cents, parsing code, validation data."""
+    """0x70 reply and 0x71 reply: status, amount in cents, parsing code, validation data.
+
+    The status alone (a one-byte body) when there is nothing else to say: 0x70 with no ticket in
+    escrow (0xFF), 0x71 not compatible with the redemption cycle (0xC0) or with no validation
+    information (0xFF); the Aristocrat Monaco client's LP 70 / LP 71 parsers send them so."""
 
     status: int
-    amount: int
-    parsing_code: int
-    validation_data: bytes
+    amount: int = 0
+    parsing_code: int = 0
+    validation_data: bytes = b""
     layout: ClassVar[tuple[Field, ...]] = (("bin", 1), ("bcd", 5), ("bin", 1), ("rest", 0))
+
+    def encode(self) -> bytes:
+        if self.status in (0xC0, 0xFF) and not self.validation_data and not self.amount:
+            return bytes((self.status,))
+        return bytes((self.status,)) + to_bcd(self.amount, 5) + bytes((self.parsing_code,)) + self.validation_data
+
+    @classmethod
+    def decode(cls, data: bytes) -> Self:
+        if len(data) == 1:
+            return cls(data[0])
+        if len(data) < 7:
+            raise ValueError(f"ticket validation data of {len(data)} bytes")
+        return cls(data[0], from_bcd(data[1:6]), data[6], data[7:])
 
 
 @dataclass(frozen=True, slots=True)
@@ -342,6 +359,8 @@ class RedeemTicket(Body):
     layout: ClassVar[tuple[Field, ...]] = (("bin", 1), ("bcd", 5), ("bin", 1))
 
     def encode(self) -> bytes:
+        if self.transfer_code == 0xFF and not self.validation_data:
+            return b"\xff"
         out = bytes((self.transfer_code,)) + to_bcd(self.amount, 5) + bytes((self.parsing_code,))
         out += self.validation_data
         if self.restricted_expiration is not None:
@@ -350,6 +369,8 @@ class RedeemTicket(Body):
 
     @classmethod
     def decode(cls, data: bytes) -> Self:
+        if len(data) == 1 and data[0] == 0xFF:         # the status query: the transfer code alone
+            return cls(0xFF, 0, 0, b"")
         if len(data) < 7:
             raise ValueError(f"0x71 request of {len(data)} bytes")
         head = (data[0], from_bcd(data[1:6]), data[6])

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import enum
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from firmware.cashless.vouchers import POWER_LOST_ASKING
 from firmware.errors import EgmError
@@ -53,6 +53,18 @@ VALIDATOR_TABLE = StateTable("money-in", ValidatorState, V.UNKNOWN, (
 ))
 
 
+class TicketHost(Protocol):
+    """A host that decides on a ticket in escrow later (SAS: 0x70 / 0x71), not at once."""
+
+    def ticket_escrowed(self, barcode: str) -> None:
+        """Hold the ticket for the host; raises :class:`EgmError` if it cannot wait (returned)."""
+        ...
+
+    def ticket_stacked(self, barcode: str) -> None: ...
+
+    def ticket_returned(self) -> None: ...
+
+
 class MoneyIn:
     """Notes and vouchers in, for ``terminal``."""
 
@@ -61,6 +73,8 @@ class MoneyIn:
         self._validator = TableMachine(VALIDATOR_TABLE)
         #: The voucher in the validator's escrow (its validation number), or None.
         self.redeeming: str | None = None
+        #: A SAS host that decides on inserted tickets (firmware/cabinet/sas_tito.py), or None.
+        self.ticket_host: TicketHost | None = None
         self.notes_stacked = 0
 
     @property
@@ -160,7 +174,13 @@ class MoneyIn:
         validator = self.t.devices.bill_validator
         assert validator is not None
         why = self.can_take(0)                       # the state first: no host asked for nothing
-        if why is None:
+        if why is None and self.ticket_host is not None:
+            try:
+                self.ticket_host.ticket_escrowed(barcode)   # the SAS host decides (0x70 / 0x71)
+                return
+            except EgmError as exc:
+                why = str(exc)
+        elif why is None:
             try:
                 link = self.t.hostlink
                 host = link if link is not None and link.connected else None
@@ -188,6 +208,8 @@ class MoneyIn:
         self.t.vouchers.commit_redeem(barcode)
         self._credit_recorded()
         self.redeeming = None
+        if self.ticket_host is not None:
+            self.ticket_host.ticket_stacked(barcode)
         self.t.message = ""
 
     def on_returned(self, name: str, event: Returned | Rejected) -> None:
@@ -195,6 +217,8 @@ class MoneyIn:
         if self.redeeming is not None:
             self.t.vouchers.cancel_redeem(self.redeeming, "returned by the validator")
             self.redeeming = None
+        if self.ticket_host is not None:
+            self.ticket_host.ticket_returned()
 
     def on_rejected(self, name: str, event: Rejected) -> None:
         self.on_returned(name, event)

@@ -271,6 +271,7 @@ class Terminal:
         if self.hostlink is not None:
             self.hostlink.poll()
         self.supervision.reconnect()
+        self.cashout.tick()
         self.money_in.update_validator()
         self._publish()
 
