@@ -8,22 +8,18 @@ import pytest
 from drivers.sas.messages import AftLockRequest, AftStatus, parse_reply
 from firmware.cabinet.sas_aft import TerminalAft
 from firmware.cabinet.states import CabinetState as S
-from firmware.cabinet.terminal import Devices, Terminal, TerminalError
-from firmware.cashless.vouchers import VoucherBook
-from firmware.ledger.ledger import Ledger, accounting_difference
-from firmware.rng.service import RngService
+from firmware.cabinet.terminal import TerminalError
+from firmware.ledger.ledger import accounting_difference
 from firmware.sas.aft import AftPolls, AftSettings
-from tests.cabinet.test_terminal import config, settle
+from tests.cabinet.test_terminal import settle
+from tests.cabinet.test_terminal import start as start_terminal
 from tests.sas.test_aft import request
 
 
 def start(state):
     """A powered-up terminal on a clock the test moves, and AFT over it."""
     now = [1000.0]
-    ledger = Ledger.open(state)
-    terminal = Terminal(config(), ledger, RngService.seeded(7), Devices(), VoucherBook(ledger, terminal_id="T1"),
-                        clock=lambda: now[0])
-    terminal.power_up()
+    terminal, ledger = start_terminal(state, clock=lambda: now[0])
     polls = AftPolls(ledger, TerminalAft(terminal), AftSettings(1234, 100_000), monotonic=terminal.clock)
     return terminal, ledger, polls, now
 
