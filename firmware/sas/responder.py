@@ -24,14 +24,18 @@ from typing import Protocol
 
 from drivers.sas.codec import (
     BROADCAST,
+    Ack,
     EgmDecoder,
     ExceptionReply,
     GeneralPoll,
     LongPoll,
+    Nack,
     Reply,
     ReplyLog,
     encode_reply,
+    spec_of,
 )
+from drivers.sas.commands import ReplyKind
 from drivers.sas.messages import (
     METER_CODE_WIDTHS,
     METER_LAYOUTS,
@@ -51,12 +55,22 @@ from firmware.sas.view import BILL_CODES, DENOMINATION_CODES, TerminalView
 #: The SAS version this machine reports (0x54).
 SAS_VERSION = "602"
 
+#: The long polls a global broadcast (address 0) carries that the machine applies (never answering):
+#: receive date and time (SAS 6.02 section 7.17).
+BROADCASTS = frozenset({0x7F})
+
 #: The game number of the machine's totals in 0x2F / 0x6F / 0xAF (per-game meters come later).
 MACHINE_TOTALS = 0
 
 
-#: A long poll's handler: the poll's data in, the reply's data out (None: no reply is due).
+#: A long poll's handler: the poll's data in, the reply's data out (None: no reply is due; for a
+#: poll answered by ACK, any bytes mean ACK). A handler that refuses the poll's data (a value SAS
+#: does not define) raises :class:`PollRefused`: the machine answers NACK and changes nothing.
 Handler = Callable[[bytes], bytes | None]
+
+
+class PollRefused(ValueError):
+    """A long poll whose data this machine refuses: answered NACK."""
 
 
 class PollSet(Protocol):
@@ -119,14 +133,20 @@ class SasMachine:
         if isinstance(poll, GeneralPoll):
             self._sent_exception = self.terminal.exceptions.peek()
             return encode_reply(ExceptionReply(self._sent_exception))
-        if not isinstance(poll, LongPoll) or poll.address == BROADCAST:
+        if not isinstance(poll, LongPoll) or (poll.address == BROADCAST and poll.command not in BROADCASTS):
             return None
         handler = self._long_polls.get(poll.command)
         try:
             data = None if handler is None else handler(poll.data)
+        except PollRefused:
+            return encode_reply(Nack(self.address))
         except ValueError:
             return None            # a body the codec framed but we cannot read: no answer
-        return None if data is None else encode_reply(Reply(self.address, poll.command, data))
+        if data is None or poll.address == BROADCAST:
+            return None
+        if spec_of(poll.command).reply_kind is ReplyKind.ACK:
+            return encode_reply(Ack(self.address))
+        return encode_reply(Reply(self.address, poll.command, data))
 
     # -- the long polls: each returns the reply's data, None for no reply -------------------------
     def _meter(self, field: str) -> int:
