@@ -22,7 +22,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from drivers.sas.crc import sas_crc
-from firmware.cabinet.software import DEFAULT_PACKAGES, default_root, installed_files, installed_paths
+from firmware.cabinet.software import (
+    DEFAULT_PACKAGES,
+    default_root,
+    installed_files,
+    installed_paths,
+)
 from firmware.games.registry import available, configured_options, get_game
 from firmware.math import cache
 from firmware.sas.games import GameEntry

@@ -18,8 +18,9 @@ terminal's thread and is in critical memory before it returns (the ACK follows i
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Protocol
 
 from drivers.sas.game_info import LEVEL_CANCELLED_CREDITS, HandpayInfo, RealTimeEvents
@@ -81,13 +82,13 @@ class ControlPolls:
     def handlers(self) -> Mapping[int, Handler]:
         c = self.controls
         return {
-            0x01: lambda _data: _ack(c.lock_out_play(True)),
-            0x02: lambda _data: _ack(c.lock_out_play(False)),
-            0x03: lambda _data: _ack(c.sound(Sound.OFF)),
-            0x04: lambda _data: _ack(c.sound(Sound.ON)),
-            0x05: lambda _data: _ack(c.sound(Sound.GAME_OFF)),
-            0x06: lambda _data: _ack(c.bill_acceptor(True)),
-            0x07: lambda _data: _ack(c.bill_acceptor(False)),
+            0x01: _acked(partial(c.lock_out_play, True)),
+            0x02: _acked(partial(c.lock_out_play, False)),
+            0x03: _acked(partial(c.sound, Sound.OFF)),
+            0x04: _acked(partial(c.sound, Sound.ON)),
+            0x05: _acked(partial(c.sound, Sound.GAME_OFF)),
+            0x06: _acked(partial(c.bill_acceptor, True)),
+            0x07: _acked(partial(c.bill_acceptor, False)),
             0x0E: self._real_time_events,
             0x1B: self._handpay_information,
             0x94: self._handpay_reset,
@@ -114,6 +115,12 @@ class ControlPolls:
         return Status(code).encode()
 
 
-def _ack(_done: None) -> bytes:
-    """The reply of a poll answered by ACK (the responder sends the address byte)."""
-    return b""
+def _acked(action: Callable[[], None]) -> Handler:
+    """The handler of a poll without data answered by ACK: ``action``, then the ACK (the responder
+    sends the address byte for any bytes returned)."""
+
+    def handle(_data: bytes) -> bytes:
+        action()
+        return b""
+
+    return handle

@@ -36,6 +36,7 @@ from drivers.sas.codec import (
     spec_of,
 )
 from drivers.sas.commands import ReplyKind
+from drivers.sas.game_info import MachineInfo
 from drivers.sas.messages import (
     METER_CODE_WIDTHS,
     METER_LAYOUTS,
@@ -43,7 +44,6 @@ from drivers.sas.messages import (
     ExtendedMeters,
     ExtendedMetersRequest,
     LastBill,
-    MachineInfo,
     Meters,
     SasVersion,
     SelectedMeters,

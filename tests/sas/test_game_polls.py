@@ -40,7 +40,10 @@ class Catalog:
 GAMES = [entry(1, "BW"), entry(2, "JW", enabled=False), entry(3, "TP", max_bet=40)]
 
 
-def machine(ledger, catalog=None, features=Features(), clock=lambda: NOW) -> SasMachine:
+DEFAULT_FEATURES = Features()
+
+
+def machine(ledger, catalog=None, features=DEFAULT_FEATURES, clock=lambda: NOW) -> SasMachine:
     polls = GamePolls(IDENTITY, catalog or Catalog(GAMES), features)
     return SasMachine(ADDRESS, LedgerView(ledger, IDENTITY, clock=clock), polls=[polls])
 
@@ -70,8 +73,8 @@ def test_game_n_configuration_gives_the_game_its_number_and_pay_table(ledger):
     reply = send(machine(ledger), "01 53 00 03 " + crc("01 53 00 03"))
     # game 0003, "TP", additional ID "003", denomination code 02 (5 cents), max bet 40 (0x28),
     # progressive group 0, options 0000, pay table "TP00AB", base % "9650"
-    assert reply == with_crc("01 53 00 03 " + "TP003".encode().hex(" ") + " 02 28 00 00 00 "
-                             + "TP00AB9650".encode().hex(" "))
+    assert reply == with_crc("01 53 00 03 " + b"TP003".hex(" ") + " 02 28 00 00 00 "
+                             + b"TP00AB9650".hex(" "))
 
 
 def test_game_0_configuration_is_the_machine_as_0x1f_gives_it(ledger):
@@ -88,7 +91,7 @@ def test_a_game_number_beyond_the_last_gets_no_reply(ledger):
 
 def test_game_n_information_carries_names_max_bet_and_wager_categories(ledger):
     reply = send(machine(ledger), "01 B5 00 01 " + crc("01 B5 00 01"))
-    name, paytable = "game 1".encode().hex(" "), "standard".encode().hex(" ")
+    name, paytable = b"game 1".hex(" "), b"standard".hex(" ")
     body = f"00 01 05 00 00 00 00 00 00 06 {name} 08 {paytable} 00 03"
     assert reply == with_crc(f"01 B5 {len(bytes.fromhex(body)):02x} {body}")
 
