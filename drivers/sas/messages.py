@@ -22,8 +22,10 @@ from drivers.sas.game_info import (
     GameInformation,
     GameNumber,
     HandpayInfo,
-    MachineInfo,
     RealTimeEvents,
+)
+from drivers.sas.game_info import (
+    MachineInfo as MachineInfo,  # re-exported: it was defined here
 )
 from drivers.sas.layout import Body, Field
 

@@ -49,6 +49,7 @@ from drivers.sas.messages import (
     SelectedMeters,
     SelectedMetersRequest,
 )
+from firmware.sas.game_meters import GAME_METERS, game_id_of, game_meter
 from firmware.sas.meters import BY_CODE, BY_FIELD
 from firmware.sas.view import BILL_CODES, DENOMINATION_CODES, TerminalView
 
@@ -59,7 +60,7 @@ SAS_VERSION = "602"
 #: receive date and time (SAS 6.02 section 7.17).
 BROADCASTS = frozenset({0x7F})
 
-#: The game number of the machine's totals in 0x2F / 0x6F / 0xAF (per-game meters come later).
+#: The game number of the machine's totals in 0x2F / 0x6F / 0xAF (1..N: one game's meters).
 MACHINE_TOTALS = 0
 
 
@@ -174,21 +175,28 @@ class SasMachine:
     def _date_time(self, _data: bytes) -> bytes:
         return DateTime(self.terminal.now().replace(microsecond=0)).encode()
 
-    def _code_value(self, code: int) -> int:
-        return BY_CODE[code].read(self.terminal.meters, self.terminal.identity.accounting_denom_cents)
+    def _game_values(self, game: int, codes: tuple[int, ...]) -> list[tuple[int, int]] | None:
+        """(code, value) of each requested meter this terminal reports for ``game`` (0: the machine's
+        totals, else the game's own meters, ``firmware/sas/game_meters.py``); None: no such game."""
+        denom = self.terminal.identity.accounting_denom_cents
+        meters = self.terminal.meters
+        wanted = [code for code in codes if code in METER_CODE_WIDTHS]
+        if game == MACHINE_TOTALS:
+            return [(code, BY_CODE[code].read(meters, denom)) for code in wanted if code in BY_CODE]
+        game_id = game_id_of(game)
+        if game_id is None:
+            return None
+        return [(code, game_meter(code, meters, game_id, denom)) for code in wanted if code in GAME_METERS]
 
     def _selected_meters(self, data: bytes) -> bytes | None:
         request = SelectedMetersRequest.decode(data)
-        if request.game != MACHINE_TOTALS:
-            return None
-        meters = tuple((code, self._code_value(code)) for code in request.codes
-                       if code in BY_CODE and code in METER_CODE_WIDTHS)
-        return SelectedMeters(request.game, meters).encode()
+        values = self._game_values(request.game, request.codes)
+        return None if values is None else SelectedMeters(request.game, tuple(values)).encode()
 
     def _extended_meters(self, data: bytes) -> bytes | None:
         request = ExtendedMetersRequest.decode(data)
-        if request.game != MACHINE_TOTALS:
+        values = self._game_values(request.game, request.codes)
+        if values is None:
             return None
-        meters = tuple((code, METER_CODE_WIDTHS[code], self._code_value(code)) for code in request.codes
-                       if code in BY_CODE and code in METER_CODE_WIDTHS)
-        return ExtendedMeters(request.game, meters).encode()
+        return ExtendedMeters(request.game, tuple((code, METER_CODE_WIDTHS[code], value)
+                                                  for code, value in values)).encode()

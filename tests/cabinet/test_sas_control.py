@@ -210,3 +210,38 @@ def test_a_changed_pay_table_has_a_new_pay_table_id(tmp_path):
             terminal = Terminal(cfg, ledger, RngService.seeded(7), Devices(), VoucherBook(ledger, terminal_id="T1"))
             ids.append(TerminalGames(terminal).games()[3].paytable_id)
     assert ids[0] != ids[1] and all(i.startswith("TP") and len(i) == 6 for i in ids)
+
+
+def test_per_game_meters_come_from_critical_memory_and_sum_to_the_machine_totals(tmp_path):
+    from drivers.sas.messages import SelectedMetersRequest
+    from firmware.sas.game_meters import game_ids
+
+    terminal, ledger, machine = start(tmp_path)
+    ledger.bill_in(10000)
+    for game in ("baccarat-war", "three-card-poker", "baccarat-war", "double-super-9"):
+        terminal.choose_game(game)
+        terminal.play()
+        for _ in range(40):
+            terminal.step()
+            pending = (terminal.status()["round"] or {}).get("pending") or []
+            for decision in pending:
+                terminal.decide(decision["seat"], decision["actions"][0])
+            if terminal.kernel is None:
+                break
+        assert ledger.open_round is None
+    codes = (0x00, 0x01, 0x05, 0x06, 0x07)
+
+    def meters(game: int) -> dict[int, int]:
+        reply = ask(machine, LongPoll(ADDRESS, 0x2F, SelectedMetersRequest(game, codes).encode()))
+        machine.receive(GENERAL)
+        assert reply.game == game
+        return dict(reply.meters)
+
+    totals = meters(0)
+    per_game = {number: meters(number) for number in range(1, len(game_ids()) + 1)}
+    assert totals[0x05] == 4 and per_game[1][0x05] == 2 and per_game[2][0x05] == 0
+    assert per_game[game_ids().index("three-card-poker") + 1][0x05] == 1
+    for code in codes:
+        assert sum(values[code] for values in per_game.values()) == totals[code], hex(code)
+    assert totals[0x00] == ledger.meters["coin_in"] // IDENTITY.accounting_denom_cents > 0
+    ledger.close()
