@@ -245,3 +245,20 @@ def test_per_game_meters_come_from_critical_memory_and_sum_to_the_machine_totals
         assert sum(values[code] for values in per_game.values()) == totals[code], hex(code)
     assert totals[0x00] == ledger.meters["coin_in"] // IDENTITY.accounting_denom_cents > 0
     ledger.close()
+
+
+def test_sound_and_real_time_reporting_are_kept_across_a_power_cut(tmp_path):
+    from firmware.cabinet.sas_control import TerminalControls
+    from firmware.sas.control import Sound
+
+    terminal, ledger, machine = start(tmp_path)
+    assert command(machine, bytes.fromhex("01 05 75 4E")) == ACK            # game play sounds off
+    assert command(machine, bytes.fromhex("01 0E 01 45 D1")) == ACK         # real-time reporting on
+    ledger.close()
+    terminal, ledger, machine = start(tmp_path)
+    controls = TerminalControls(terminal, IDENTITY.accounting_denom_cents)
+    assert controls.sound_setting is Sound.GAME_OFF and controls.real_time_events_on
+    assert command(machine, bytes.fromhex("01 04 FC 5F")) == ACK            # sounds on
+    assert command(machine, bytes.fromhex("01 0E 00 CC C0")) == ACK
+    assert controls.sound_setting is Sound.ON and not controls.real_time_events_on
+    ledger.close()
