@@ -125,7 +125,13 @@ def control_poll_sets(terminal: Terminal, identity: Identity, features: Features
                       software_root: Path | None = None, par_cache: Path | None = None) -> list[PollSet]:
     """The poll sets of the control and information polls for ``terminal``: control (0x01-0x07,
     0x0E, 0x1B, 0x94), games (0x51-0x56, 0xA0, 0xB5), ROM signature (0x21) over the software
-    installed under ``software_root`` (default: this firmware's) and the clock (0x7F)."""
+    installed under ``software_root`` (default: this firmware's) and the clock (0x7F).
+
+    Build them once ``terminal`` has powered up, as the host link is built: a lock-out of play kept
+    from before a power cut is applied then, after the round the power interrupted has resumed, so
+    that round still completes first (built before, the cabinet would go straight to DISABLED at
+    the end of its self-test and hold the round until play is allowed again). ``par_cache``: the
+    terminal's PAR sheet cache (``egm run``'s ``<state-dir>/par``)."""
     return [
         ControlPolls(TerminalControls(terminal, identity.accounting_denom_cents)),
         GamePolls(identity, TerminalGames(terminal, par_cache=par_cache), features),

@@ -262,3 +262,20 @@ def test_sound_and_real_time_reporting_are_kept_across_a_power_cut(tmp_path):
     assert command(machine, bytes.fromhex("01 0E 00 CC C0")) == ACK
     assert controls.sound_setting is Sound.ON and not controls.real_time_events_on
     ledger.close()
+
+
+def test_a_shutdown_pending_when_the_power_goes_lets_the_round_finish_after_the_restart(tmp_path):
+    terminal, ledger, machine = start(tmp_path)
+    terminal.choose_game("three-card-poker")
+    ledger.bill_in(2000)
+    terminal.play()
+    terminal.step()
+    assert command(machine, SHUTDOWN) == ACK and terminal.cabinet.disable_pending
+    ledger.close()                                        # the power goes in the middle of the round
+    terminal, ledger, machine = start(tmp_path)           # built after the power-up, as the host link
+    assert terminal.cabinet.state is S.PLAYING and terminal.cabinet.disable_pending
+    terminal.decide(1, "fold")
+    settle(terminal)
+    assert terminal.cabinet.state is S.DISABLED and ledger.open_round is None
+    assert accounting_difference(ledger.meters) == 0
+    ledger.close()
