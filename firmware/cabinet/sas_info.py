@@ -6,10 +6,9 @@ Game numbers: SAS numbers every game the firmware implements, 1..N in the order 
 registry (``firmware.games.registry.GAMES``), whether the configuration enables it or not, and
 never renumbers them (SAS 6.02 section 7.6.3); docs/protocols/sas.md lists the table. Each game's
 pay table ID is its 2-letter SAS game ID and the first four hex digits of the SHA-256 of its
-configured options (a changed pay table is a new ID); its base percentage is the return of its
-main wager (the first of the game's wagers) from the PAR sheet of the configuration, shipped with
-the firmware or cached by the terminal, "0000" when none is known (the sheet is never computed
-here: a Monte Carlo sheet takes minutes).
+configured options (a changed pay table is a new ID); its base percentage comes from the PAR sheet
+of the configuration (:func:`base_return`), shipped with the firmware or cached by the terminal,
+"0000" when none is known (the sheet is never computed here: a Monte Carlo sheet takes minutes).
 """
 
 from __future__ import annotations
@@ -17,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -64,7 +63,7 @@ class TerminalGames:
             wagers = get_game(game_id).wager_names
             entries.append(GameEntry(
                 number=number, game_id=sas_id, paytable_id=paytable,
-                base_percent=self._base_percent(game_id, options, options_json, wagers[0]),
+                base_percent=self._base_percent(game_id, options, options_json),
                 max_bet=cfg.limits.max_total_bet, name=game_id, paytable_name=paytable,
                 wager_categories=len(wagers), enabled=game_id in cfg.games.enabled))
         return entries
@@ -73,7 +72,7 @@ class TerminalGames:
         games = available()
         return games.index(self.t.game_id) + 1 if self.t.game_id in games else 0
 
-    def _base_percent(self, game_id: str, options: Any, options_json: str, wager: str) -> str:
+    def _base_percent(self, game_id: str, options: Any, options_json: str) -> str:
         known = self._percent.get((game_id, options_json))
         if known is not None:
             return known
@@ -82,10 +81,27 @@ class TerminalGames:
         sheet = cache.lookup(game_id, options, seats=cfg.games.seats, unit=unit,
                              rounds=cfg.math.monte_carlo_rounds, cache_dir=self.par_cache)
         percent = UNKNOWN_PERCENT
-        if sheet is not None and wager in sheet.wagers:
-            percent = f"{min(9999, round(float(sheet.wagers[wager].rtp) * 10000)):04d}"
+        if sheet is not None:
+            rtp = base_return(sheet.wagers, get_game(game_id).wager_names)
+            if rtp is not None:
+                percent = f"{min(9999, round(rtp * 10000)):04d}"
             self._percent[(game_id, options_json)] = percent
         return percent
+
+
+def base_return(wagers: Mapping[str, Any], order: Sequence[str]) -> float | None:
+    """The return SAS reports as a game's base percentage, from its PAR sheet's wagers: the
+    sheet's combined figure for the bets a round always carries (a row named ``a+b``, such as
+    ``bac+war``) if it has one, else the first of the game's wagers (in ``order``) that has a
+    house edge; None if no wager has one. (A table game has a return per wager; SAS expects one
+    figure per pay table, as a slot machine has. Our choice, docs/protocols/sas.md.)"""
+    for name, par in wagers.items():
+        if "+" in name:
+            return float(par.rtp)
+    for name in order:
+        if name in wagers and wagers[name].rtp < 1:
+            return float(wagers[name].rtp)
+    return None
 
 
 class InstalledSoftware:

@@ -195,7 +195,10 @@ def test_games_are_numbered_in_registry_order_with_the_enabled_and_selected_ones
     machine.receive(GENERAL)
     config = ask(machine, LongPoll(ADDRESS, 0x53, bytes.fromhex("00 04")))
     assert config.game == 4 and config.info.game_id == "TP" and config.info.denomination == 0x02
-    assert config.info.base_percent != "0000"              # from the PAR sheet shipped for the default
+    assert config.info.base_percent == "9663"              # the ante's return, PAR sheet shipped for the default
+    machine.receive(GENERAL)
+    war = ask(machine, LongPoll(ADDRESS, 0x53, bytes.fromhex("00 01")))
+    assert war.info.game_id == "BW" and war.info.base_percent == "9745"     # bac+war, not bac (100 %)
     ledger.close()
 
 
@@ -279,3 +282,20 @@ def test_a_shutdown_pending_when_the_power_goes_lets_the_round_finish_after_the_
     assert terminal.cabinet.state is S.DISABLED and ledger.open_round is None
     assert accounting_difference(ledger.meters) == 0
     ledger.close()
+
+
+class _Par:
+    def __init__(self, rtp):
+        self.rtp = rtp
+
+
+@pytest.mark.parametrize(("wagers", "order", "expected"), [
+    ({"bac": 1.0, "war": 0.95, "bac+war": 0.975, "tie": 0.92}, ("bac", "war", "tie"), 0.975),
+    ({"ante": 1.0, "high": 1.0, "low": 0.993}, ("ante", "jackpot", "high", "low"), 0.993),
+    ({"ante": 0.966, "pair_plus": 0.977}, ("ante", "play", "pair_plus"), 0.966),
+    ({"ante": 1.0}, ("ante",), None),
+])
+def test_the_base_percentage_is_the_combined_bet_else_the_first_wager_with_a_house_edge(wagers, order, expected):
+    from firmware.cabinet.sas_info import base_return
+
+    assert base_return({name: _Par(rtp) for name, rtp in wagers.items()}, order) == expected
