@@ -56,10 +56,20 @@ class TerminalControls:
     def __init__(self, terminal: Terminal, accounting_denom_cents: int) -> None:
         self.t = terminal
         self.accounting_denom_cents = accounting_denom_cents
-        if self._setting(PLAY).get("locked"):
-            terminal.cabinet.disable(DISABLER)
         if self._setting(BILL_ACCEPTOR).get("enabled") is False:
             terminal.money_in.acceptor_disabled = ACCEPTOR_DISABLED
+        if terminal.cabinet.state is CabinetState.POWER_UP:
+            # Built before the power-up: the lock-out is applied on the terminal's first step, once
+            # the round the power interrupted has resumed, so that it completes first (a disable in
+            # POWER_UP would take the cabinet straight to DISABLED and hold the round).
+            terminal.register(sas_restore=self._restore_lock_out)
+            terminal.submit("sas_restore")
+        else:
+            self._restore_lock_out()
+
+    def _restore_lock_out(self) -> None:
+        if self._setting(PLAY).get("locked"):
+            self.t.cabinet.disable(DISABLER)
 
     def _setting(self, name: str) -> dict[str, Any]:
         return self.t.ledger.setting(name) or {}
@@ -127,11 +137,10 @@ def control_poll_sets(terminal: Terminal, identity: Identity, features: Features
     0x0E, 0x1B, 0x94), games (0x51-0x56, 0xA0, 0xB5), ROM signature (0x21) over the software
     installed under ``software_root`` (default: this firmware's) and the clock (0x7F).
 
-    Build them once ``terminal`` has powered up, as the host link is built: a lock-out of play kept
-    from before a power cut is applied then, after the round the power interrupted has resumed, so
-    that round still completes first (built before, the cabinet would go straight to DISABLED at
-    the end of its self-test and hold the round until play is allowed again). ``par_cache``: the
-    terminal's PAR sheet cache (``egm run``'s ``<state-dir>/par``)."""
+    They may be built before or after ``terminal`` powers up: a lock-out of play kept from before a
+    power cut is applied after the power-up either way, once the round the power interrupted has
+    resumed, so that round completes first. ``par_cache``: the terminal's PAR sheet cache (``egm
+    run``'s ``<state-dir>/par``)."""
     return [
         ControlPolls(TerminalControls(terminal, identity.accounting_denom_cents)),
         GamePolls(identity, TerminalGames(terminal, par_cache=par_cache), features),

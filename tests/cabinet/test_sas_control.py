@@ -299,3 +299,26 @@ def test_the_base_percentage_is_the_combined_bet_else_the_first_wager_with_a_hou
     from firmware.cabinet.sas_info import base_return
 
     assert base_return({name: _Par(rtp) for name, rtp in wagers.items()}, order) == expected
+
+
+def test_poll_sets_built_before_the_power_up_restore_the_lock_out_after_the_interrupted_round(tmp_path):
+    from firmware.ledger.ledger import Ledger
+
+    terminal, ledger, machine = start(tmp_path)
+    terminal.choose_game("three-card-poker")
+    ledger.bill_in(2000)
+    terminal.play()
+    terminal.step()
+    assert command(machine, SHUTDOWN) == ACK
+    ledger.close()                                        # the power goes in the middle of the round
+    ledger = Ledger.open(tmp_path, denomination=5)
+    terminal = Terminal(Config.model_validate({"terminal": {"denomination": 5}}), ledger, RngService.seeded(7),
+                        Devices(), VoucherBook(ledger, terminal_id="T1"))
+    control_poll_sets(terminal, IDENTITY, Features())     # before the power-up, as egm run opens SAS
+    terminal.power_up()
+    terminal.step()
+    assert terminal.cabinet.state is S.PLAYING and terminal.cabinet.disable_pending
+    terminal.decide(1, "fold")
+    settle(terminal)
+    assert terminal.cabinet.state is S.DISABLED and ledger.open_round is None
+    ledger.close()
