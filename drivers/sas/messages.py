@@ -2,8 +2,8 @@
 
 ``REQUESTS`` and ``REPLIES`` map a command to its body class; :func:`parse_request` and
 :func:`parse_reply` turn a decoded :class:`~drivers.sas.codec.LongPoll` / ``Reply`` into a body.
-Polls not listed here (0x1B, 0x51, 0x53-0x56, 0x94, 0xA0, 0xB5 and the ACK-only polls)
-carry their raw bytes for now. Money and meters are integers (credits of the accounting
+The identity, handpay and game information bodies are in
+``drivers.sas.game_info`` (listed here too); the ACK-only polls carry no body. Money and meters are integers (credits of the accounting
 denomination or cents, as each field says in ``docs/protocols/sas.md``).
 """
 
@@ -15,6 +15,18 @@ from dataclasses import astuple, dataclass
 from typing import ClassVar, Self
 
 from drivers.sas.bcd import from_bcd, to_bcd
+from drivers.sas.game_info import (
+    EnabledFeatures,
+    EnabledGames,
+    GameConfiguration,
+    GameInformation,
+    GameNumber,
+    HandpayInfo,
+    RealTimeEvents,
+)
+from drivers.sas.game_info import (
+    MachineInfo as MachineInfo,  # re-exported: it was defined here
+)
 from drivers.sas.layout import Body, Field
 
 # -- meters (0x0F-0x1E, 0x20): BCD fields whose widths each command fixes ---------------------
@@ -75,22 +87,6 @@ class Meters:
 
 
 # -- identity, signature, bills, clock --------------------------------------------------------
-
-@dataclass(frozen=True, slots=True)
-class MachineInfo(Body):
-    """0x1F reply: game and pay table identity, denomination code, max bet, base percentage."""
-
-    game_id: str
-    additional_id: str
-    denomination: int
-    max_bet: int
-    progressive_group: int
-    game_options: int
-    paytable_id: str
-    base_percent: str      #: four ASCII digits, e.g. "9500" for 95.00 %
-    layout: ClassVar[tuple[Field, ...]] = (("ascii", 2), ("ascii", 3), ("bin", 1), ("bin", 1),
-                                           ("bin", 1), ("bin", 2), ("ascii", 6), ("ascii", 4))
-
 
 @dataclass(frozen=True, slots=True)
 class SasVersion(Body):
@@ -668,16 +664,19 @@ REQUESTS: dict[int, Callable[[bytes], object]] = {
     0x72: _aft_request, 0x74: AftLockRequest.decode, 0x7B: ExtendedValidationStatus.decode,
     0x7C: ExtendedTicketData.decode, 0x7D: TicketData.decode, 0x7F: DateTime.decode,
     0xAF: ExtendedMetersRequest.decode,
+    0x0E: RealTimeEvents.decode, 0x53: GameNumber.decode, 0xA0: GameNumber.decode, 0xB5: GameNumber.decode,
 }
 REPLIES: dict[int, Callable[[bytes], object]] = {
     **{command: _meters(command) for command in METER_LAYOUTS},
-    0x1F: MachineInfo.decode, 0x21: RomSignature.decode, 0x2F: SelectedMeters.decode,
+    0x1B: HandpayInfo.decode, 0x1F: MachineInfo.decode, 0x21: RomSignature.decode, 0x2F: SelectedMeters.decode,
     0x48: LastBill.decode, 0x4C: ValidationId.decode, 0x4D: EnhancedValidation.decode,
     0x54: SasVersion.decode, 0x57: PendingCashout.decode, 0x58: Status.decode,
     0x6F: ExtendedMeters.decode, 0x70: TicketValidationData.decode,
     0x71: TicketValidationData.decode, 0x72: _aft_reply, 0x74: AftStatus.decode,
     0x7B: ExtendedValidationStatusReply.decode, 0x7C: Status.decode, 0x7D: Status.decode,
     0x7E: DateTime.decode, 0x94: Status.decode, 0xAF: ExtendedMeters.decode,
+    0x51: GameNumber.decode, 0x53: GameConfiguration.decode, 0x55: GameNumber.decode,
+    0x56: EnabledGames.decode, 0xA0: EnabledFeatures.decode, 0xB5: GameInformation.decode,
 }
 
 

@@ -1,7 +1,7 @@
 """Money in: notes and vouchers through the bill validator, its escrow decisions, and credit.
 
-* **notes**: the validator is enabled only while the cabinet can take money and the credit meter
-  is below its limit; a note escrowed when it cannot (a tilt raised meanwhile) is returned; a
+* **notes**: the validator is enabled only while the cabinet can take money, the credit meter
+  is below its limit and the casino system has not disabled it (SAS, :attr:`MoneyIn.acceptor_disabled`); a note escrowed when it cannot (a tilt raised meanwhile) is returned; a
   stacked note is credited (``Ledger.bill_in``) exactly once.
 * **vouchers in**: checked by the voucher book (through the host link; offline, only this
   terminal's own vouchers and only where configured: docs/cashless.md), marked pending, stacked, and credited
@@ -76,6 +76,9 @@ class MoneyIn:
         #: A SAS host that decides on inserted tickets (firmware/cabinet/sas_tito.py), or None.
         self.ticket_host: TicketHost | None = None
         self.notes_stacked = 0
+        #: Why the casino system has the bill acceptor disabled (SAS long poll 0x07), or None: the
+        #: validator stays disabled and anything found in its escrow is returned.
+        self.acceptor_disabled: str | None = None
 
     @property
     def validator(self) -> ValidatorState:
@@ -107,7 +110,8 @@ class MoneyIn:
         validator = self.t.devices.bill_validator
         if validator is None or not validator.is_open:
             return
-        want = V.ENABLED if self.can_take(0) is None and self.redeeming is None else V.DISABLED
+        wanted = self.can_take(0) is None and self.redeeming is None and self.acceptor_disabled is None
+        want = V.ENABLED if wanted else V.DISABLED
         if want is not self.validator:
             money = self.t.cfg.money
             try:
@@ -147,7 +151,7 @@ class MoneyIn:
         cents = event.value_cents
         validator = self.t.devices.bill_validator
         assert validator is not None
-        why = self.can_take(cents)
+        why = self.acceptor_disabled or self.can_take(cents)
         if why is None and cents not in self.t.cfg.money.notes_cents:
             why = f"{cents / 100:.2f} notes are not accepted"
         if why is None:
@@ -173,7 +177,7 @@ class MoneyIn:
         barcode = event.barcode
         validator = self.t.devices.bill_validator
         assert validator is not None
-        why = self.can_take(0)                       # the state first: no host asked for nothing
+        why = self.acceptor_disabled or self.can_take(0)   # the state first: no host asked for nothing
         if why is None and self.ticket_host is not None:
             try:
                 self.ticket_host.ticket_escrowed(barcode)   # the SAS host decides (0x70 / 0x71)
