@@ -54,7 +54,7 @@ from firmware.ledger.errors import CriticalMemoryError, LedgerError
 from firmware.ledger.ledger import Ledger
 from firmware.sas.aft_history import AftHistory, reply_of, sas_date
 from firmware.sas.aft_lock import AftLock
-from firmware.sas.responder import Handler
+from firmware.sas.responder import Handler, PollRefused
 
 #: The transfer types supported, and the direction of each.
 DIRECTIONS: dict[int, str] = {TransferType.IN_HOUSE_TO_MACHINE: "in", TransferType.IN_HOUSE_TO_HOST: "out"}
@@ -240,8 +240,11 @@ class AftPolls:
         return reply
 
     # --- 0x74 ----------------------------------------------------------------------------------
-    def lock_poll(self, data: bytes) -> bytes | None:
-        request = AftLockRequest.decode(data)     # ValueError (not BCD): no reply
+    def lock_poll(self, data: bytes) -> bytes:
+        try:
+            request = AftLockRequest.decode(data)
+        except ValueError as exc:                 # a lock timeout not in BCD: NACK, as Monaco does
+            raise PollRefused(f"0x74: {exc}") from None
         if request.lock_code == LockCode.REQUEST:
             wanted = request.transfer_condition & (Available.TO_MACHINE | Available.FROM_MACHINE)
             if (request.lock_timeout and self._cabinet.lock_refusal() is None
@@ -250,7 +253,7 @@ class AftPolls:
         elif request.lock_code == LockCode.CANCEL:
             self._release()
         elif request.lock_code != LockCode.INTERROGATE:
-            return None
+            raise PollRefused(f"0x74: lock code 0x{request.lock_code:02X} is not 00, 80 or FF")
         return self.status().encode()
 
     def available(self) -> int:

@@ -166,9 +166,12 @@ def test_a_transfer_only_if_locked_and_the_lock_released_after_it(ledger):
     assert polls.lock.locked and cabinet.held_until == 103.0
 
 
-def test_a_lock_request_that_is_not_bcd_gets_no_reply(ledger):
-    machine, _ = aft_machine(ledger)
-    assert machine.receive(encode_poll(LongPoll(ADDRESS, 0x74, b"\x00\x01\x0A\x00"))) == b""
+@pytest.mark.parametrize("data", [b"\x00\x01\x0A\x00", b"\x01\x01\x10\x00"])   # timeout not BCD, unknown code
+def test_a_lock_request_the_machine_cannot_read_is_nacked_and_changes_nothing(ledger, data):
+    cabinet = Cabinet()
+    machine, polls = aft_machine(ledger, cabinet)
+    assert machine.receive(encode_poll(LongPoll(ADDRESS, 0x74, data))) == bytes([ADDRESS | 0x80])
+    assert not polls.lock.locked and cabinet.held_until is None
 
 
 # --- AFT off ------------------------------------------------------------------------------------
