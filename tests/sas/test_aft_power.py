@@ -106,7 +106,7 @@ ACTIONS = st.lists(st.one_of(
 ), max_size=12)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(actions=ACTIONS)
 def test_any_sequence_of_transfers_interrogations_and_power_cuts_keeps_credits_equal_to_the_transfers(
         tmp_path_factory, actions):
