@@ -13,7 +13,8 @@ sets on the first byte of each message (mark/space parity, ``CMSPAR``, on a Linu
 The CRC is :func:`drivers.sas.crc.sas_crc` over everything before it.
 
 On a pseudo-terminal the wakeup bit is lost, so :class:`EgmDecoder` frames by content: outside a
-message a byte with bit 7 set is a general poll, any other byte an address that starts a long
+message a byte with bit 7 set is a general poll (0x80, address 0, polls no machine: it is skipped
+as garbage, not taken for a poll to another machine), any other byte an address that starts a long
 poll whose length the command table (``drivers/sas/commands.py``) gives; our long polls are
 confirmed by their CRC, other machines' polls are skipped as far as the table knows their length.
 After a bad CRC or an unknown command only the address byte is dropped and the search restarts
@@ -198,6 +199,11 @@ class EgmDecoder(StreamDecoder):
             address = first & 0x7F
             if address == self.address:
                 return 1, GeneralPoll(address)
+            if address == BROADCAST:
+                # No machine has address 0 for a general poll, so 0x80 polls nobody: it must not
+                # count as a poll to another machine, or a host that sends it before each message
+                # (sas-comm-py, to stand for the wakeup bit) could never repeat a poll.
+                return 1, Garbage(bytes(buffer[:1]), "general poll to address 0 (a wakeup byte)")
             return 1, OtherAddress(address)
         if len(buffer) < 2:
             return 0, None

@@ -86,11 +86,17 @@ class Body:
 
     @classmethod
     def decode(cls, data: bytes) -> Self:
+        body, at = cls.decode_prefix(data)
+        if at != len(data):
+            raise ValueError(f"{len(data) - at} bytes left over after {cls.__name__}")
+        return body
+
+    @classmethod
+    def decode_prefix(cls, data: bytes) -> tuple[Self, int]:
+        """The body at the start of ``data`` and where it ends (for a body followed by more)."""
         values = []
         at = 0
         for kind, size in cls.layout:
             value, at = _decode_field(kind, size, data, at)
             values.append(value)
-        if at != len(data):
-            raise ValueError(f"{len(data) - at} bytes left over after {cls.__name__}")
-        return cls(*values)
+        return cls(*values), at

@@ -2,8 +2,8 @@
 
 ``REQUESTS`` and ``REPLIES`` map a command to its body class; :func:`parse_request` and
 :func:`parse_reply` turn a decoded :class:`~drivers.sas.codec.LongPoll` / ``Reply`` into a body.
-Polls not listed here (0x1B, 0x51, 0x53-0x56, 0x94, 0xA0, 0xB5 and the ACK-only polls)
-carry their raw bytes for now. Money and meters are integers (credits of the accounting
+The identity, handpay and game information bodies are in
+``drivers.sas.game_info`` (listed here too); the ACK-only polls carry no body. Money and meters are integers (credits of the accounting
 denomination or cents, as each field says in ``docs/protocols/sas.md``).
 """
 
@@ -11,10 +11,22 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from typing import ClassVar, Self
 
 from drivers.sas.bcd import from_bcd, to_bcd
+from drivers.sas.game_info import (
+    EnabledFeatures,
+    EnabledGames,
+    GameConfiguration,
+    GameInformation,
+    GameNumber,
+    HandpayInfo,
+    RealTimeEvents,
+)
+from drivers.sas.game_info import (
+    MachineInfo as MachineInfo,  # re-exported: it was defined here
+)
 from drivers.sas.layout import Body, Field
 
 # -- meters (0x0F-0x1E, 0x20): BCD fields whose widths each command fixes ---------------------
@@ -75,22 +87,6 @@ class Meters:
 
 
 # -- identity, signature, bills, clock --------------------------------------------------------
-
-@dataclass(frozen=True, slots=True)
-class MachineInfo(Body):
-    """0x1F reply: game and pay table identity, denomination code, max bet, base percentage."""
-
-    game_id: str
-    additional_id: str
-    denomination: int
-    max_bet: int
-    progressive_group: int
-    game_options: int
-    paytable_id: str
-    base_percent: str      #: four ASCII digits, e.g. "9500" for 95.00 %
-    layout: ClassVar[tuple[Field, ...]] = (("ascii", 2), ("ascii", 3), ("bin", 1), ("bin", 1),
-                                           ("bin", 1), ("bin", 2), ("ascii", 6), ("ascii", 4))
-
 
 @dataclass(frozen=True, slots=True)
 class SasVersion(Body):
@@ -320,13 +316,30 @@ class Status(Body):
 
 @dataclass(frozen=True, slots=True)
 class TicketValidationData(Body):
-    """0x70 reply and 0x71 reply: status, amount in cents, parsing code, validation data."""
+    """0x70 reply and 0x71 reply: status, amount in cents, parsing code, validation data.
+
+    The status alone (a one-byte body) when there is nothing else to say: 0x70 with no ticket in
+    escrow (0xFF), 0x71 not compatible with the redemption cycle (0xC0) or with no validation
+    information (0xFF); the Aristocrat Monaco client's LP 70 / LP 71 parsers send them so."""
 
     status: int
-    amount: int
-    parsing_code: int
-    validation_data: bytes
+    amount: int = 0
+    parsing_code: int = 0
+    validation_data: bytes = b""
     layout: ClassVar[tuple[Field, ...]] = (("bin", 1), ("bcd", 5), ("bin", 1), ("rest", 0))
+
+    def encode(self) -> bytes:
+        if self.status in (0xC0, 0xFF) and not self.validation_data and not self.amount:
+            return bytes((self.status,))
+        return bytes((self.status,)) + to_bcd(self.amount, 5) + bytes((self.parsing_code,)) + self.validation_data
+
+    @classmethod
+    def decode(cls, data: bytes) -> Self:
+        if len(data) == 1:
+            return cls(data[0])
+        if len(data) < 7:
+            raise ValueError(f"ticket validation data of {len(data)} bytes")
+        return cls(data[0], from_bcd(data[1:6]), data[6], data[7:])
 
 
 @dataclass(frozen=True, slots=True)
@@ -342,6 +355,8 @@ class RedeemTicket(Body):
     layout: ClassVar[tuple[Field, ...]] = (("bin", 1), ("bcd", 5), ("bin", 1))
 
     def encode(self) -> bytes:
+        if self.transfer_code == 0xFF and not self.validation_data:
+            return b"\xff"
         out = bytes((self.transfer_code,)) + to_bcd(self.amount, 5) + bytes((self.parsing_code,))
         out += self.validation_data
         if self.restricted_expiration is not None:
@@ -350,6 +365,8 @@ class RedeemTicket(Body):
 
     @classmethod
     def decode(cls, data: bytes) -> Self:
+        if len(data) == 1 and data[0] == 0xFF:         # the status query: the transfer code alone
+            return cls(0xFF, 0, 0, b"")
         if len(data) < 7:
             raise ValueError(f"0x71 request of {len(data)} bytes")
         head = (data[0], from_bcd(data[1:6]), data[6])
@@ -447,11 +464,45 @@ class AftStatus(Body):
 
 @dataclass(frozen=True, slots=True)
 class AftInterrogate(Body):
-    """0x72 request of two bytes: transfer code 0xFF asks for a transaction's status."""
+    """0x72 request of two bytes: transfer code 0xFF (or 0xFE, status only) asks for a transaction:
+    index 0 the current or newest, 0x01-0x7F a history buffer position, 0x81-0xFF relative (0xFF
+    the newest in the history)."""
 
     transfer_code: int
     transaction_index: int
     layout: ClassVar[tuple[Field, ...]] = (("bin", 1), ("bin", 1))
+
+
+@dataclass(frozen=True, slots=True)
+class AftCancel(Body):
+    """0x72 request of one byte: transfer code 0x80, cancel the transfer request in progress."""
+
+    transfer_code: int
+    layout: ClassVar[tuple[Field, ...]] = (("bin", 1),)
+
+
+class AftBodyError(ValueError):
+    """A 0x72 transfer request the machine cannot read: ``status`` is the transfer status SAS gives
+    for it (0x82 not a valid function, 0x83 not a valid amount, 0x95 transaction ID not valid)."""
+
+    def __init__(self, status: int, reason: str) -> None:
+        super().__init__(reason)
+        self.status = status
+
+
+def _aft_field(data: bytes, at: int, size: int) -> bytes:
+    if at + size > len(data):
+        raise AftBodyError(0x82, f"0x72 request ends at {len(data)} bytes, a field needs {at + size}")
+    return data[at : at + size]
+
+
+def _aft_bcd(data: bytes, at: int, size: int) -> int:
+    try:
+        return from_bcd(_aft_field(data, at, size))
+    except AftBodyError:
+        raise
+    except ValueError as exc:
+        raise AftBodyError(0x83, str(exc)) from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -460,14 +511,14 @@ class AftTransfer(Body):
 
     transfer_code: int
     transaction_index: int
-    transfer_type: int      #: in-house to or from the machine, bonus, debit (SAS's transfer types)
+    transfer_type: int      #: in-house to or from the machine, bonus, debit (drivers.sas.aft.TransferType)
     cashable: int           #: cents
     restricted: int         #: cents
     nonrestricted: int      #: cents
-    transfer_flags: int     #: bit flags: receipt requested, lock after transfer, ...
+    transfer_flags: int     #: drivers.sas.aft.TransferFlag
     asset_number: int       #: the machine's asset number: a transfer for another machine is refused
     registration_key: bytes
-    transaction_id: str
+    transaction_id: str     #: 1-20 ASCII characters
     expiration: int
     pool_id: int
     receipt_data: bytes
@@ -476,10 +527,70 @@ class AftTransfer(Body):
         ("bin", 1), ("bin", 1), ("bin", 1), ("bcd", 5), ("bcd", 5), ("bcd", 5), ("bin", 1),
         ("bin", 4), ("raw", 20), ("lascii", 0), ("bcd", 4), ("bin", 2), ("lraw", 0), ("bcd", 2))
 
+    def __post_init__(self) -> None:
+        text = self.transaction_id
+        if not (text.isascii() and valid_transaction_id(text.encode("ascii"))):
+            raise ValueError(f"an AFT transaction ID is 1-20 printable ASCII characters, not {self.transaction_id!r}")
+
+    @classmethod
+    def decode(cls, data: bytes) -> Self:
+        """Raises :class:`AftBodyError` with the transfer status of what is wrong."""
+        head = _aft_field(data, 0, 3)
+        cashable, restricted, nonrestricted = (_aft_bcd(data, at, 5) for at in (3, 8, 13))
+        flags, asset = data[18:19], _aft_field(data, 19, 4)
+        key = _aft_field(data, 23, 20)
+        size = _aft_field(data, 43, 1)[0]
+        raw_id = _aft_field(data, 44, size)
+        if not valid_transaction_id(raw_id):
+            raise AftBodyError(0x95, f"transaction ID {raw_id!r} is not 1-20 printable ASCII characters")
+        at = 44 + size
+        expiration = _aft_bcd(data, at, 4)
+        pool = int.from_bytes(_aft_field(data, at + 4, 2), "little")
+        receipt_size = _aft_field(data, at + 6, 1)[0]
+        receipt = _aft_field(data, at + 7, receipt_size)
+        at += 7 + receipt_size
+        lock_timeout = _aft_bcd(data, at, 2)
+        if at + 2 != len(data):
+            raise AftBodyError(0x82, f"{len(data) - at - 2} bytes left over after the 0x72 request")
+        return cls(head[0], head[1], head[2], cashable, restricted, nonrestricted, flags[0], int.from_bytes(asset, "little"), key,
+                   raw_id.decode("ascii"), expiration, pool, receipt, lock_timeout)
+
+
+def valid_transaction_id(raw: bytes) -> bool:
+    """1-20 printable ASCII characters."""
+    return 1 <= len(raw) <= 20 and all(0x20 <= b < 0x7F for b in raw)
+
 
 @dataclass(frozen=True, slots=True)
-class AftTransferReply(Body):
-    """0x72 reply: the transaction's status, amounts, date and the cumulative meters (cents)."""
+class AftShortReply:
+    """0x72 reply of two bytes (buffer position, transfer status: a cancel, an unsupported transfer
+    code, a transfer not compatible with the one in progress) or three (and the receipt status: no
+    transfer information available)."""
+
+    buffer_position: int
+    transfer_status: int
+    receipt_status: int | None = None
+
+    def encode(self) -> bytes:
+        out = bytes((self.buffer_position, self.transfer_status))
+        return out if self.receipt_status is None else out + bytes((self.receipt_status,))
+
+    @classmethod
+    def decode(cls, data: bytes) -> Self:
+        if len(data) not in (2, 3):
+            raise ValueError(f"short 0x72 reply of {len(data)} bytes")
+        return cls(data[0], data[1], data[2] if len(data) == 3 else None)
+
+
+#: BCD width of the cumulative meters of a 0x72 reply once the transfer is complete (0 while pending).
+AFT_METER_WIDTH = 5
+#: The transfer status "pending" (drivers.sas.aft.TransferStatus.PENDING).
+AFT_PENDING = 0x40
+
+
+@dataclass(frozen=True, slots=True)
+class _AftReplyHead(Body):
+    """The fixed part of a 0x72 reply, before its three cumulative meters."""
 
     buffer_position: int
     transfer_status: int
@@ -491,21 +602,54 @@ class AftTransferReply(Body):
     transfer_flags: int
     asset_number: int
     transaction_id: str
-    date: int               #: MMDDYYYY
-    time: int               #: HHMMSS
+    date: int
+    time: int
     expiration: int
     pool_id: int
+    layout: ClassVar[tuple[Field, ...]] = (
+        ("bin", 1), ("bin", 1), ("bin", 1), ("bin", 1), ("bcd", 5), ("bcd", 5), ("bcd", 5),
+        ("bin", 1), ("bin", 4), ("lascii", 0), ("bcd", 4), ("bcd", 3), ("bcd", 4), ("bin", 2))
+
+
+@dataclass(frozen=True, slots=True)
+class AftTransferReply(_AftReplyHead):
+    """0x72 reply: the transaction's status, amounts, date (MMDDYYYY) and time (HHMMSS) of
+    completion, and the cumulative meters (cents) of its transfer type, each a size byte and that
+    many BCD bytes (0-9). While the transfer is pending, date and time are zero and the meters are
+    sent with a size of 0."""
+
     cumulative_cashable: int
     cumulative_restricted: int
     cumulative_nonrestricted: int
-    layout: ClassVar[tuple[Field, ...]] = (
-        ("bin", 1), ("bin", 1), ("bin", 1), ("bin", 1), ("bcd", 5), ("bcd", 5), ("bcd", 5),
-        ("bin", 1), ("bin", 4), ("lascii", 0), ("bcd", 4), ("bcd", 3), ("bcd", 4), ("bin", 2),
-        ("lbcd", 5), ("lbcd", 5), ("lbcd", 5))
+
+    def encode(self) -> bytes:
+        values = astuple(self)
+        width = 0 if self.transfer_status == AFT_PENDING else AFT_METER_WIDTH
+        return _AftReplyHead(*values[:-3]).encode() + b"".join(
+            bytes((width,)) + (to_bcd(value, width) if width else b"") for value in values[-3:])
+
+    @classmethod
+    def decode(cls, data: bytes) -> Self:
+        head, at = _AftReplyHead.decode_prefix(data)
+        meters = []
+        for _ in range(3):
+            if at >= len(data) or data[at] > 9 or at + 1 + data[at] > len(data):
+                raise ValueError("0x72 reply: a cumulative meter cut short or wider than 9 bytes")
+            meters.append(from_bcd(data[at + 1 : at + 1 + data[at]]) if data[at] else 0)
+            at += 1 + data[at]
+        if at != len(data):
+            raise ValueError(f"{len(data) - at} bytes left over after the 0x72 reply")
+        return cls(*astuple(head), *meters)
 
 
-def _aft_request(data: bytes) -> AftTransfer | AftInterrogate:
+def _aft_request(data: bytes) -> AftTransfer | AftInterrogate | AftCancel:
+    if len(data) == 1:
+        return AftCancel.decode(data)
     return AftInterrogate.decode(data) if len(data) == 2 else AftTransfer.decode(data)
+
+
+def _aft_reply(data: bytes) -> AftTransferReply | AftShortReply:
+    return AftShortReply.decode(data) if len(data) in (2, 3) else AftTransferReply.decode(data)
 
 
 def _meters(command: int) -> Callable[[bytes], Meters]:
@@ -520,16 +664,19 @@ REQUESTS: dict[int, Callable[[bytes], object]] = {
     0x72: _aft_request, 0x74: AftLockRequest.decode, 0x7B: ExtendedValidationStatus.decode,
     0x7C: ExtendedTicketData.decode, 0x7D: TicketData.decode, 0x7F: DateTime.decode,
     0xAF: ExtendedMetersRequest.decode,
+    0x0E: RealTimeEvents.decode, 0x53: GameNumber.decode, 0xA0: GameNumber.decode, 0xB5: GameNumber.decode,
 }
 REPLIES: dict[int, Callable[[bytes], object]] = {
     **{command: _meters(command) for command in METER_LAYOUTS},
-    0x1F: MachineInfo.decode, 0x21: RomSignature.decode, 0x2F: SelectedMeters.decode,
+    0x1B: HandpayInfo.decode, 0x1F: MachineInfo.decode, 0x21: RomSignature.decode, 0x2F: SelectedMeters.decode,
     0x48: LastBill.decode, 0x4C: ValidationId.decode, 0x4D: EnhancedValidation.decode,
     0x54: SasVersion.decode, 0x57: PendingCashout.decode, 0x58: Status.decode,
     0x6F: ExtendedMeters.decode, 0x70: TicketValidationData.decode,
-    0x71: TicketValidationData.decode, 0x72: AftTransferReply.decode, 0x74: AftStatus.decode,
+    0x71: TicketValidationData.decode, 0x72: _aft_reply, 0x74: AftStatus.decode,
     0x7B: ExtendedValidationStatusReply.decode, 0x7C: Status.decode, 0x7D: Status.decode,
     0x7E: DateTime.decode, 0x94: Status.decode, 0xAF: ExtendedMeters.decode,
+    0x51: GameNumber.decode, 0x53: GameConfiguration.decode, 0x55: GameNumber.decode,
+    0x56: EnabledGames.decode, 0xA0: EnabledFeatures.decode, 0xB5: GameInformation.decode,
 }
 
 

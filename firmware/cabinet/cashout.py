@@ -19,7 +19,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from firmware.cabinet.errors import TerminalError
 from firmware.cabinet.states import CabinetState, HandpayReason
@@ -80,6 +80,35 @@ class Printing:
     kind: TicketKind = TicketKind.CASHABLE
 
 
+class TicketNumbering(Protocol):
+    """A validation system that gives the cash-out tickets their numbers: at once (:meth:`issue`),
+    or later when it is ``deferred`` (:meth:`request`; the number comes to
+    :meth:`Cashout.print_numbered` or is refused to :meth:`Cashout.numbering_denied`)."""
+
+    @property
+    def deferred(self) -> bool: ...
+
+    def cannot_issue(self) -> str | None:
+        """Why no ticket can be numbered now, or None."""
+        ...
+
+    def request(self, amount_cents: int) -> None:
+        """Ask for the number of a ticket for ``amount_cents`` (a deferred system)."""
+        ...
+
+    def tick(self, now: float) -> None:
+        """Time passes (a deferred system gives up on a number that does not come)."""
+        ...
+
+    def issue(self, amount_cents: int) -> IssuedVoucher:
+        """Issue the voucher (``VoucherBook.issue``) with the system's next number."""
+        ...
+
+    def ticket_text(self) -> tuple[str | None, tuple[str, ...] | None]:
+        """The location and address lines the host set for the tickets (None: the configuration's)."""
+        ...
+
+
 class Cashout:
     """The player's cash-out, the printer's tickets and the handpay lockup, for ``terminal``."""
 
@@ -89,6 +118,9 @@ class Cashout:
         self._printing = TableMachine(PRINTING_TABLE)
         self.tickets_printed = 0
         self.last_ticket: str | None = None
+        #: Who numbers the cash-out tickets (SAS secure-enhanced validation,
+        #: firmware/cabinet/sas_tito.py); None: the voucher book's own numbers.
+        self.numbering: TicketNumbering | None = None
 
     @property
     def printing_state(self) -> PrintingState:
@@ -122,16 +154,43 @@ class Cashout:
         if t.cabinet.requires_handpay(credits):
             self._enter_handpay(credits, HandpayReason.LIMIT)
             return
-        problem = self.printer_problem()
+        problem = self.printer_problem() or (self.numbering.cannot_issue() if self.numbering else None)
         if problem is not None:
             t.message = f"ticket cannot be printed ({problem}): call an attendant"
             self._enter_handpay(credits, HandpayReason.PRINTER)
             return
-        voucher = t.vouchers.issue(cents)
+        if self.numbering is not None and self.numbering.deferred:
+            self.numbering.request(cents)           # the host gives the number: print_numbered
+            return
+        voucher = self.numbering.issue(cents) if self.numbering else t.vouchers.issue(cents)
+        self._send_voucher(voucher)
+
+    def print_numbered(self, voucher: IssuedVoucher) -> None:
+        """The validation system numbered the cash-out's voucher (ISSUED): print it."""
+        self._send_voucher(voucher)
+
+    def numbering_denied(self, reason: str) -> None:
+        """The validation system gave no number: the cash-out is a handpay."""
+        t = self.t
+        if t.cabinet.state is S.CASHOUT and self.printing is None:
+            t.message = f"ticket cannot be printed ({reason}): call an attendant"
+            self._enter_handpay(t.ledger.credits_cents // t.ledger.denom_cents, HandpayReason.PRINTER)
+
+    def tick(self) -> None:
+        """Time passes for a number the validation system has not given yet."""
+        if self.numbering is not None:
+            self.numbering.tick(self.t.clock())
+
+    def _send_voucher(self, voucher: IssuedVoucher) -> None:
+        t = self.t
+        cents = voucher.amount_cents
         printer = t.devices.printer
-        assert printer is not None
         self._printing.fire("send_voucher")
         self._sent[voucher.validation] = Printing(voucher.validation, cents, t.clock())
+        problem = self.printer_problem()      # a number given later finds the printer gone
+        if printer is None or problem is not None:
+            self._not_printed(voucher.validation, problem or "no printer")
+            return
         try:
             printer.print_voucher(self._ticket(voucher))
         except DeviceError as exc:
@@ -147,7 +206,9 @@ class Cashout:
 
     def _ticket(self, issued: IssuedVoucher, kind: TicketKind = TicketKind.CASHABLE) -> Ticket:
         cfg = self.t.cfg
-        return issued.ticket(venue=cfg.terminal.venue, address=tuple(cfg.money.venue_address),
+        venue, address = self.numbering.ticket_text() if self.numbering else (None, None)
+        return issued.ticket(venue=venue or cfg.terminal.venue,
+                             address=address or tuple(cfg.money.venue_address),
                              machine=cfg.terminal.id[:20], kind=kind)
 
     def print_test_ticket(self) -> dict[str, Any]:

@@ -126,6 +126,7 @@ class Cabinet:
         self._disable_pending = False
         self._cashout_pending = False
         self._handpay: tuple[int, HandpayReason] | None = None
+        self._disabled_by: set[str] = set()     #: who disabled play (the FIG. 16 host, SAS...)
         self._busy = False
         self._outbox: list[tuple[str, dict[str, Any]]] = []
         guards: dict[str, Callable[[EventData], bool]] = {
@@ -194,6 +195,11 @@ class Cabinet:
     @property
     def disable_pending(self) -> bool:
         return self._disable_pending
+
+    @property
+    def disabled_by(self) -> frozenset[str]:
+        """Who has play disabled now (``host``, ``sas``); play comes back when all have lifted it."""
+        return frozenset(self._disabled_by)
 
     @property
     def cashout_pending(self) -> bool:
@@ -275,13 +281,19 @@ class Cabinet:
     def service_key_off(self) -> None:
         self._fire("service_key_off")
 
-    def disable(self) -> None:
-        """The host disables play: at once in IDLE, else as soon as the cabinet would be IDLE."""
+    def disable(self, by: str = "host") -> None:
+        """``by`` (the FIG. 16 host, SAS...) disables play: at once in IDLE, else as soon as the
+        cabinet would be IDLE."""
         self._fire("disable")
+        self._disabled_by.add(by)
 
-    def enable(self) -> None:
-        """The host enables play again (or cancels a disable still pending)."""
-        self._fire("enable")
+    def enable(self, by: str = "host") -> None:
+        """``by`` enables play again (or cancels a disable still pending); while another still
+        has play disabled, nothing else changes (each lifts only its own disable)."""
+        remaining = self._disabled_by - {by}
+        if not remaining:
+            self._fire("enable")
+        self._disabled_by = remaining
 
     # --- the engine ------------------------------------------------------------------------------
     def _fire(self, trigger: str, **kwargs: object) -> None:

@@ -1,7 +1,7 @@
 """Money in: notes and vouchers through the bill validator, its escrow decisions, and credit.
 
-* **notes**: the validator is enabled only while the cabinet can take money and the credit meter
-  is below its limit; a note escrowed when it cannot (a tilt raised meanwhile) is returned; a
+* **notes**: the validator is enabled only while the cabinet can take money, the credit meter
+  is below its limit and the casino system has not disabled it (SAS, :attr:`MoneyIn.acceptor_disabled`); a note escrowed when it cannot (a tilt raised meanwhile) is returned; a
   stacked note is credited (``Ledger.bill_in``) exactly once.
 * **vouchers in**: checked by the voucher book (through the host link; offline, only this
   terminal's own vouchers and only where configured: docs/cashless.md), marked pending, stacked, and credited
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import enum
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from firmware.cashless.vouchers import POWER_LOST_ASKING
 from firmware.errors import EgmError
@@ -53,6 +53,18 @@ VALIDATOR_TABLE = StateTable("money-in", ValidatorState, V.UNKNOWN, (
 ))
 
 
+class TicketHost(Protocol):
+    """A host that decides on a ticket in escrow later (SAS: 0x70 / 0x71), not at once."""
+
+    def ticket_escrowed(self, barcode: str) -> None:
+        """Hold the ticket for the host; raises :class:`EgmError` if it cannot wait (returned)."""
+        ...
+
+    def ticket_stacked(self, barcode: str) -> None: ...
+
+    def ticket_returned(self) -> None: ...
+
+
 class MoneyIn:
     """Notes and vouchers in, for ``terminal``."""
 
@@ -61,7 +73,12 @@ class MoneyIn:
         self._validator = TableMachine(VALIDATOR_TABLE)
         #: The voucher in the validator's escrow (its validation number), or None.
         self.redeeming: str | None = None
+        #: A SAS host that decides on inserted tickets (firmware/cabinet/sas_tito.py), or None.
+        self.ticket_host: TicketHost | None = None
         self.notes_stacked = 0
+        #: Why the casino system has the bill acceptor disabled (SAS long poll 0x07), or None: the
+        #: validator stays disabled and anything found in its escrow is returned.
+        self.acceptor_disabled: str | None = None
 
     @property
     def validator(self) -> ValidatorState:
@@ -93,7 +110,8 @@ class MoneyIn:
         validator = self.t.devices.bill_validator
         if validator is None or not validator.is_open:
             return
-        want = V.ENABLED if self.can_take(0) is None and self.redeeming is None else V.DISABLED
+        wanted = self.can_take(0) is None and self.redeeming is None and self.acceptor_disabled is None
+        want = V.ENABLED if wanted else V.DISABLED
         if want is not self.validator:
             money = self.t.cfg.money
             try:
@@ -133,7 +151,7 @@ class MoneyIn:
         cents = event.value_cents
         validator = self.t.devices.bill_validator
         assert validator is not None
-        why = self.can_take(cents)
+        why = self.acceptor_disabled or self.can_take(cents)
         if why is None and cents not in self.t.cfg.money.notes_cents:
             why = f"{cents / 100:.2f} notes are not accepted"
         if why is None:
@@ -159,8 +177,14 @@ class MoneyIn:
         barcode = event.barcode
         validator = self.t.devices.bill_validator
         assert validator is not None
-        why = self.can_take(0)                       # the state first: no host asked for nothing
-        if why is None:
+        why = self.acceptor_disabled or self.can_take(0)   # the state first: no host asked for nothing
+        if why is None and self.ticket_host is not None:
+            try:
+                self.ticket_host.ticket_escrowed(barcode)   # the SAS host decides (0x70 / 0x71)
+                return
+            except EgmError as exc:
+                why = str(exc)
+        elif why is None:
             try:
                 link = self.t.hostlink
                 host = link if link is not None and link.connected else None
@@ -188,6 +212,8 @@ class MoneyIn:
         self.t.vouchers.commit_redeem(barcode)
         self._credit_recorded()
         self.redeeming = None
+        if self.ticket_host is not None:
+            self.ticket_host.ticket_stacked(barcode)
         self.t.message = ""
 
     def on_returned(self, name: str, event: Returned | Rejected) -> None:
@@ -195,6 +221,8 @@ class MoneyIn:
         if self.redeeming is not None:
             self.t.vouchers.cancel_redeem(self.redeeming, "returned by the validator")
             self.redeeming = None
+        if self.ticket_host is not None:
+            self.ticket_host.ticket_returned()
 
     def on_rejected(self, name: str, event: Rejected) -> None:
         self.on_returned(name, event)

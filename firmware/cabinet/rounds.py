@@ -210,6 +210,8 @@ class Rounds:
             self.choose_game(game)
         if not t.cabinet.can_start_round or self.activity is not A.IDLE:
             raise TerminalError(f"a round cannot start now ({t.cabinet.state.name.lower()})")
+        if (held := t.play_held()) is not None:
+            raise TerminalError(f"a round cannot start now ({held})")
         kernel = self.kernel_for(self.game_id)
         try:
             chosen = {int(s): {str(n): a for n, a in b.items()} for s, b in (wagers or self.wagers_for()).items()}
@@ -236,7 +238,7 @@ class Rounds:
         t = self.t
         self._activity.fire("begin")
         chosen, self._wagers = self._wagers, None
-        if chosen is None or not t.cabinet.can_start_round:
+        if chosen is None or not t.cabinet.can_start_round or t.play_held() is not None:
             return
         kernel = self.kernel_for(self.game_id)
         dice = kernel.game.roll_dice(t.rng) if kernel.game.dice else None

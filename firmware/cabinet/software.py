@@ -270,6 +270,21 @@ def _installed_files(root: Path, packages: tuple[str, ...], what: str) -> Iterat
         yield rel, data
 
 
+def installed_paths(root: Path, packages: Sequence[str] = DEFAULT_PACKAGES) -> list[str]:
+    """The installed files of ``packages`` under ``root`` (relative POSIX paths), in manifest order:
+    the files ``manifest`` lists and ``verify`` checks. Raises :class:`SoftwareError` as they do."""
+    root = Path(root)
+    tree = _scan(root, _check_packages(packages))
+    if tree.problems:
+        raise _problems_error("list the software of", root, tree.problems)
+    return tree.files
+
+
+def installed_files(root: Path, packages: Sequence[str] = DEFAULT_PACKAGES) -> Iterator[tuple[str, bytes]]:
+    """:func:`installed_paths` with each file's bytes (the SAS ROM signature reads them)."""
+    return _installed_files(Path(root), _check_packages(packages), "read")
+
+
 def canonical_bytes(manifest: dict[str, Any]) -> bytes:
     """The bytes that are signed: sorted keys, no whitespace, ASCII."""
     return json.dumps(manifest, sort_keys=True, separators=(",", ":")).encode()

@@ -33,6 +33,7 @@ class StatusReport:
         return {
             "state": cabinet.state.name,
             "interrupted": cabinet.interrupted_state.name if cabinet.interrupted_state else None,
+            "disabled_by": sorted(cabinet.disabled_by),
             "tilts": [self._tilt(tilt) for tilt in cabinet.active_tilts],
             "credits": t.ledger.credits,
             "credits_cents": t.ledger.credits_cents,

@@ -141,6 +141,8 @@ class Terminal:
         self.cashout = Cashout(self)
         self.report = StatusReport(self)
         self.commands = CommandQueue()
+        #: What may hold play besides the cabinet's state (the SAS AFT lock): each says why, or None.
+        self.play_holds: list[Callable[[], str | None]] = []
         self._handlers: dict[type[DeviceEvent], EventHandler] = {
             kind: getattr(getattr(self, part), method) for kind, (part, method) in self.EVENT_HANDLERS.items()
         }
@@ -224,6 +226,10 @@ class Terminal:
         return failures
 
     # --- the loop ------------------------------------------------------------------------------
+    def play_held(self) -> str | None:
+        """Why no round may start now besides the cabinet's state (:attr:`play_holds`), or None."""
+        return next((why for hold in self.play_holds if (why := hold()) is not None), None)
+
     def stop(self) -> None:
         self._stop.set()
 
@@ -268,6 +274,7 @@ class Terminal:
         if self.hostlink is not None:
             self.hostlink.poll()
         self.supervision.reconnect()
+        self.cashout.tick()
         self.money_in.update_validator()
         self._publish()
 

@@ -136,6 +136,8 @@ class _Entry:
     reason: str | None = None
     previous: VoucherState | None = None          #: the state a returned redemption goes back to
     source: str = "own"                           #: of the pending or completed redemption
+    #: who asked for the pending redemption (e.g. "sas"), copied to its return record; None: the cabinet
+    channel: str | None = None
     #: issued with offline redemption allowed (a record without the flag predates it: it may have been)
     offline: bool = True
 
@@ -235,6 +237,7 @@ class VoucherBook:
                 entry.amount_cents = body["amount_cents"]
                 entry.cashable = body.get("cashable", True)
                 entry.source = body.get("source", "own")
+                entry.channel = body.get("channel")
                 entry.reason = None
                 self._pending = v
             elif state == R_REDEEM_RETURNED and entry is not None:
@@ -288,8 +291,13 @@ class VoucherBook:
         return (validation in self._entries or validation in self._other_refs
                 or bool(self._ledger.records_for(validation)))
 
-    def issue(self, amount_cents: int) -> IssuedVoucher:
+    def issue(self, amount_cents: int, *, validation: str | None = None, **extra: Any) -> IssuedVoucher:
         """Record a new voucher for ``amount_cents`` (ISSUED) and return what to print.
+
+        ``validation``: the number to print, when a validation system gives it (SAS secure-enhanced
+        or system validation); it must be 18 digits the book never held (else :class:`VoucherError`,
+        nothing recorded). ``extra`` fields are kept in the ISSUED record (the giver's own data,
+        e.g. the SAS validation sequence, committed with the voucher).
 
         Refused (:class:`VoucherError` / :class:`VoucherStateError`, nothing recorded) when the
         amount is not a positive whole number of credits up to $999,999.99 or exceeds the credit
@@ -313,18 +321,23 @@ class VoucherBook:
         if amount_cents > ledger.credits_cents:
             raise VoucherStateError(f"a voucher for {amount_cents} cents exceeds the credit meter "
                                     f"({ledger.credits_cents} cents)")
-        if self._key is None:
-            self._key = validation_key(ledger)
-        assert self._key is not None
         sequence = self._last_sequence + 1
-        validation = offline_validation(self._key, self.terminal_id, sequence)
-        while self._exists(validation):          # never reuse a number: skip to the next sequence
-            sequence += 1
+        if validation is not None:
+            validation = parse_validation(validation)
+            if self._exists(validation):
+                raise VoucherError(f"validation number {format_validation(validation)} was used before")
+        else:
+            if self._key is None:
+                self._key = validation_key(ledger)
+            assert self._key is not None
             validation = offline_validation(self._key, self.terminal_id, sequence)
+            while self._exists(validation):      # never reuse a number: skip to the next sequence
+                sequence += 1
+                validation = offline_validation(self._key, self.terminal_id, sequence)
         issued = self._now().replace(microsecond=0)
         self._move(validation, "issue", VoucherState.ISSUED)
-        self._record(validation, R_ISSUED, sequence=sequence, amount_cents=amount_cents, cashable=True,
-                     issued=issued.isoformat(), expiry_days=self.expiry_days,
+        self._record(validation, R_ISSUED, **extra, sequence=sequence, amount_cents=amount_cents,
+                     cashable=True, issued=issued.isoformat(), expiry_days=self.expiry_days,
                      terminal_id=self.terminal_id, **{OFFLINE_FIELD: self.offline_redemption})
         return self._entries[validation].issued_voucher()
 
@@ -418,10 +431,13 @@ class VoucherBook:
                                             f"the printed {entry.amount_cents}")
         return Redemption(v, amount, True if entry is None else entry.cashable, "host")
 
-    def begin_redeem(self, validation: str, *, host: Host | None = None) -> Redemption:
+    def begin_redeem(self, validation: str, *, host: Host | None = None, cashable: bool | None = None,
+                     **extra: Any) -> Redemption:
         """The voucher is in the validator's escrow: :meth:`check` it and, if it may redeem, commit
         REDEEM_PENDING before the validator is told to stack it. Raises what :meth:`check` raises;
-        :class:`VoucherStateError` if another voucher's redemption is still pending."""
+        :class:`VoucherStateError` if another voucher's redemption is still pending. ``cashable``:
+        the host's word on another machine's voucher (SAS: a restricted ticket is not cashable);
+        ``extra`` fields are kept in the record (``channel``: who asked, copied to a return)."""
         if self._pending is not None and self._pending != validation:
             try:
                 same = parse_validation(validation) == self._pending
@@ -431,8 +447,11 @@ class VoucherBook:
                 raise VoucherStateError(
                     f"voucher {format_validation(self._pending)} is still being redeemed")
         redemption = self.check(validation, host=host)
+        if cashable is not None and redemption.validation not in self._entries:
+            redemption = Redemption(redemption.validation, redemption.amount_cents, cashable,
+                                    redemption.source)
         self._move(redemption.validation, "begin_redeem", VoucherState.REDEEM_PENDING)
-        self._record(redemption.validation, R_REDEEM_PENDING, amount_cents=redemption.amount_cents,
+        self._record(redemption.validation, R_REDEEM_PENDING, **extra, amount_cents=redemption.amount_cents,
                      cashable=redemption.cashable, source=redemption.source)
         return redemption
 
@@ -452,8 +471,9 @@ class VoucherBook:
         _text("a cancel reason", reason)
         entry = self._entry(validation)
         self._move(entry.validation, "cancel_redeem", entry.previous)
+        channel = {"channel": entry.channel} if entry.channel else {}
         self._record(entry.validation, R_REDEEM_RETURNED, reason=reason,
-                     restored=entry.previous.value if entry.previous else None)
+                     restored=entry.previous.value if entry.previous else None, **channel)
 
     def pending_redemption(self) -> Redemption | None:
         """The redemption in progress, if any: at power-up the terminal settles it with

@@ -352,7 +352,7 @@ class Ledger(LedgerHistory):
             raise LedgerError(f"{kind}: {cents} cents is not a whole number of {self.denom_cents}-cent credits")
         if self.open_round is not None and kind in ("ticket_out", "handpay", "transfer_out"):
             raise LedgerStateError(f"{kind} is not allowed while a round is in progress")
-        self._commit(kind, body.get("validation"), {"cents": cents, **body})
+        self._commit(kind, body.get("validation", body.get("reference")), {"cents": cents, **body})
 
     def bill_in(self, cents: int, *, denom_cents: int | None = None) -> None:
         """A note stacked by the validator (counted only once stacked)."""
@@ -369,11 +369,14 @@ class Ledger(LedgerHistory):
         """Cancelled credits paid by an attendant."""
         self._money("handpay", cents, {"attendant": attendant})
 
-    def transfer_in(self, cents: int, reference: str) -> None:
-        self._money("transfer_in", cents, {"reference": reference})
+    def transfer_in(self, cents: int, reference: str, **data: Any) -> None:
+        """Funds transferred to the credit meter (``ref`` = ``reference``, e.g. an AFT transaction
+        ID; ``data``: what the transfer's protocol keeps with it, in the same record)."""
+        self._money("transfer_in", cents, _transfer_body(reference, data))
 
-    def transfer_out(self, cents: int, reference: str) -> None:
-        self._money("transfer_out", cents, {"reference": reference})
+    def transfer_out(self, cents: int, reference: str, **data: Any) -> None:
+        """Funds transferred from the credit meter to the host (as :meth:`transfer_in`)."""
+        self._money("transfer_out", cents, _transfer_body(reference, data))
 
     # --- device settings kept in critical memory ----------------------------------------------
     def store_setting(self, name: str, value: Mapping[str, Any]) -> None:
@@ -488,6 +491,14 @@ class Ledger(LedgerHistory):
         ledger = cls.open(path, denomination=denomination, clock=clock)
         ledger.event("ram_clear", role=role, reason=reason, previous=previous)
         return ledger
+
+
+def _transfer_body(reference: str, data: Mapping[str, Any]) -> dict[str, Any]:
+    if not isinstance(reference, str) or not reference:
+        raise LedgerError(f"a transfer needs a reference, not {reference!r}")
+    if "cents" in data:
+        raise LedgerError("a transfer's amount is its cents argument, not part of its data")
+    return {**data, "reference": reference}
 
 
 def epoch_of(meta: Mapping[str, str]) -> str:

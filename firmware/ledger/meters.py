@@ -83,7 +83,9 @@ def deltas(kind: str, body: Mapping[str, Any]) -> dict[str, int]:
 
 def _round_deltas(body: Mapping[str, Any]) -> dict[str, int]:
     """A round transition: stakes leave the credit meter on ``deal``; returns come back on
-    ``complete`` (with any stake placed by a decision, such as PLAY, taken at the same time)."""
+    ``complete`` (with any stake placed by a decision, such as PLAY, taken at the same time).
+    Coin in and out are also kept per game and per wager, games played, won and lost per game
+    (``coin_in.GAME``, ``games_played.GAME``...: SAS reads them per game number)."""
     d: dict[str, int] = {}
     entry = body["entry"]
     denom = body["denom_cents"]
@@ -119,11 +121,14 @@ def _round_deltas(body: Mapping[str, Any]) -> dict[str, int]:
         _add(d, f"coin_out.{game}", returned * denom)
         d["credits"] = (returned - extra) * denom
         d["games_played"] = 1
+        d[f"games_played.{game}"] = 1
         total_stake = sum(sum(b.values()) for b in data["stakes"].values())
         if returned > total_stake:
             d["games_won"] = 1
+            d[f"games_won.{game}"] = 1
         elif returned < total_stake:
             d["games_lost"] = 1
+            d[f"games_lost.{game}"] = 1
         d["games_since_power_up"] = 1
         d["games_since_door_close"] = 1
     return d

@@ -29,6 +29,8 @@ EVENT_EXCEPTIONS: dict[str, X] = {
     "ram_clear": X.MEMORY_ERROR_RESET,
     "bill_rejected": X.BILL_REJECTED,
     "game_selected": X.GAME_SELECTED,
+    "sas_validation_id_missing": X.VALIDATION_ID_NOT_CONFIGURED,
+    "sas_system_validation": X.SYSTEM_VALIDATION_REQUEST,
 }
 
 #: The printer's soft faults (``printer_fault`` events, by their ``kind``).
@@ -71,8 +73,10 @@ def exceptions_for(kind: str, body: Mapping[str, Any]) -> tuple[X, ...]:
         return (X.CASHOUT_TICKET_PRINTED,)
     if kind == "ticket_in":
         return (X.TICKET_TRANSFER_COMPLETE,)
-    if kind == "voucher" and body.get("state") == "redeem_pending":
-        return (X.TICKET_INSERTED,)
+    if kind == "voucher":
+        return _voucher_exceptions(body)
+    if kind in ("transfer_in", "transfer_out") and body.get("source") == "aft":
+        return (X.AFT_TRANSFER_COMPLETE,)
     if kind == "round.deal":
         return (X.GAME_STARTED,)
     if kind == "round.complete":
@@ -80,6 +84,17 @@ def exceptions_for(kind: str, body: Mapping[str, Any]) -> tuple[X, ...]:
     if kind != "event":
         return ()
     return _event_exceptions(body["event"], body)
+
+
+def _voucher_exceptions(body: Mapping[str, Any]) -> tuple[X, ...]:
+    """A ticket's redemption through the SAS host (firmware/sas/tito_redeem.py): inserted (0x67),
+    refused or returned (0x68; a ticket credited raises 0x68 through its ``ticket_in``)."""
+    state = body.get("state")
+    if state == "sas_inserted":
+        return (X.TICKET_INSERTED,)
+    if state == "sas_returned" or (state == "redeem_returned" and body.get("channel") == "sas"):
+        return (X.TICKET_TRANSFER_COMPLETE,)
+    return ()
 
 
 def _event_exceptions(event: str, body: Mapping[str, Any]) -> tuple[X, ...]:

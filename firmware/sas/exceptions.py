@@ -42,7 +42,7 @@ SETTING = "sas.exceptions"
 
 #: The record kinds that can raise an exception (opening reads only their bodies).
 RAISING_KINDS = frozenset({"bill", "ticket_out", "ticket_in", "voucher", "round.deal", "round.complete",
-                           "event"})
+                           "event", "transfer_in", "transfer_out"})
 
 
 class ExceptionQueue:

@@ -24,14 +24,19 @@ from typing import Protocol
 
 from drivers.sas.codec import (
     BROADCAST,
+    Ack,
     EgmDecoder,
     ExceptionReply,
     GeneralPoll,
     LongPoll,
+    Nack,
     Reply,
     ReplyLog,
     encode_reply,
+    spec_of,
 )
+from drivers.sas.commands import ReplyKind
+from drivers.sas.game_info import MachineInfo
 from drivers.sas.messages import (
     METER_CODE_WIDTHS,
     METER_LAYOUTS,
@@ -39,24 +44,34 @@ from drivers.sas.messages import (
     ExtendedMeters,
     ExtendedMetersRequest,
     LastBill,
-    MachineInfo,
     Meters,
     SasVersion,
     SelectedMeters,
     SelectedMetersRequest,
 )
+from firmware.sas.game_meters import GAME_METERS, game_id_of, game_meter
 from firmware.sas.meters import BY_CODE, BY_FIELD
 from firmware.sas.view import BILL_CODES, DENOMINATION_CODES, TerminalView
 
 #: The SAS version this machine reports (0x54).
 SAS_VERSION = "602"
 
-#: The game number of the machine's totals in 0x2F / 0x6F / 0xAF (per-game meters come later).
+#: The long polls a global broadcast (address 0) carries that the machine applies (never answering):
+#: receive date and time (SAS 6.02 section 7.17).
+BROADCASTS = frozenset({0x7F})
+
+#: The game number of the machine's totals in 0x2F / 0x6F / 0xAF (1..N: one game's meters).
 MACHINE_TOTALS = 0
 
 
-#: A long poll's handler: the poll's data in, the reply's data out (None: no reply is due).
+#: A long poll's handler: the poll's data in, the reply's data out (None: no reply is due; for a
+#: poll answered by ACK, any bytes mean ACK). A handler that refuses the poll's data (a value SAS
+#: does not define) raises :class:`PollRefused`: the machine answers NACK and changes nothing.
 Handler = Callable[[bytes], bytes | None]
+
+
+class PollRefused(ValueError):
+    """A long poll whose data this machine refuses: answered NACK."""
 
 
 class PollSet(Protocol):
@@ -122,14 +137,20 @@ class SasMachine:
         if isinstance(poll, GeneralPoll):
             self._sent_exception = self.terminal.exceptions.peek()
             return encode_reply(ExceptionReply(self._sent_exception))
-        if not isinstance(poll, LongPoll) or poll.address == BROADCAST:
+        if not isinstance(poll, LongPoll) or (poll.address == BROADCAST and poll.command not in BROADCASTS):
             return None
         handler = self._long_polls.get(poll.command)
         try:
             data = None if handler is None else handler(poll.data)
+        except PollRefused:
+            return encode_reply(Nack(self.address))
         except ValueError:
             return None            # a body the codec framed but we cannot read: no answer
-        return None if data is None else encode_reply(Reply(self.address, poll.command, data))
+        if data is None or poll.address == BROADCAST:
+            return None
+        if spec_of(poll.command).reply_kind is ReplyKind.ACK:
+            return encode_reply(Ack(self.address))
+        return encode_reply(Reply(self.address, poll.command, data))
 
     # -- the long polls: each returns the reply's data, None for no reply -------------------------
     def _meter(self, field: str) -> int:
@@ -157,21 +178,28 @@ class SasMachine:
     def _date_time(self, _data: bytes) -> bytes:
         return DateTime(self.terminal.now().replace(microsecond=0)).encode()
 
-    def _code_value(self, code: int) -> int:
-        return BY_CODE[code].read(self.terminal.meters, self.terminal.identity.accounting_denom_cents)
+    def _game_values(self, game: int, codes: tuple[int, ...]) -> list[tuple[int, int]] | None:
+        """(code, value) of each requested meter this terminal reports for ``game`` (0: the machine's
+        totals, else the game's own meters, ``firmware/sas/game_meters.py``); None: no such game."""
+        denom = self.terminal.identity.accounting_denom_cents
+        meters = self.terminal.meters
+        wanted = [code for code in codes if code in METER_CODE_WIDTHS]
+        if game == MACHINE_TOTALS:
+            return [(code, BY_CODE[code].read(meters, denom)) for code in wanted if code in BY_CODE]
+        game_id = game_id_of(game)
+        if game_id is None:
+            return None
+        return [(code, game_meter(code, meters, game_id, denom)) for code in wanted if code in GAME_METERS]
 
     def _selected_meters(self, data: bytes) -> bytes | None:
         request = SelectedMetersRequest.decode(data)
-        if request.game != MACHINE_TOTALS:
-            return None
-        meters = tuple((code, self._code_value(code)) for code in request.codes
-                       if code in BY_CODE and code in METER_CODE_WIDTHS)
-        return SelectedMeters(request.game, meters).encode()
+        values = self._game_values(request.game, request.codes)
+        return None if values is None else SelectedMeters(request.game, tuple(values)).encode()
 
     def _extended_meters(self, data: bytes) -> bytes | None:
         request = ExtendedMetersRequest.decode(data)
-        if request.game != MACHINE_TOTALS:
+        values = self._game_values(request.game, request.codes)
+        if values is None:
             return None
-        meters = tuple((code, METER_CODE_WIDTHS[code], self._code_value(code)) for code in request.codes
-                       if code in BY_CODE and code in METER_CODE_WIDTHS)
-        return ExtendedMeters(request.game, meters).encode()
+        return ExtendedMeters(request.game, tuple((code, METER_CODE_WIDTHS[code], value)
+                                                  for code, value in values)).encode()

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from firmware.ledger.ledger import Ledger
+from firmware.sas.clock import host_time
 from firmware.sas.exceptions import ExceptionQueue
 
 #: SAS denomination codes (0x1F's accounting denomination), by cents; SAS 6.02 table C-4 as
@@ -84,4 +85,5 @@ class LedgerView:
         return denom
 
     def now(self) -> dt.datetime:
-        return self._clock()
+        """The host's time: the clock moved by the host's last 0x7F (``firmware.sas.clock``)."""
+        return host_time(self._ledger, self._clock)

@@ -385,6 +385,21 @@ def test_enable_cancels_a_pending_disable():
     assert log.kinds() == ["transition", "request_pending", "request_cancelled", "transition"]
 
 
+def test_two_disablers_each_lift_only_their_own_disable_also_while_it_is_pending():
+    cab, _ = cabinet()
+    cab.start_round()
+    cab.disable("sas")
+    cab.enable()                                  # the host lifts a disable it never gave
+    assert cab.disable_pending and cab.disabled_by == {"sas"}
+    cab.disable()                                 # the host's own
+    cab.complete_round()
+    assert cab.state is S.DISABLED and cab.disabled_by == {"host", "sas"}
+    cab.enable("sas")
+    assert cab.state is S.DISABLED and cab.disabled_by == {"host"}
+    cab.enable()
+    assert cab.state is S.IDLE and cab.disabled_by == set()
+
+
 def test_cashout_then_disable_pays_the_player_first():
     cab, _ = cabinet()
     cab.start_round()

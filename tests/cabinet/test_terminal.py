@@ -22,10 +22,10 @@ def config(**limits) -> Config:
     return Config.model_validate({"limits": limits} if limits else {})
 
 
-def start(state, cfg=None, rng=None) -> tuple[Terminal, Ledger]:
+def start(state, cfg=None, rng=None, clock=None) -> tuple[Terminal, Ledger]:
     ledger = Ledger.open(state)
     terminal = Terminal(cfg or config(), ledger, rng or RngService.seeded(7), Devices(),
-                        VoucherBook(ledger, terminal_id="T1"))
+                        VoucherBook(ledger, terminal_id="T1"), **({"clock": clock} if clock else {}))
     terminal.power_up()
     return terminal, ledger
 

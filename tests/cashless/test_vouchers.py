@@ -532,3 +532,36 @@ def test_a_damaged_stored_key_is_refused(term):
     book = VoucherBook(term.ledger, terminal_id=TERMINAL)
     with pytest.raises(VoucherError, match="damaged"):
         book.issue(100)
+
+
+# --- numbers a validation system gives (SAS secure-enhanced or system validation) -----------------
+def test_a_voucher_numbered_by_a_validation_system(tmp_path):
+    t = Terminal(tmp_path, key=None)
+    t.ledger.bill_in(1_000)
+    rows = t.ledger.rows
+    for bad in ("12345", "00-1234-5678-9012-345X", 123):
+        with pytest.raises(VoucherError):
+            t.book.issue(500, validation=bad)
+    assert t.ledger.rows == rows
+    v = t.book.issue(500, validation="12-1234-5678-9012-3456", sas_sequence=7)
+    assert v.validation == "121234567890123456" and v.sequence == 1
+    assert t.ledger.records_for(v.validation)[0]["body"]["sas_sequence"] == 7   # the giver's data, kept
+    assert t.ledger.setting(KEY_SETTING) is None                               # no offline key needed
+    t.book.printed(v.validation)
+    t.power_cycle()
+    with pytest.raises(VoucherError, match="used before"):
+        t.book.issue(500, validation=v.validation)
+    refused("offline", t.book.check, FOREIGN)
+    t.close()
+
+
+def test_a_redemption_asked_through_a_channel_keeps_it_on_its_return(term):
+    redemption = term.book.begin_redeem(FOREIGN, host=Host({FOREIGN: 500}), cashable=False, channel="sas")
+    assert redemption.cashable is False
+    term.power_cycle()
+    term.book.cancel_redeem(FOREIGN, "returned")
+    returned = term.ledger.records_for(FOREIGN)[-1]["body"]
+    assert (returned["state"], returned["channel"]) == ("redeem_returned", "sas")
+    term.book.begin_redeem(FOREIGN, host=Host({FOREIGN: 500}), cashable=False)
+    term.book.commit_redeem(FOREIGN)
+    assert term.meters()["ticket_in_noncashable"] == 500

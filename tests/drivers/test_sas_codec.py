@@ -24,6 +24,7 @@ from drivers.sas.codec import (
     OtherAddress,
     Reply,
     ReplyLog,
+    Verdict,
     encode_poll,
     encode_reply,
 )
@@ -146,6 +147,44 @@ def test_an_unknown_long_poll_drops_only_the_address_byte():
     assert events == [Garbage(b"\x01", "unknown long poll 0x81"), GeneralPoll(1)]
     events = feed(EgmDecoder(1), [b"\x02" + encode_poll(GeneralPoll(1))])
     assert events == [OtherAddress(2, 0x81), GeneralPoll(1)]
+
+
+# What the independent host sas-comm-py 0.1.0 wrote to the pty (tests/sas/test_independent_host.py):
+# a 0x80 byte (its "wakeup bit") before each message, R polls without CRC, an M poll with the
+# length byte its caller asks for and the CRC over the bytes from the address on.
+SAS_COMM_PY_WIRE = [
+    ("80 01 54", LongPoll(1, 0x54)),
+    ("80 01 1F", LongPoll(1, 0x1F)),
+    ("80 01 2F 04 00 00 0B 0C E8 24", LongPoll(1, 0x2F, bytes.fromhex("00 00 0B 0C"))),
+    ("80 01 6F 06 00 00 0C 00 A0 00 48 4F", LongPoll(1, 0x6F, bytes.fromhex("00 00 0C 00 A0 00"))),
+    ("80 81", GeneralPoll(1)),
+]
+WAKEUP_BYTE = Garbage(b"\x80", "general poll to address 0 (a wakeup byte)")
+
+
+def test_a_host_that_sends_0x80_before_each_message_is_framed_and_can_repeat_a_poll():
+    stream = b"".join(bytes.fromhex(w) for w, _ in SAS_COMM_PY_WIRE)
+    expected = [e for _, poll in SAS_COMM_PY_WIRE for e in (WAKEUP_BYTE, poll)]
+    assert feed(EgmDecoder(1), [stream]) == expected
+    assert feed(EgmDecoder(1), [stream[i : i + 1] for i in range(len(stream))]) == expected
+    # 0x80 polls no machine, so it is no poll to another one: the same general poll again is
+    # the host's retry (the exception is sent again, not dropped), a long poll acknowledges it.
+    log = ReplyLog()
+
+    def verdicts(wire: str) -> list:
+        return [log.on_event(e) for e in feed(EgmDecoder(1), [bytes.fromhex(wire)])]
+
+    assert verdicts("80 81") == [None, Verdict(repeat=False)]
+    log.sent(b"\x11")
+    assert verdicts("80 81") == [None, Verdict(repeat=True)]
+    assert verdicts("80 01 1A") == [None, Verdict(repeat=False, acknowledged=b"\x11")]
+
+
+def test_sas_comm_pys_m_poll_without_its_length_byte_is_not_a_poll_and_the_next_one_is():
+    # write_type_M without add_length_binary=True (its default) leaves out the length byte.
+    malformed = bytes.fromhex("80 01 2F 00 00 0B 0C 82 20")
+    events = feed(EgmDecoder(1), [malformed + bytes.fromhex("80 01 1A")])
+    assert [e for e in events if isinstance(e, LongPoll | GeneralPoll)] == [LongPoll(1, 0x1A)]
 
 
 def test_host_sees_the_chirp_and_rejects_replies_it_did_not_ask_for():
@@ -310,5 +349,7 @@ def test_malformed_bodies_are_value_errors_and_untyped_polls_keep_their_bytes():
                           (0x7E, bytes.fromhex("13 32 2026 25 00 00"))):
         with pytest.raises(ValueError):
             m.parse_reply(command, data)
-    assert m.parse_reply(0xB5, b"\x01\x02") == b"\x01\x02"
-    assert m.parse_request(0x53, b"\x00\x01") == b"\x00\x01"
+    with pytest.raises(ValueError):
+        m.parse_reply(0xB5, b"\x01\x02")                     # typed now (drivers/sas/game_info.py)
+    assert m.parse_request(0x53, b"\x00\x12") == m.GameNumber(12)
+    assert m.parse_request(0x01, b"") == b""                 # ACK-only polls carry no body

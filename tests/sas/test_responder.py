@@ -31,10 +31,9 @@ def test_polls_not_answered(ledger):
     machine = machine_on(ledger)
     assert machine.receive(encode_poll(LongPoll(2, 0x1A))) == b""            # another machine
     assert machine.receive(encode_poll(LongPoll(0, 0x01))) == b""            # broadcast
-    assert machine.receive(encode_poll(LongPoll(ADDRESS, 0x51))) == b""      # not implemented yet
     assert machine.receive(bytes([ADDRESS, 0xE5])) == b""                    # not a SAS long poll
-    game_3 = LongPoll(ADDRESS, 0x2F, SelectedMetersRequest(3, (0x0C,)).encode())
-    assert machine.receive(encode_poll(game_3)) == b""                       # per-game meters: later
+    game_7 = LongPoll(ADDRESS, 0x2F, SelectedMetersRequest(7, (0x0C,)).encode())
+    assert machine.receive(encode_poll(game_7)) == b""                       # no game 7 (6 games)
     assert ask(machine, LongPoll(ADDRESS, 0x1A)) is not None                 # and it still answers
 
 
