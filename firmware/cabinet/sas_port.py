@@ -1,7 +1,8 @@
 """The SAS port on the running terminal: the machine built over the terminal, and its line.
 
 :func:`build_sas` builds the terminal's :class:`~firmware.sas.responder.SasMachine`: the responder
-over critical memory (``LedgerView``) with every poll set plugged in, one line each.
+over critical memory (``LedgerView``) with every poll set plugged in, one line each (control,
+game information, ROM signature and clock; TITO; AFT).
 :class:`SasService` puts it on a port (``drivers.sas.port.SasPort``: a serial device or a pty)
 under the terminal's threading rule (firmware/cabinet/terminal.py): the ledger is not thread-safe,
 so whatever reads or writes critical memory runs on the terminal's thread. The port's reader
@@ -19,9 +20,16 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import TimeoutError as FutureTimeout
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from drivers.sas.port import SasPort
+from firmware.cabinet.sas_aft import TerminalAft
+from firmware.cabinet.sas_control import control_poll_sets
+from firmware.cabinet.sas_info import TerminalGames
+from firmware.cabinet.sas_tito import attach_sas_tito
+from firmware.sas.aft import AftPolls, AftSettings
+from firmware.sas.games import Features, GameEntry, Validation
 from firmware.sas.link import SasLink
 from firmware.sas.responder import PollSet, SasMachine
 from firmware.sas.view import Identity, LedgerView
@@ -40,9 +48,6 @@ ANSWER_TIMEOUT_S: Final = 2.0
 WAIT_SLICE_S: Final = 0.05
 #: The additional ID (0x1F) of this terminal's software.
 ADDITIONAL_ID: Final = "001"
-#: The base percentage (0x1F) reported: the table games pay a different return per wager, so no
-#: single figure is true of the machine; "0000" says none is given.
-BASE_PERCENT: Final = "0000"
 
 
 def accounting_denom(cfg: Config) -> int:
@@ -50,31 +55,36 @@ def accounting_denom(cfg: Config) -> int:
     return cfg.sas.accounting_denom_cents or cfg.terminal.denomination
 
 
-def game_code(game: str) -> str:
-    """The 2-character SAS game ID of a game id: its words' initials ("baccarat-war" -> "BW")."""
-    initials = "".join(word[0] for word in game.split("-") if word).upper()
-    return (initials + "XX")[:2]
-
-
-def identity(cfg: Config, game: str) -> Identity:
-    """Who the terminal is to a SAS host (0x1F, 0x54, 0x48), from its configuration and game."""
+def identity(cfg: Config, game: GameEntry) -> Identity:
+    """Who the terminal is to a SAS host (0x1F, 0x54, 0x48): the selected ``game`` as the game
+    information polls describe it (``firmware/cabinet/sas_info.py``), in accounting credits."""
     denom = accounting_denom(cfg)
-    max_bet = min(0xFF, cfg.limits.max_bet * cfg.terminal.denomination // denom)
-    code = game_code(game)
-    return Identity(game_id=code, additional_id=ADDITIONAL_ID, paytable_id=f"{code}0001"[:6],
-                    base_percent=BASE_PERCENT, max_bet=max_bet, serial=cfg.terminal.id[:40],
-                    accounting_denom_cents=denom)
+    return Identity(game_id=game.game_id, additional_id=ADDITIONAL_ID, paytable_id=game.paytable_id,
+                    base_percent=game.base_percent,
+                    max_bet=min(0xFF, game.max_bet * cfg.terminal.denomination // denom),
+                    serial=cfg.terminal.id[:40], accounting_denom_cents=denom)
 
 
-def build_sas(terminal: Terminal, cfg: Config) -> SasMachine:
-    """The terminal's SAS machine: the responder over critical memory, every poll set plugged in."""
-    view = LedgerView(terminal.ledger, identity(cfg, terminal.game_id))
+def selected_game(games: TerminalGames) -> GameEntry:
+    """The game the terminal plays now (the first one if it plays none the catalog knows)."""
+    entries = games.games()
+    number = games.selected()
+    return next((e for e in entries if e.number == number), entries[0])
+
+
+def build_sas(terminal: Terminal, cfg: Config, *, par_cache: Path | None = None) -> SasMachine:
+    """The terminal's SAS machine: the responder over critical memory, every poll set plugged in.
+    Built once the terminal has powered up (TITO ends what a power cut left waiting)."""
+    ident = identity(cfg, selected_game(TerminalGames(terminal, par_cache=par_cache)))
+    sas = cfg.sas
+    features = Features(validation=Validation(sas.validation), aft=sas.aft)
     polls: list[PollSet] = [
-        # control and info polls: firmware/cabinet/sas_control.py
-        # TITO (validation, redemption): firmware/sas/tito.py
-        # AFT (funds transfer): firmware/sas/aft.py
+        *control_poll_sets(terminal, ident, features, par_cache=par_cache),   # control, games, ROM, clock
+        attach_sas_tito(terminal, validation=sas.validation, asset_number=sas.asset_number),
+        AftPolls(terminal.ledger, TerminalAft(terminal),
+                 AftSettings(sas.asset_number, sas.aft_transfer_limit_cents, sas.aft), monotonic=terminal.clock),
     ]
-    return SasMachine(cfg.sas.address, view, polls=polls)
+    return SasMachine(sas.address, LedgerView(terminal.ledger, ident), polls=polls)
 
 
 class SasService:
@@ -90,6 +100,8 @@ class SasService:
         self._tick = tick
         self._stop = threading.Event()
         self._ticker = threading.Thread(target=self._tick_loop, name="sas-tick", daemon=True)
+        self.chirps_sent = 0               #: chirps written to the port
+        self.discards = 0                  #: times a full pty was emptied of what nobody read
         terminal.register(sas=self.answer)
 
     @property
@@ -152,18 +164,23 @@ class SasService:
             port.write(reply)
         except OSError as exc:
             log.warning("sas: cannot write the reply to %s: %s", port.path, exc)
+        if not chirp:
+            return
         try:
             try:
                 port.write(chirp, wakeup=True, timeout=0)
             except TimeoutError:           # a pty nobody reads is full of old chirps: start afresh
                 log.debug("sas: nobody reads %s; what it held is dropped", port.path)
                 port.discard_unread()
+                self.discards += 1
                 port.write(chirp, wakeup=True, timeout=0)
         except OSError as exc:
             log.warning("sas: cannot chirp on %s: %s", port.path, exc)
+        else:
+            self.chirps_sent += 1
 
 
-def open_sas(terminal: Terminal, cfg: Config) -> SasService:
-    """Build the terminal's SAS machine and open its port (``[sas] port``)."""
-    link = SasLink(build_sas(terminal, cfg), terminal.ledger)
+def open_sas(terminal: Terminal, cfg: Config, *, par_cache: Path | None = None) -> SasService:
+    """Build the terminal's SAS machine and open its port (``[sas] port``), once it has powered up."""
+    link = SasLink(build_sas(terminal, cfg, par_cache=par_cache), terminal.ledger)
     return SasService(terminal, link, cfg.sas.port).open()

@@ -208,17 +208,6 @@ def _terminal(cfg, args, game_id: str, rng_results, path: Path, out):
         service = terminal.service
         service.apply_stored_config()
         terminal.register(sim=lambda words: rig.control(words))
-        if cfg.sas.enabled:
-            from firmware.cabinet.sas_port import open_sas
-
-            try:
-                terminal.sas = open_sas(terminal, cfg)
-            except OSError as exc:                       # no such device, not a serial port
-                raise EgmError(f"sas: {exc.strerror or exc}") from None
-            stack.callback(terminal.sas.close)
-            if terminal.sas.port is not None and terminal.sas.port.is_pty:
-                out.write(f"sas: {terminal.sas.path}\n")
-                out.flush()
         server = ControlServer(terminal, socket_path(path)).start()
         stack.callback(server.close)
         _signals(terminal)
@@ -227,6 +216,17 @@ def _terminal(cfg, args, game_id: str, rng_results, path: Path, out):
         out.write(f"cabinet: {terminal.cabinet.state.name}"
                   f"{'; tilts: ' + ', '.join(t.key for t in terminal.cabinet.active_tilts) if terminal.cabinet.active_tilts else ''}"
                   f" ({time.monotonic() - started:.2f} s from power-up); control: egm simctl --state-dir {path}\n")
+        if cfg.sas.enabled:                  # after the power-up: TITO ends what a power cut left waiting
+            from firmware.cabinet.sas_port import open_sas
+
+            try:
+                terminal.sas = open_sas(terminal, cfg, par_cache=_par_cache(args.state_dir))
+            except OSError as exc:                       # no such device, not a serial port
+                raise EgmError(f"sas: {exc.strerror or exc}") from None
+            stack.callback(terminal.sas.close)
+            if terminal.sas.port is not None and terminal.sas.port.is_pty:
+                out.write(f"sas: {terminal.sas.path}\n")
+                out.flush()
         if hosted is not None:
             link = terminal.hostlink
             _hostlink.start(hosted, link, stack)

@@ -209,6 +209,10 @@ class SasSection(Section):
         "secure-enhanced", description="ticket validation: 'none', 'secure-enhanced' (the machine makes the "
         "number) or 'system' (the host gives it)")
     aft: bool = Field(False, description="advanced funds transfer (in-house cashable) from the host")
+    asset_number: int = Field(1, ge=1, le=0xFFFFFFFF, strict=True,
+                              description="the machine's asset number (TITO and AFT report it; AFT checks it)")
+    aft_transfer_limit_cents: PositiveCredits = Field(
+        100_000, description="the largest AFT transfer, in cents (AFT reports it; larger ones are refused)")
 
     @field_validator("port")
     @classmethod

@@ -53,6 +53,8 @@ def write(tmp_path, text):
         ("[sas]\naccounting_denom_cents = -5\n", "sas.accounting_denom_cents: Input should be greater than or equal to 0"),
         ("[sas]\naft = 'maybe'\n", "sas.aft: Input should be a valid boolean"),
         ("[sas]\nbaud = 9600\n", "sas.baud: unknown key; allowed: enabled, port, address"),
+        ("[sas]\nasset_number = 0\n", "sas.asset_number: Input should be greater than or equal to 1"),
+        ("[sas]\naft_transfer_limit_cents = 0\n", "sas.aft_transfer_limit_cents: Input should be greater than or equal to 1"),
     ],
 )
 def test_bad_configuration_names_file_key_and_allowed(tmp_path, text, needle):
