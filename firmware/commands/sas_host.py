@@ -12,9 +12,11 @@ machine's. Actions (:data:`ACTIONS`, one function each taking the host and the o
 - ``info``: machine ID and information (0x1F), SAS version and serial number (0x54).
 - ``enable`` / ``disable``: enable or disable play (0x02 / 0x01).
 - ``rom-signature --seed S``: the ROM signature from seed S (0x21).
-
-A ticket redemption and an AFT transfer are actions of their own modules: each adds its entry to
-:data:`ACTIONS` (and its options in :func:`add_options`).
+- ``redeem --amount CENTS [--validation N]``: redeem the ticket in the machine's escrow (0x70,
+  0x71; ``drivers/sas/host_tito.py``).
+- ``aft-in`` / ``aft-out --amount CENTS --transaction ID [--asset N]``: an AFT transfer of
+  in-house cashable credit to or from the machine, exactly once (0x72 and its interrogation;
+  ``drivers/sas/host_aft.py``).
 """
 
 from __future__ import annotations
@@ -26,17 +28,22 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from drivers.sas.codec import Ack, Nack, Reply
+from drivers.sas.codec import Ack, EgmDecoder, LongPoll, Nack, Reply, encode_reply
 from drivers.sas.exceptions import exception_name
 from drivers.sas.host import SasHost, SasHostError
+from drivers.sas.host_aft import HostAftError, aft_transfer
+from drivers.sas.host_tito import RedemptionError, redeem_ticket
 from drivers.sas.messages import (
     METER_LAYOUTS,
+    AftTransferReply,
     MachineInfo,
     Meters,
     RomSignature,
     RomSignatureRequest,
     SasVersion,
+    parse_reply,
 )
+from drivers.sas.validation import validation_from_bcd
 from firmware.errors import EgmError, UsageError
 
 #: How long ``poll`` waits between general polls (seconds; hosts poll every 40-200 ms).
@@ -55,6 +62,10 @@ def add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="sas-host: one JSON document on stdout")
     p.add_argument("--count", type=int, metavar="N", help="sas-host poll: stop after N general polls")
     p.add_argument("--seed", type=lambda v: int(v, 0), metavar="S", help="sas-host rom-signature: the seed (0-0xFFFF)")
+    p.add_argument("--amount", type=int, metavar="CENTS", help="sas-host redeem, aft-in, aft-out: the amount in cents")
+    p.add_argument("--validation", metavar="N", help="sas-host redeem: the ticket expected in escrow")
+    p.add_argument("--transaction", metavar="ID", help="sas-host aft-in, aft-out: the transaction ID (1-20 characters)")
+    p.add_argument("--asset", type=int, default=1, metavar="N", help="sas-host aft-in, aft-out: the machine's asset number (1)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -65,10 +76,11 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"unknown sas-host action {args.action!r}; actions: {', '.join(ACTIONS)}")
     if not 1 <= args.address <= 127:
         raise UsageError(f"--address {args.address}: a SAS address is 1-127")
+    _check_options(args.action or "poll", args)          # before the port is opened
     try:
         host = SasHost(args.port, args.address)
     except OSError as exc:
-        raise UsageError(f"cannot open {args.port}: {exc}") from None
+        raise UsageError(exc.strerror or str(exc)) from None
     try:
         result = action(host, args)
     except SasHostError as exc:
@@ -82,14 +94,36 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_options(action: str, args: argparse.Namespace) -> None:
+    """The options ``action`` needs, checked (a UsageError names the one missing or wrong)."""
+    if action == "poll" and args.count is not None and args.count < 1:
+        raise UsageError("--count: at least 1 poll")
+    if action == "rom-signature":
+        _seed(args)
+    if action in ("redeem", "aft-in", "aft-out"):
+        _amount(args)
+    if action in ("aft-in", "aft-out"):
+        _transaction(args)
+
+
+def _seed(args: argparse.Namespace) -> int:
+    if args.seed is None or not 0 <= args.seed <= 0xFFFF:
+        raise UsageError("rom-signature needs --seed S, 0-0xFFFF")
+    return int(args.seed)
+
+
+def _transaction(args: argparse.Namespace) -> str:
+    if not args.transaction or len(args.transaction) > 20:
+        raise UsageError(f"{args.action} needs --transaction ID, 1-20 characters")
+    return str(args.transaction)
+
+
 def _text(result: dict[str, Any]) -> str:
     return "\n".join(f"{key:<28s} {value}" for key, value in result.items())
 
 
 # -- the actions ----------------------------------------------------------------------------------
 def poll(host: SasHost, args: argparse.Namespace) -> dict[str, Any] | None:
-    if args.count is not None and args.count < 1:
-        raise UsageError("--count: at least 1 poll")
     seen: list[dict[str, Any]] = []
     polls = 0
     while args.count is None or polls < args.count:
@@ -143,15 +177,72 @@ def disable(host: SasHost, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def rom_signature(host: SasHost, args: argparse.Namespace) -> dict[str, Any]:
-    if args.seed is None or not 0 <= args.seed <= 0xFFFF:
-        raise UsageError("rom-signature needs --seed S, 0-0xFFFF")
-    body = host.read(0x21, RomSignatureRequest(args.seed).encode())
+    body = host.read(0x21, RomSignatureRequest(_seed(args)).encode())
     assert isinstance(body, RomSignature)
     return {"seed": f"0x{args.seed:04X}", "signature": f"0x{body.signature:04X}"}
 
 
-#: The actions by name; TITO's ticket redemption and AFT's transfer add theirs here.
+def _amount(args: argparse.Namespace) -> int:
+    if args.amount is None or args.amount <= 0:
+        raise UsageError(f"{args.action} needs --amount CENTS, a positive number")
+    return int(args.amount)
+
+
+def _typed(host: SasHost, poll: LongPoll) -> object | None:
+    """The typed body of the reply to ``poll``, None if none came (TITO's ``transact``)."""
+    reply = host.ask(poll)
+    return parse_reply(poll.command, reply.data) if isinstance(reply, Reply) else None
+
+
+def _wire(host: SasHost, wire: bytes) -> bytes:
+    """Send the poll ``wire`` encodes; the reply's bytes (AFT's ``exchange``; b"": none)."""
+    decoder = EgmDecoder(host.address)
+    decoder.receive_data(wire)
+    polls = [event for event in decoder.events() if isinstance(event, LongPoll)]
+    reply = host.ask(polls[0]) if polls else None
+    return encode_reply(reply) if isinstance(reply, Reply | Ack | Nack) else b""
+
+
+def _pause(host: SasHost) -> None:
+    """Between two status queries of a redemption: a general poll (so the next query is no retry)
+    and time for the validator to stack the ticket."""
+    host.general_poll()
+    time.sleep(POLL_INTERVAL_S * 2)
+
+
+def redeem(host: SasHost, args: argparse.Namespace) -> dict[str, Any]:
+    try:
+        reply = redeem_ticket(lambda poll: _typed(host, poll), host.address, _amount(args),
+                              validation=args.validation, between=lambda: _pause(host), tries=50)
+    except RedemptionError as exc:
+        raise SasHostError(str(exc)) from None
+    return {"status": f"0x{reply.status:02X}", "amount_cents": reply.amount,
+            "validation": validation_from_bcd(reply.validation_data) if reply.validation_data else ""}
+
+
+def _aft(host: SasHost, args: argparse.Namespace, *, to_machine: bool) -> dict[str, Any]:
+    try:
+        reply = aft_transfer(lambda wire: _wire(host, wire), host.address, cents=_amount(args),
+                             transaction_id=_transaction(args), asset_number=args.asset, to_machine=to_machine)
+    except HostAftError as exc:
+        raise SasHostError(str(exc)) from None
+    result: dict[str, Any] = {"transaction": args.transaction,
+                              "transfer_status": f"0x{reply.transfer_status:02X}"}
+    if isinstance(reply, AftTransferReply):
+        result["cashable_cents"] = reply.cashable
+    return result
+
+
+def aft_in(host: SasHost, args: argparse.Namespace) -> dict[str, Any]:
+    return _aft(host, args, to_machine=True)
+
+
+def aft_out(host: SasHost, args: argparse.Namespace) -> dict[str, Any]:
+    return _aft(host, args, to_machine=False)
+
+
+#: The actions by name.
 ACTIONS: dict[str, Action] = {
     "poll": poll, "meters": meters, "info": info, "enable": enable, "disable": disable,
-    "rom-signature": rom_signature,
+    "rom-signature": rom_signature, "redeem": redeem, "aft-in": aft_in, "aft-out": aft_out,
 }

@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from tests.sas.helpers import wait_for
 from tests.sas.live import running
 
 
@@ -36,6 +37,26 @@ def test_sas_host_reads_the_identity_the_exceptions_and_the_meters_of_egm_run_sa
         assert wrong.returncode == 2 and "no reply to long poll 0x1F" in wrong.stderr
 
 
+def test_sas_host_transfers_by_aft_once_and_redeems_a_ticket_in_escrow(tmp_path):
+    with running(tmp_path, sas="aft = true\nasset_number = 1234\n") as terminal:
+        def host(*args: str) -> dict:
+            proc = egm("sim", "sas-host", *args, "--port", terminal.sas, "--json")
+            assert proc.returncode == 0, proc.stderr
+            return json.loads(proc.stdout)
+
+        aft_in = ("aft-in", "--amount", "2500", "--transaction", "T-1", "--asset", "1234")
+        assert host(*aft_in) == {"transaction": "T-1", "transfer_status": "0x00", "cashable_cents": 2500}
+        assert host(*aft_in)["transfer_status"] == "0x00"                 # the same transaction again
+        assert host("aft-out", "--amount", "1000", "--transaction", "T-2", "--asset", "1234")["cashable_cents"] == 1000
+        assert terminal.control("status")["credits_cents"] == 1500       # 2500 in once, 1000 out
+        terminal.sim("ticket", "123456789012345678")
+        assert host("redeem", "--amount", "500", "--validation", "123456789012345678") == {
+            "status": "0x00", "amount_cents": 500, "validation": "123456789012345678"}
+        wait_for(lambda: terminal.control("status")["credits_cents"] == 2000)
+        again = egm("sim", "sas-host", "redeem", "--port", terminal.sas, "--amount", "500")
+        assert again.returncode == 2 and "no ticket in escrow" in again.stderr
+
+
 @pytest.mark.parametrize(("args", "needle"), [
     (("run", "--sim", "--sas-address", "200"), "--sas-address: Input should be less than or equal to 127"),
     (("run", "--sim", "--sas", "ttyS1"), "--sas: Value error, a device path such as /dev/ttyS1, or 'pty'"),
@@ -44,6 +65,8 @@ def test_sas_host_reads_the_identity_the_exceptions_and_the_meters_of_egm_run_sa
     (("sim", "sas-host", "info", "--port", "/dev/null", "--address", "0"), "--address 0: a SAS address is 1-127"),
     (("sim", "sas-host", "info", "--port", "/nonexistent/tty"), "cannot open the SAS port /nonexistent/tty"),
     (("sim", "printer", "meters", "--pty"), "printer takes no action word ('meters')"),
+    (("sim", "sas-host", "aft-in", "--port", "/dev/null", "--amount", "5"), "aft-in needs --transaction ID"),
+    (("sim", "sas-host", "redeem", "--port", "/dev/null"), "redeem needs --amount CENTS"),
 ])
 def test_bad_sas_options_are_one_clear_line(args, needle, tmp_path):
     proc = egm(*args, "--state-dir", str(tmp_path)) if args[0] == "run" else egm(*args)

@@ -26,9 +26,10 @@ accounting_denom_cents = 5
 """
 
 
-def config_file(tmp_path: Path) -> Path:
+def config_file(tmp_path: Path, extra: str = "") -> Path:
+    """The tests' configuration, with ``extra`` lines in its ``[sas]`` section."""
     path = tmp_path / "egm.toml"
-    path.write_text(CONFIG)
+    path.write_text(CONFIG + extra)
     return path
 
 
@@ -72,13 +73,13 @@ class Running:
 
 
 @contextlib.contextmanager
-def running(tmp_path: Path, *args: str, state: str | None = "IDLE") -> Iterator[Running]:
+def running(tmp_path: Path, *args: str, state: str | None = "IDLE", sas: str = "") -> Iterator[Running]:
     """``egm run --sim --headless --sas pty`` on ``tmp_path/state`` (and the test's config), up
-    and in ``state`` (None: any, e.g. under autoplay); killed and reaped if the block leaves it
-    running."""
+    and in ``state`` (None: any, e.g. under autoplay), ``sas`` lines added to its ``[sas]``
+    configuration; killed and reaped if the block leaves it running."""
     state_dir = tmp_path / "state"
     proc = subprocess.Popen([sys.executable, "-m", "firmware.cli", "run", "--sim", "--headless", "--sas", "pty",
-                             "--config", str(config_file(tmp_path)), "--state-dir", str(state_dir), *args],
+                             "--config", str(config_file(tmp_path, sas)), "--state-dir", str(state_dir), *args],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
         terminal = Running(proc, state_dir)
