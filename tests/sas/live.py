@@ -88,10 +88,12 @@ def running(tmp_path: Path, *args: str, state: str | None = "IDLE", sas: str = "
         while True:                            # a killed terminal's socket file may still be there
             try:
                 terminal.control("wait", {"state": state, "timeout": 60} if state else {"timeout": 60})
-                break
+                if terminal.control("status").get("sas"):       # published by the loop's first step
+                    break
             except ControlError:
-                assert proc.poll() is None and time.monotonic() < deadline, terminal.printed
-                time.sleep(0.05)
+                pass
+            assert proc.poll() is None and time.monotonic() < deadline, terminal.printed
+            time.sleep(0.05)
         yield terminal
     finally:
         if proc.poll() is None:
