@@ -37,11 +37,11 @@ SCANNED = ("firmware", "sim_hardware", "benchmarks", "tests")
 TERMINAL = ROOT / "firmware" / "cabinet" / "terminal.py"
 #: The collaborators that used to be assigned onto a built terminal (the service API, the host
 #: link, the screens' input, the runner's callbacks). ``demo`` is the service API's (a property).
-WIRED = frozenset({"service", "hostlink", "on_input", "on_round", "on_step", "demo"})
+WIRED = frozenset({"service", "hostlink", "sas", "on_input", "on_round", "on_step", "demo"})
 #: Terminal attributes that are state its parts write as it runs, not collaborators.
 STATE = frozenset({"message", "halted", "snapshot", "_stop", "_handlers"})
 #: Where, inside ``Terminal``, a wired attribute may be set.
-SETTERS = {"__init__": WIRED, "connect_screens": frozenset({"on_input"}), "power_up": frozenset({"hostlink"})}
+SETTERS = {"__init__": WIRED, "connect_screens": frozenset({"on_input"}), "power_up": frozenset({"hostlink", "sas"})}
 TERMINAL_NAMES = frozenset({"terminal", "term"})
 
 

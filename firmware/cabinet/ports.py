@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 from firmware.cashless.vouchers import Host
 
 if TYPE_CHECKING:
+    from firmware.cabinet.cashout import TicketNumbering
+    from firmware.cabinet.money_in import TicketHost
     from firmware.cabinet.packages import PackageManager
 
 
@@ -28,3 +30,20 @@ class HostPort(Host, Protocol):
     def poll(self) -> None: ...
 
     def status(self) -> dict[str, Any]: ...
+
+
+class SasPart(Protocol):
+    """The SAS port as the terminal uses it (``firmware/cabinet/sas_port.py``): its status in the
+    status document, and what its TITO poll set takes over from the terminal's own vouchers: the
+    tickets inserted (``ticket_host``: the SAS host decides) and the numbers of the tickets printed
+    (``numbering``), None where it takes nothing over."""
+
+    @property
+    def ticket_host(self) -> TicketHost | None: ...
+
+    @property
+    def numbering(self) -> TicketNumbering | None: ...
+
+    def status(self) -> dict[str, Any]: ...
+
+    def close(self) -> None: ...

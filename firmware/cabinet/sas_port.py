@@ -27,7 +27,8 @@ from drivers.sas.port import SasPort
 from firmware.cabinet.sas_aft import TerminalAft
 from firmware.cabinet.sas_control import control_poll_sets
 from firmware.cabinet.sas_info import TerminalGames
-from firmware.cabinet.sas_tito import attach_sas_tito
+from firmware.cabinet.sas_tito import SasTito, sas_tito
+from firmware.errors import EgmError
 from firmware.sas.aft import AftPolls, AftSettings
 from firmware.sas.games import Features, GameEntry, Validation
 from firmware.sas.link import SasLink
@@ -35,6 +36,8 @@ from firmware.sas.responder import PollSet, SasMachine
 from firmware.sas.view import Identity, LedgerView
 
 if TYPE_CHECKING:
+    from firmware.cabinet.cashout import TicketNumbering
+    from firmware.cabinet.money_in import TicketHost
     from firmware.cabinet.terminal import Terminal
     from firmware.config.schema import Config
 
@@ -72,15 +75,17 @@ def selected_game(games: TerminalGames) -> GameEntry:
     return next((e for e in entries if e.number == number), entries[0])
 
 
-def build_sas(terminal: Terminal, cfg: Config, *, par_cache: Path | None = None) -> SasMachine:
-    """The terminal's SAS machine: the responder over critical memory, every poll set plugged in.
-    Built once the terminal has powered up (TITO ends what a power cut left waiting)."""
+def build_sas(terminal: Terminal, cfg: Config, *, par_cache: Path | None = None,
+              tito: SasTito | None = None) -> SasMachine:
+    """The terminal's SAS machine: the responder over critical memory, every poll set plugged in
+    (``tito``: the TITO set, built here if not given). Built once the terminal has powered up
+    (TITO ends what a power cut left waiting)."""
     ident = identity(cfg, selected_game(TerminalGames(terminal, par_cache=par_cache)))
     sas = cfg.sas
     features = Features(validation=Validation(sas.validation), aft=sas.aft)
     polls: list[PollSet] = [
         *control_poll_sets(terminal, ident, features, par_cache=par_cache),   # control, games, ROM, clock
-        attach_sas_tito(terminal, validation=sas.validation, asset_number=sas.asset_number),
+        (tito or sas_tito(terminal, validation=sas.validation, asset_number=sas.asset_number)).polls,
         AftPolls(terminal.ledger, TerminalAft(terminal),
                  AftSettings(sas.asset_number, sas.aft_transfer_limit_cents, sas.aft), monotonic=terminal.clock),
     ]
@@ -90,9 +95,12 @@ def build_sas(terminal: Terminal, cfg: Config, *, par_cache: Path | None = None)
 class SasService:
     """The SAS port of ``terminal``: opened by :meth:`open`, closed by :meth:`close`."""
 
-    def __init__(self, terminal: Terminal, link: SasLink, port: str, *,
+    def __init__(self, terminal: Terminal, link: SasLink, port: str, *, tito: SasTito | None = None,
                  clock: Callable[[], float] = time.monotonic, tick: float = TICK_S) -> None:
         self.terminal = terminal
+        #: what the TITO poll set takes over from the terminal (:class:`firmware.cabinet.ports.SasPart`)
+        self.ticket_host: TicketHost | None = tito.ticket_host if tito is not None else None
+        self.numbering: TicketNumbering | None = tito.numbering if tito is not None else None
         self.link = link
         self.where = port                  #: the configured port ("pty" or a device path)
         self.port: SasPort | None = None
@@ -181,6 +189,12 @@ class SasService:
 
 
 def open_sas(terminal: Terminal, cfg: Config, *, par_cache: Path | None = None) -> SasService:
-    """Build the terminal's SAS machine and open its port (``[sas] port``), once it has powered up."""
-    link = SasLink(build_sas(terminal, cfg, par_cache=par_cache), terminal.ledger)
-    return SasService(terminal, link, cfg.sas.port).open()
+    """Build the terminal's SAS machine and open its port (``[sas] port``): the terminal's ``sas``
+    factory, called at the end of its power-up. A port that cannot be opened: :class:`EgmError`."""
+    sas = cfg.sas
+    tito = sas_tito(terminal, validation=sas.validation, asset_number=sas.asset_number)
+    link = SasLink(build_sas(terminal, cfg, par_cache=par_cache, tito=tito), terminal.ledger)
+    try:
+        return SasService(terminal, link, sas.port, tito=tito).open()
+    except OSError as exc:                           # no such device, not a serial port
+        raise EgmError(f"sas: {exc.strerror or exc}") from None

@@ -1,15 +1,17 @@
 """The cabinet's side of SAS TITO (firmware/sas/tito.py): the bill validator's escrow for the
 ticket redemption polls, and the numbers and text of the cash-out tickets.
 
-:func:`attach_sas_tito` builds the TITO poll set for a terminal and connects it: money-in hands
-inserted tickets to the SAS host (``MoneyIn.ticket_host``), the cash-out numbers its tickets
-through it (``Cashout.numbering``), and a redemption cycle a power cut left waiting is ended. The
-composition root calls it at power-up with ``[sas] validation`` and passes the poll set to
-``SasMachine(..., polls=[...])``; everything runs on the terminal's thread.
+:func:`sas_tito` builds the TITO poll set for a terminal and ends a redemption cycle a power cut
+left waiting; the SAS port (``firmware/cabinet/sas_port.py``, built by the terminal at the end of
+its power-up from ``[sas] validation``) passes the poll set to ``SasMachine(..., polls=[...])`` and
+offers the terminal what the set takes over: money-in hands inserted tickets to the SAS host
+(``MoneyIn.ticket_host``), the cash-out numbers its tickets through it (``Cashout.numbering``).
+Everything runs on the terminal's thread.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from firmware.cashless.vouchers import IssuedVoucher
@@ -18,6 +20,8 @@ from firmware.sas.tito_system import SystemValidation
 from firmware.sas.tito_validation import SecureEnhanced
 
 if TYPE_CHECKING:
+    from firmware.cabinet.cashout import TicketNumbering
+    from firmware.cabinet.money_in import TicketHost
     from firmware.cabinet.terminal import Terminal
 
 
@@ -101,13 +105,22 @@ class SasTicketOut:
         return printed.location, printed.address
 
 
-def attach_sas_tito(terminal: Terminal, *, validation: str, asset_number: int) -> TitoPolls:
-    """Build the terminal's TITO poll set, connect it to money-in and the cash-out, and end a
-    redemption cycle or a number request the power cut left waiting for the host."""
+@dataclass(frozen=True, slots=True)
+class SasTito:
+    """The terminal's TITO poll set, and what it takes over from the terminal: the tickets inserted
+    (``ticket_host``) and the numbering of the tickets printed; the terminal connects them when its
+    SAS port is built (:class:`firmware.cabinet.ports.SasPart`)."""
+
+    polls: TitoPolls
+    ticket_host: TicketHost
+    numbering: TicketNumbering
+
+
+def sas_tito(terminal: Terminal, *, validation: str, asset_number: int) -> SasTito:
+    """Build the terminal's TITO poll set, and end a redemption cycle or a number request the power
+    cut left waiting for the host."""
     polls = TitoPolls(terminal.ledger, terminal.vouchers, SasTicketCabinet(terminal),
                       validation=validation, asset_number=asset_number,
                       printer=SasCashoutPrinter(terminal), clock=terminal.clock)
     polls.settle_after_power_loss()
-    terminal.money_in.ticket_host = polls.redemption
-    terminal.cashout.numbering = SasTicketOut(terminal, polls)
-    return polls
+    return SasTito(polls, polls.redemption, SasTicketOut(terminal, polls))

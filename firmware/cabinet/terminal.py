@@ -32,7 +32,7 @@ from firmware.cabinet.devices import DEVICE_NAMES, Devices, not_connected
 from firmware.cabinet.errors import CabinetError, TerminalError, TerminalStopped
 from firmware.cabinet.machine import Cabinet
 from firmware.cabinet.money_in import MoneyIn
-from firmware.cabinet.ports import HostPort
+from firmware.cabinet.ports import HostPort, SasPart
 from firmware.cabinet.rounds import Rounds
 from firmware.cabinet.status import StatusReport
 from firmware.cabinet.supervision import PRINTER_SOFT_FAULTS, SelfTest, Supervision
@@ -62,7 +62,6 @@ from hal.events import (
 
 if TYPE_CHECKING:
     from firmware.cabinet.demo import DemoMode
-    from firmware.cabinet.sas_port import SasService
     from firmware.cabinet.service.api import ServiceApi
     from firmware.cashless.vouchers import VoucherBook
     from firmware.config.schema import Config
@@ -107,13 +106,18 @@ class Terminal:
                  physical_shoe_timeout: float = 30.0, game: str | None = None,
                  service: Callable[[Terminal], ServiceApi] | None = None,
                  hostlink: Callable[[Terminal], HostPort] | None = None,
+                 sas: Callable[[Terminal], SasPart] | None = None,
                  on_round: Callable[[dict[str, Any]], None] | None = None,
                  on_step: Callable[[Terminal], None] | None = None) -> None:
         """``service`` and ``hostlink`` build the service API and the host link from the terminal
         they serve (each needs the terminal, and the terminal calls each), once: ``service`` at the
         end of construction, when every part exists; ``hostlink`` at the end of :meth:`power_up`,
         once the cabinet has reached attract, so that the attract screen does not wait for the
-        link's keys and transport (docs/architecture.md, "The composition root"). ``game``: the game to start with (default: the configuration's ``games.default``)."""
+        link's keys and transport (docs/architecture.md, "The composition root"). ``sas`` builds
+        and opens the SAS port, also at the end of :meth:`power_up` (its TITO poll set ends what a
+        power cut left waiting, which needs the cabinet powered up); the terminal hands it the
+        tickets inserted and the numbering of the tickets printed, where it takes them over.
+        ``game``: the game to start with (default: the configuration's ``games.default``)."""
         self.cfg = cfg
         self.ledger = ledger
         self.rng = rng
@@ -155,8 +159,9 @@ class Terminal:
         #: The host link, polled from every step (None: no host, or not yet powered up).
         self.hostlink: HostPort | None = None
         self._hostlink_factory = hostlink
-        #: The SAS port (None: SAS is off); the composition root opens it (firmware/cabinet/sas_port.py).
-        self.sas: SasService | None = None
+        #: The SAS port (None: SAS is off, or not yet powered up; firmware/cabinet/sas_port.py).
+        self.sas: SasPart | None = None
+        self._sas_factory = sas
         #: The service API (None: a terminal without one); it adds the ``service`` and ``demo`` commands.
         self.service: ServiceApi | None = service(self) if service is not None else None
         if self.service is not None:
@@ -223,6 +228,10 @@ class Terminal:
         self._publish()
         if self._hostlink_factory is not None and self.hostlink is None:
             self.hostlink = self._hostlink_factory(self)          # after attract: see __init__
+        if self._sas_factory is not None and self.sas is None:
+            self.sas = self._sas_factory(self)
+            self.money_in.ticket_host = self.sas.ticket_host
+            self.cashout.numbering = self.sas.numbering
         return failures
 
     # --- the loop ------------------------------------------------------------------------------

@@ -204,7 +204,7 @@ def _terminal(cfg, args, game_id: str, rng_results, path: Path, out):
         # (docs/architecture.md, "The composition root").
         terminal = Terminal(cfg, ledger, rng, devices, vouchers, self_test=self_test, game=game_id,
                             service=ServiceApi.from_config, hostlink=hosted.link if hosted else None,
-                            on_round=show, on_step=autoplay)
+                            sas=_sas_factory(cfg, args), on_round=show, on_step=autoplay)
         service = terminal.service
         service.apply_stored_config()
         terminal.register(sim=lambda words: rig.control(words))
@@ -216,16 +216,11 @@ def _terminal(cfg, args, game_id: str, rng_results, path: Path, out):
         out.write(f"cabinet: {terminal.cabinet.state.name}"
                   f"{'; tilts: ' + ', '.join(t.key for t in terminal.cabinet.active_tilts) if terminal.cabinet.active_tilts else ''}"
                   f" ({time.monotonic() - started:.2f} s from power-up); control: egm simctl --state-dir {path}\n")
-        if cfg.sas.enabled:                  # after the power-up: TITO ends what a power cut left waiting
-            from firmware.cabinet.sas_port import open_sas
-
-            try:
-                terminal.sas = open_sas(terminal, cfg, par_cache=_par_cache(args.state_dir))
-            except OSError as exc:                       # no such device, not a serial port
-                raise EgmError(f"sas: {exc.strerror or exc}") from None
+        if terminal.sas is not None:
             stack.callback(terminal.sas.close)
-            if terminal.sas.port is not None and terminal.sas.port.is_pty:
-                out.write(f"sas: {terminal.sas.path}\n")
+            where = terminal.sas.status()["port"]
+            if cfg.sas.port == "pty":
+                out.write(f"sas: {where}\n")
                 out.flush()
         if hosted is not None:
             link = terminal.hostlink
@@ -266,6 +261,17 @@ def _terminal(cfg, args, game_id: str, rng_results, path: Path, out):
                       f"critical memory in {path}\n")
             if difference:
                 raise EgmError(f"the accounting identity is off by {difference} cents")
+
+
+def _sas_factory(cfg, args):
+    """The terminal's SAS port (``[sas]``), opened at the end of its power-up; None: SAS is off."""
+    if not cfg.sas.enabled:
+        return None
+    from functools import partial
+
+    from firmware.cabinet.sas_port import open_sas
+
+    return partial(open_sas, cfg=cfg, par_cache=_par_cache(args.state_dir))
 
 
 def _open_ledger(cfg, args, path: Path, out):
@@ -341,7 +347,7 @@ def _print_started(out, cfg, specs, rig, problems, hosted, path: Path, control: 
         rows.append({"part": "sas", "what": "off (sas.enabled = false)", "where": "-"})
     else:
         rows.append({"part": "sas", "what": f"SAS 6.02, address {cfg.sas.address} (egm sim sas-host)",
-                     "where": sas.path})
+                     "where": sas.status()["port"]})
     rows.append({"part": "critical memory", "what": "state dir (egm meters, recall, events)", "where": str(path)})
     rows.append({"part": "control socket", "what": "egm simctl", "where": str(control)})
     if screens is None:

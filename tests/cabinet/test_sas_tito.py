@@ -5,6 +5,8 @@ printed, or a handpay when it does not come."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
 from drivers.sas.codec import GeneralPoll, LongPoll
@@ -20,7 +22,7 @@ from drivers.sas.messages import (
 )
 from drivers.sas.validation import RedemptionStatus as St
 from drivers.sas.validation import secure_enhanced_number, validation_to_bcd
-from firmware.cabinet.sas_tito import attach_sas_tito
+from firmware.cabinet.sas_tito import sas_tito
 from firmware.cabinet.terminal import Devices, Terminal
 from firmware.cashless.vouchers import VoucherBook
 from firmware.config import Config
@@ -46,12 +48,19 @@ def _build(tmp_path, validation: str, clock: Clock):
     rig = SimRig({"bill_validator": parse_spec("bill_validator", "sim:id003"),
                   "printer": parse_spec("printer", "sim:tcl")})
     ledger = Ledger.open(tmp_path)
+    built = []
+
+    def sas(terminal: Terminal) -> SimpleNamespace:         # the SAS port's part the terminal sees
+        tito = sas_tito(terminal, validation=validation, asset_number=42)
+        built.append(tito.polls)
+        return SimpleNamespace(ticket_host=tito.ticket_host, numbering=tito.numbering, status=dict,
+                               close=lambda: None)
+
     terminal = Terminal(Config.model_validate({}), ledger, RngService.seeded(1),
                         Devices(bill_validator=rig.device("bill_validator"), printer=rig.device("printer")),
-                        VoucherBook(ledger, terminal_id="T1"), clock=clock)
+                        VoucherBook(ledger, terminal_id="T1"), clock=clock, sas=sas)
     terminal.power_up()
-    polls = attach_sas_tito(terminal, validation=validation, asset_number=42)
-    return terminal, SasMachine(ADDRESS, LedgerView(ledger, IDENTITY), polls=[polls]), rig
+    return terminal, SasMachine(ADDRESS, LedgerView(ledger, IDENTITY), polls=built), rig
 
 
 @pytest.fixture(params=["secure-enhanced", "system"])

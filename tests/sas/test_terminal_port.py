@@ -24,9 +24,9 @@ def config(**sections) -> Config:
     return Config.model_validate(sections)
 
 
-def start(state, cfg: Config) -> tuple[Terminal, Ledger]:
+def start(state, cfg: Config, **kw) -> tuple[Terminal, Ledger]:
     ledger = Ledger.open(state)
-    terminal = Terminal(cfg, ledger, RngService.seeded(7), Devices(), VoucherBook(ledger, terminal_id="T1"))
+    terminal = Terminal(cfg, ledger, RngService.seeded(7), Devices(), VoucherBook(ledger, terminal_id="T1"), **kw)
     return terminal, ledger
 
 
@@ -68,10 +68,10 @@ def test_a_handpay_restored_at_power_up_raises_no_second_cash_out_button_excepti
 
 def test_the_port_answers_on_the_terminals_thread_and_the_status_shows_the_link(tmp_path):
     cfg = config(sas={"enabled": True, "address": 3})
-    terminal, ledger = start(tmp_path, cfg)
+    terminal, ledger = start(tmp_path, cfg, sas=lambda t: SasService(t, SasLink(build_sas(t, cfg), t.ledger), "pty"))
     terminal.power_up()
-    service = SasService(terminal, SasLink(build_sas(terminal, cfg), ledger), "pty")
-    terminal.sas = service
+    service = terminal.sas
+    assert isinstance(service, SasService)
     touched: set[str] = set()
     answer = service.answer
 

@@ -53,13 +53,13 @@ class FakeTouch(Touchscreen):
 
 
 def build_terminal(state: Path, devices: Devices, *, credits_cents: int = 0, cfg: Config | None = None,
-                   **api_kwargs: Any) -> SimpleNamespace:
+                   sas: Any = None, **api_kwargs: Any) -> SimpleNamespace:
     ledger = Ledger.open(state)
     clock = Clock()
     api_kwargs.setdefault("software_root", software_tree(state.parent / "sw"))
     api_kwargs.setdefault("par_cache_dir", state.parent / "par")
     terminal = Terminal(cfg or Config(), ledger, RngService.seeded(7), devices, VoucherBook(ledger, terminal_id="T1"),
-                        service=lambda t: ServiceApi(t, pins=HASHES, clock=clock, **api_kwargs))
+                        service=lambda t: ServiceApi(t, pins=HASHES, clock=clock, **api_kwargs), sas=sas)
     api = terminal.service
     api.apply_stored_config()
     terminal.power_up()
@@ -75,9 +75,9 @@ def rig(tmp_path):
     made: list[SimpleNamespace] = []
 
     def make(*, credits_cents: int = 0, size: tuple[int, int] = (1920, 1080), app: Any = ServiceApp,
-             cfg: Config | None = None) -> SimpleNamespace:
+             cfg: Config | None = None, sas: Any = None) -> SimpleNamespace:
         devices = Devices(bill_validator=FakeValidator(), printer=FakePrinter(), io_board=FakeIo(), touch=FakeTouch())
-        r = build_terminal(tmp_path / f"state{len(made)}", devices, credits_cents=credits_cents, cfg=cfg)
+        r = build_terminal(tmp_path / f"state{len(made)}", devices, credits_cents=credits_cents, cfg=cfg, sas=sas)
         r.app = app(r.terminal, size=size)
         r.app.step(FRAME)
         made.append(r)
