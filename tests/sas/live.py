@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import queue
 import signal
 import subprocess
@@ -13,6 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from drivers.sas.exceptions import ExceptionCode
+from drivers.sas.host import SasHost
 from firmware.cabinet.control import ControlError, request
 
 #: A terminal without the embedded host (faster to start; SAS needs none) and SAS meters in
@@ -67,9 +70,59 @@ class Running:
     def sim(self, *words: str) -> Any:
         return self.control("sim", {"words": list(words)})
 
+    def sim_until(self, *words: str, key: str = "inserted", timeout: float = 20.0) -> Any:
+        """``sim`` ``words`` again until its answer's ``key`` is true (a validator busy stacking
+        the last item refuses the next one); AssertionError after ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while not (answer := self.sim(*words)).get(key):
+            assert time.monotonic() < deadline, f"{' '.join(words)}: still {answer} after {timeout} s"
+            time.sleep(0.1)
+        return answer
+
     def stop(self) -> None:
         self.proc.send_signal(signal.SIGTERM)
         self.proc.communicate(timeout=30)
+
+    def kill(self) -> None:
+        """The power goes: SIGKILL, no power-down."""
+        self.proc.kill()
+        self.proc.communicate(timeout=30)
+
+
+def host_on(terminal: Running, address: int = 1) -> SasHost:
+    """A host with time to spare: the suite shares the machine with other work (no timing here)."""
+    return SasHost(terminal.sas, address, timeout=5.0)
+
+
+def exceptions_until_quiet(host: SasHost, limit: int = 40) -> list[int]:
+    """General polls until the machine reports no activity; what it reported."""
+    seen = []
+    for _ in range(limit):
+        code = host.general_poll()
+        assert code is not None, "the machine did not answer a general poll"
+        if code == ExceptionCode.NO_ACTIVITY:
+            return seen
+        seen.append(code)
+    raise AssertionError(f"still reporting after {limit} polls: {seen}")
+
+
+def exceptions_until(host: SasHost, code: int, timeout: float = 20.0) -> list[int]:
+    """General polls until ``code`` was reported and the machine is quiet; every exception reported."""
+    seen: list[int] = []
+    deadline = time.monotonic() + timeout
+    while code not in seen:
+        assert time.monotonic() < deadline, f"no exception 0x{code:02X} within {timeout} s: {seen}"
+        seen += exceptions_until_quiet(host)
+        time.sleep(0.05)
+    return seen
+
+
+def meters(state_dir: Path) -> dict[str, Any]:
+    """``egm meters --json`` of a stopped terminal's state dir."""
+    shown = subprocess.run([sys.executable, "-m", "firmware.cli", "meters", "--state-dir", str(state_dir), "--json"],
+                           capture_output=True, text=True, timeout=60)
+    assert shown.returncode == 0, shown.stderr
+    return json.loads(shown.stdout)  # type: ignore[no-any-return]
 
 
 @contextlib.contextmanager

@@ -9,30 +9,12 @@ import sys
 import time
 
 from drivers.sas.exceptions import ExceptionCode as X
-from drivers.sas.host import SasHost
 from drivers.sas.messages import METER_LAYOUTS, Meters
 from firmware.ledger.ledger import Ledger
 from tests.sas.helpers import wait_for
-from tests.sas.live import config_file, running
+from tests.sas.live import config_file, exceptions_until_quiet, host_on, running
 
 DENOM = 5          #: the accounting denomination of tests/sas/live.py's configuration (cents)
-
-
-def host_on(terminal, address: int = 1) -> SasHost:
-    """A host with time to spare: the suite shares the machine with other work (no timing here)."""
-    return SasHost(terminal.sas, address, timeout=5.0)
-
-
-def exceptions_until_quiet(host: SasHost, limit: int = 40) -> list[int]:
-    """General polls until the machine reports no activity; what it reported."""
-    seen = []
-    for _ in range(limit):
-        code = host.general_poll()
-        assert code is not None, "the machine did not answer a general poll"
-        if code == X.NO_ACTIVITY:
-            return seen
-        seen.append(code)
-    raise AssertionError(f"still reporting after {limit} polls: {seen}")
 
 
 def test_meters_read_over_sas_equal_egm_meters_after_autoplay(tmp_path):
