@@ -18,14 +18,16 @@ from drivers.sas.exceptions import ExceptionCode
 from drivers.sas.host import SasHost
 from firmware.cabinet.control import ControlError, request
 
+#: The accounting denomination of :data:`CONFIG` (cents per SAS credit).
+DENOM_CENTS = 5
 #: A terminal without the embedded host (faster to start; SAS needs none) and SAS meters in
 #: credits of 5 cents on a 1-cent terminal, so the tests see the conversion.
-CONFIG = """
+CONFIG = f"""
 [host]
 enabled = false
 
 [sas]
-accounting_denom_cents = 5
+accounting_denom_cents = {DENOM_CENTS}
 """
 
 
@@ -115,6 +117,15 @@ def exceptions_until(host: SasHost, code: int, timeout: float = 20.0) -> list[in
         seen += exceptions_until_quiet(host)
         time.sleep(0.05)
     return seen
+
+
+def autoplay(tmp_path: Path, rounds: int) -> None:
+    """``egm run --sim --headless --autoplay N`` on ``tmp_path/state`` (notes in, rounds, a cash-out
+    ticket; SAS off), to the end: the meters a live test then reads."""
+    played = subprocess.run([sys.executable, "-m", "firmware.cli", "run", "--sim", "--headless", "--autoplay",
+                             str(rounds), "--config", str(config_file(tmp_path)), "--state-dir",
+                             str(tmp_path / "state")], capture_output=True, text=True, timeout=180)
+    assert played.returncode == 0, played.stderr
 
 
 def meters(state_dir: Path) -> dict[str, Any]:

@@ -3,26 +3,20 @@ meters, an exception from a door, exceptions across a SIGKILL, and the link goin
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 import time
 
 from drivers.sas.exceptions import ExceptionCode as X
 from drivers.sas.messages import METER_LAYOUTS, Meters
 from firmware.ledger.ledger import Ledger
 from tests.sas.helpers import wait_for
-from tests.sas.live import config_file, exceptions_until_quiet, host_on, running
+from tests.sas.live import DENOM_CENTS, autoplay, exceptions_until_quiet, host_on, meters, running
 
-DENOM = 5          #: the accounting denomination of tests/sas/live.py's configuration (cents)
+DENOM = DENOM_CENTS
 
 
 def test_meters_read_over_sas_equal_egm_meters_after_autoplay(tmp_path):
     state = tmp_path / "state"
-    played = subprocess.run([sys.executable, "-m", "firmware.cli", "run", "--sim", "--headless", "--autoplay", "30",
-                             "--config", str(config_file(tmp_path)), "--state-dir", str(state)],
-                            capture_output=True, text=True, timeout=120)
-    assert played.returncode == 0, played.stderr
+    autoplay(tmp_path, 30)
     with running(tmp_path) as terminal, host_on(terminal) as host:
         sas: dict[str, int] = {}
         for command in sorted(METER_LAYOUTS):
@@ -30,8 +24,7 @@ def test_meters_read_over_sas_equal_egm_meters_after_autoplay(tmp_path):
             assert isinstance(body, Meters)
             sas.update(body.values)
         terminal.stop()
-    shown = json.loads(subprocess.run([sys.executable, "-m", "firmware.cli", "meters", "--state-dir", str(state),
-                                       "--json"], capture_output=True, text=True, timeout=30).stdout)
+    shown = meters(state)
     m = shown["meters"]
     assert m["games_played"] == 30 and m["bills_in"] > 0 and m["ticket_out"] > 0
     assert sas["games_played"] == m["games_played"] and sas["games_won"] == m["games_won"]
