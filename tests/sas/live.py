@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import queue
 import signal
 import subprocess
@@ -137,14 +138,17 @@ def meters(state_dir: Path) -> dict[str, Any]:
 
 
 @contextlib.contextmanager
-def running(tmp_path: Path, *args: str, state: str | None = "IDLE", sas: str = "") -> Iterator[Running]:
+def running(tmp_path: Path, *args: str, state: str | None = "IDLE", sas: str = "",
+            software: Path | None = None) -> Iterator[Running]:
     """``egm run --sim --headless --sas pty`` on ``tmp_path/state`` (and the test's config), up
     and in ``state`` (None: any, e.g. under autoplay), ``sas`` lines added to its ``[sas]``
-    configuration; killed and reaped if the block leaves it running."""
+    configuration, run from the software installed under ``software`` (a copy of the packages;
+    None: this checkout's); killed and reaped if the block leaves it running."""
     state_dir = tmp_path / "state"
+    env = None if software is None else {**os.environ, "PYTHONPATH": str(software)}
     proc = subprocess.Popen([sys.executable, "-m", "firmware.cli", "run", "--sim", "--headless", "--sas", "pty",
                              "--config", str(config_file(tmp_path, sas)), "--state-dir", str(state_dir), *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=software, env=env)
     try:
         terminal = Running(proc, state_dir)
         terminal.wait_for_sas()
