@@ -11,7 +11,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -109,15 +109,21 @@ def exceptions_until_quiet(host: SasHost, limit: int = 40) -> list[int]:
     raise AssertionError(f"still reporting after {limit} polls: {seen}")
 
 
-def exceptions_until(host: SasHost, code: int, timeout: float = 20.0) -> list[int]:
-    """General polls until ``code`` was reported and the machine is quiet; every exception reported."""
+def reported_until(read: Callable[[], list[int]], code: int, timeout: float = 20.0) -> list[int]:
+    """``read()`` (a host's general polls until the machine is quiet) again until ``code`` was
+    reported; every exception reported."""
     seen: list[int] = []
     deadline = time.monotonic() + timeout
     while code not in seen:
         assert time.monotonic() < deadline, f"no exception 0x{code:02X} within {timeout} s: {seen}"
-        seen += exceptions_until_quiet(host)
+        seen += read()
         time.sleep(0.05)
     return seen
+
+
+def exceptions_until(host: SasHost, code: int, timeout: float = 20.0) -> list[int]:
+    """General polls until ``code`` was reported and the machine is quiet; every exception reported."""
+    return reported_until(lambda: exceptions_until_quiet(host), code, timeout)
 
 
 def autoplay(tmp_path: Path, rounds: int) -> None:

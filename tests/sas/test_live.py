@@ -9,7 +9,15 @@ from drivers.sas.exceptions import ExceptionCode as X
 from drivers.sas.messages import METER_LAYOUTS, Meters
 from firmware.ledger.ledger import Ledger
 from tests.sas.helpers import wait_for
-from tests.sas.live import DENOM_CENTS, autoplay, exceptions_until_quiet, host_on, meters, running
+from tests.sas.live import (
+    DENOM_CENTS,
+    autoplay,
+    exceptions_until,
+    exceptions_until_quiet,
+    host_on,
+    meters,
+    running,
+)
 
 DENOM = DENOM_CENTS
 
@@ -44,11 +52,7 @@ def test_a_door_opened_with_simctl_arrives_as_its_exception_on_general_polls(tmp
         assert exceptions_until_quiet(host) == [X.AC_POWER_APPLIED]
         terminal.sim("door", "open", "main")
         terminal.sim("door", "close", "main")
-        seen: list[int] = []
-        deadline = time.monotonic() + 5
-        while X.SLOT_DOOR_CLOSED not in seen and time.monotonic() < deadline:
-            seen += exceptions_until_quiet(host)
-        assert seen == [X.SLOT_DOOR_OPENED, X.SLOT_DOOR_CLOSED]
+        assert exceptions_until(host, X.SLOT_DOOR_CLOSED) == [X.SLOT_DOOR_OPENED, X.SLOT_DOOR_CLOSED]
 
 
 def test_exceptions_not_taken_survive_a_sigkill_and_taken_ones_do_not_come_back(tmp_path):

@@ -10,7 +10,6 @@ own port) before each poll, as a host on a shared loop would after its idle time
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 
 import pytest
@@ -18,7 +17,7 @@ import pytest
 from drivers.sas.exceptions import ExceptionCode as X
 from firmware.cabinet.sas_info import SAS_GAME_IDS
 from tests.sas.helpers import wait_for
-from tests.sas.live import DENOM_CENTS, Running, autoplay, meters, running
+from tests.sas.live import DENOM_CENTS, Running, autoplay, meters, reported_until, running
 from tests.sas.sas_comm_py_host import SasCommPyHost, text
 
 
@@ -91,8 +90,5 @@ def test_it_reads_the_exceptions_of_a_door_opened_with_simctl(live):
     assert X.AC_POWER_APPLIED in exceptions(machine)
     terminal.sim("door", "open", "main")
     terminal.sim("door", "close", "main")
-    seen: list[int] = []
-    deadline = time.monotonic() + 20
-    while X.SLOT_DOOR_CLOSED not in seen and time.monotonic() < deadline:
-        seen += exceptions(machine)
-    assert seen == [X.SLOT_DOOR_OPENED, X.SLOT_DOOR_CLOSED]
+    assert reported_until(lambda: exceptions(machine), X.SLOT_DOOR_CLOSED) == [X.SLOT_DOOR_OPENED,
+                                                                             X.SLOT_DOOR_CLOSED]
