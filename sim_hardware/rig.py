@@ -217,13 +217,26 @@ def _paper(rig: SimRig, rest: Sequence[str]) -> dict[str, Any]:
 
 
 def _printer(rig: SimRig, rest: Sequence[str]) -> dict[str, Any]:
-    (what,) = _args(rest, 1, "printer jam|clear-jam|open|close")
+    (what,) = _args(rest, 1, "printer jam|clear-jam|open|close|last")
     sim = rig.simulator("printer")
+    if what == "last":
+        return _last_ticket(sim)
     actions = {"jam": sim.jam, "clear-jam": sim.clear_jam, "open": sim.open_chassis, "close": sim.close_chassis}
     if what not in actions:
         raise RigError(f"printer {what!r}? say one of {', '.join(actions)}")
     actions[what]()
     return {}
+
+
+def _last_ticket(sim: Any) -> dict[str, Any]:
+    """The voucher the printer printed last, as read back from its paper (barcode and amount)."""
+    if not sim.printed:
+        raise RigError("the printer has printed no ticket yet")
+    try:
+        voucher = sim.printed[-1].voucher()
+    except ValueError as exc:
+        raise RigError(f"the last ticket is unreadable: {exc}") from None
+    return {"validation": voucher.validation, "amount_cents": voucher.amount_cents}
 
 
 def _shoe(rig: SimRig, rest: Sequence[str]) -> dict[str, Any]:

@@ -9,7 +9,9 @@ every request is answered.
 
 ``status`` and ``wait`` are answered from the terminal's published snapshot without disturbing
 it; every other op runs on the terminal's own thread (:meth:`Terminal.submit`), in order with the
-device events.
+device events, and is answered once a snapshot published after it ran is out (``published``
+moved on), so that a ``status`` or ``wait`` sent after its answer sees what it did (``cashout``
+then ``wait IDLE`` waits for the ticket, not for the snapshot taken before the cash-out).
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ log = logging.getLogger(__name__)
 
 SOCKET_NAME = "control.sock"
 MAX_LINE = 64 * 1024
+#: How long an op's answer waits for the snapshot that shows it (the loop publishes each step).
+PUBLISH_WAIT = 5.0
 
 
 class ControlError(EgmError):
@@ -122,7 +126,16 @@ class ControlServer:
         if op == "stop":
             terminal.stop()
             return {"stopping": True}
-        return terminal.submit(op, **args).result(self.command_timeout)
+        result = terminal.submit(op, **args).result(self.command_timeout)
+        self._published_after(terminal.published)
+        return result
+
+    def _published_after(self, seen: int) -> None:
+        """Until the terminal publishes a snapshot after ``seen`` (its loop does each step); at
+        most :data:`PUBLISH_WAIT` seconds (a terminal that stopped stepping publishes no more)."""
+        deadline = time.monotonic() + PUBLISH_WAIT
+        while self.terminal.published == seen and time.monotonic() < deadline:
+            time.sleep(0.002)
 
     def _wait(self, state: str | None = None, timeout: float = 10.0, rounds: int | None = None,
               printing: bool | None = None) -> dict[str, Any]:

@@ -87,6 +87,8 @@ class MemoryLock:
         self._commands: queue.Queue[tuple[str, dict[str, Any], Future]] = queue.Queue()
         self._stop = threading.Event()
         self.snapshot = self.status()
+        #: Bumped after each command: the snapshot changes only inside commands (a RAM clear).
+        self.published = 0
         #: The same service API as a running terminal's, with its ``service`` command narrowed to
         #: :data:`LOCKED_VERBS` (no demo mode: nothing can be played). No stored game options are
         #: applied: nothing is read from a memory that failed.
@@ -139,6 +141,8 @@ class MemoryLock:
         except Exception as exc:               # a bug: the caller sees it, the lock goes on
             log.exception("locked: %s failed", name)
             future.set_exception(exc)
+        finally:
+            self.published += 1
 
     def run(self, *, idle_wait: float = 0.05) -> Ledger | None:
         """Serve until stopped (None) or RAM-cleared (the new ledger, closed)."""

@@ -128,6 +128,8 @@ class Terminal:
         #: Why the terminal halted (critical memory failed), or None.
         self.halted: str | None = None
         self.snapshot: dict[str, Any] = {}
+        #: How many snapshots were published: one published after a command returned shows it.
+        self.published = 0
         self._stop = threading.Event()
         #: Called after every round with its record, and after every step (``egm run``: the
         #: console's round lines, the autoplay).
@@ -268,6 +270,7 @@ class Terminal:
         self.halted = str(exc)
         self.money_in.halt()
         self.snapshot = self.report.halted(self.halted, self.snapshot)
+        self.published += 1
 
     def step(self, timeout: float = 0.0) -> None:
         """One turn: commands, device events, reconnections, timers, outputs; then the round."""
@@ -306,6 +309,7 @@ class Terminal:
 
     def _publish(self) -> None:
         self.snapshot = self.status()
+        self.published += 1
 
     # --- what the screens and ``egm simctl status`` show ----------------------------------------
     def status(self) -> dict[str, Any]:

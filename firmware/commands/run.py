@@ -208,9 +208,9 @@ def _terminal(cfg, args, game_id: str, rng_results, path: Path, out):
         service = terminal.service
         service.apply_stored_config()
         terminal.register(sim=lambda words: rig.control(words))
+        _signals(terminal)                 # before the socket: a SIGTERM once it exists is a power-down
         server = ControlServer(terminal, socket_path(path)).start()
         stack.callback(server.close)
-        _signals(terminal)
         started = time.monotonic()
         terminal.power_up()
         out.write(f"cabinet: {terminal.cabinet.state.name}"
@@ -299,9 +299,9 @@ def _memory_lock(cfg, args, path: Path, error, out) -> bool:
     from firmware.cabinet.memory_lock import MemoryLock
 
     lock = MemoryLock(cfg, path, error)
+    _signals(lock)
     server = ControlServer(lock, socket_path(path)).start()
     try:
-        _signals(lock)
         out.write(f"critical memory: LOCKED: {error}\n"
                   f"  egm simctl --state-dir {path} status shows it; a technician clears it with "
                   "service login technician PIN, then service ram-clear CLEAR REASON\n")

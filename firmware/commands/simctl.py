@@ -5,7 +5,7 @@ one request. Simulator controls (what happens to the hardware)::
 
     note DOLLARS | bad-note | ticket VALIDATION | validator jam|stacker-full|cheat|clear
     door open|close main|cash_box|logic | key audit|jackpot_reset on|off | button NAME
-    paper out|low|ok|load | printer jam|clear-jam|open|close | shoe misread|shuffle N|load CARDS|draw [N]
+    paper out|low|ok|load | printer jam|clear-jam|open|close|last | shoe misread|shuffle N|load CARDS|draw [N]
     touch X Y | power off|on DEVICE | unplug DEVICE | replug DEVICE
 
 The player's and the attendant's requests (what a touchscreen and a key would send)::

@@ -17,6 +17,14 @@ class SasCommPyHost(SlotMachine):
     def get_serial_number(self) -> Response:
         return self.write_type_R(0x54, following_length=True)
 
+    def meters(self, command: int, length: int) -> list[int]:
+        """The BCD meters of an R poll's reply of ``length`` bytes, read with the library's own
+        ``write_type_R``: 4 bytes each, but 0x18's two of 2 bytes."""
+        data = self.write_type_R(command, length_to_read=length).data
+        widths = [2, 2] if command == 0x18 else [4] * (length // 4)
+        starts = [sum(widths[:i]) for i in range(len(widths))]
+        return [number(data[s : s + w]) for s, w in zip(starts, widths, strict=True)]
+
     def general_poll(self) -> int:
         """The machine's exception code."""
         self.port.write(bytes((self.wakeup_bit, 0x80 | self.address)))

@@ -69,12 +69,7 @@ def test_it_reads_the_meters_the_ledger_holds(host):
     machine, _, m = host
     credits = m["credits"] // DENOM
 
-    def meters(command: int, length: int) -> list[int]:
-        data = machine.write_type_R(command, length_to_read=length).data
-        widths = [2, 2] if command == 0x18 else [4] * (length // 4)
-        starts = [sum(widths[:i]) for i in range(len(widths))]
-        return [number(data[s : s + w]) for s, w in zip(starts, widths, strict=True)]
-
+    meters = machine.meters
     assert meters(0x11, 4) == [m["coin_in"] // DENOM] == [25]
     assert meters(0x12, 4) == [m["coin_out"] // DENOM] == [75]
     assert meters(0x10, 4) == [m["ticket_out"] // DENOM] == [200]

@@ -3,44 +3,28 @@ meters, an exception from a door, exceptions across a SIGKILL, and the link goin
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 import time
 
 from drivers.sas.exceptions import ExceptionCode as X
-from drivers.sas.host import SasHost
 from drivers.sas.messages import METER_LAYOUTS, Meters
 from firmware.ledger.ledger import Ledger
 from tests.sas.helpers import wait_for
-from tests.sas.live import config_file, running
+from tests.sas.live import (
+    DENOM_CENTS,
+    autoplay,
+    exceptions_until,
+    exceptions_until_quiet,
+    host_on,
+    meters,
+    running,
+)
 
-DENOM = 5          #: the accounting denomination of tests/sas/live.py's configuration (cents)
-
-
-def host_on(terminal, address: int = 1) -> SasHost:
-    """A host with time to spare: the suite shares the machine with other work (no timing here)."""
-    return SasHost(terminal.sas, address, timeout=5.0)
-
-
-def exceptions_until_quiet(host: SasHost, limit: int = 40) -> list[int]:
-    """General polls until the machine reports no activity; what it reported."""
-    seen = []
-    for _ in range(limit):
-        code = host.general_poll()
-        assert code is not None, "the machine did not answer a general poll"
-        if code == X.NO_ACTIVITY:
-            return seen
-        seen.append(code)
-    raise AssertionError(f"still reporting after {limit} polls: {seen}")
+DENOM = DENOM_CENTS
 
 
 def test_meters_read_over_sas_equal_egm_meters_after_autoplay(tmp_path):
     state = tmp_path / "state"
-    played = subprocess.run([sys.executable, "-m", "firmware.cli", "run", "--sim", "--headless", "--autoplay", "30",
-                             "--config", str(config_file(tmp_path)), "--state-dir", str(state)],
-                            capture_output=True, text=True, timeout=120)
-    assert played.returncode == 0, played.stderr
+    autoplay(tmp_path, 30)
     with running(tmp_path) as terminal, host_on(terminal) as host:
         sas: dict[str, int] = {}
         for command in sorted(METER_LAYOUTS):
@@ -48,8 +32,7 @@ def test_meters_read_over_sas_equal_egm_meters_after_autoplay(tmp_path):
             assert isinstance(body, Meters)
             sas.update(body.values)
         terminal.stop()
-    shown = json.loads(subprocess.run([sys.executable, "-m", "firmware.cli", "meters", "--state-dir", str(state),
-                                       "--json"], capture_output=True, text=True, timeout=30).stdout)
+    shown = meters(state)
     m = shown["meters"]
     assert m["games_played"] == 30 and m["bills_in"] > 0 and m["ticket_out"] > 0
     assert sas["games_played"] == m["games_played"] and sas["games_won"] == m["games_won"]
@@ -69,11 +52,7 @@ def test_a_door_opened_with_simctl_arrives_as_its_exception_on_general_polls(tmp
         assert exceptions_until_quiet(host) == [X.AC_POWER_APPLIED]
         terminal.sim("door", "open", "main")
         terminal.sim("door", "close", "main")
-        seen: list[int] = []
-        deadline = time.monotonic() + 5
-        while X.SLOT_DOOR_CLOSED not in seen and time.monotonic() < deadline:
-            seen += exceptions_until_quiet(host)
-        assert seen == [X.SLOT_DOOR_OPENED, X.SLOT_DOOR_CLOSED]
+        assert exceptions_until(host, X.SLOT_DOOR_CLOSED) == [X.SLOT_DOOR_OPENED, X.SLOT_DOOR_CLOSED]
 
 
 def test_exceptions_not_taken_survive_a_sigkill_and_taken_ones_do_not_come_back(tmp_path):
