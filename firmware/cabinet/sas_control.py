@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from firmware.cabinet.errors import TerminalError
 from firmware.cabinet.sas_info import InstalledSoftware, TerminalGames
 from firmware.cabinet.states import CabinetState
+from firmware.sas import rte
 from firmware.sas.clock import ClockPoll
 from firmware.sas.control import ControlPolls, Handpay, Sound
 from firmware.sas.games import Features, GamePolls
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
 PLAY = "sas.play"
 BILL_ACCEPTOR = "sas.bill_acceptor"
 SOUND = "sas.sound"
-REAL_TIME_EVENTS = "sas.real_time_events"
+REAL_TIME_EVENTS = rte.SETTING
 #: Who the cabinet's disable is held for (``Cabinet.disabled_by``).
 DISABLER = "sas"
 #: What the player and the records are told.
