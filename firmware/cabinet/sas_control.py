@@ -11,9 +11,9 @@ loop). Each command is in critical memory before it takes effect, and comes back
   come back; the player sees the cabinet's "closed" notice, and is told while the round ends;
 - bill acceptor (0x06/0x07): setting :data:`BILL_ACCEPTOR`; :attr:`MoneyIn.acceptor_disabled
   <firmware.cabinet.money_in.MoneyIn.acceptor_disabled>` keeps the validator disabled;
-- sound (0x03-0x05) and real-time event reporting (0x0E): settings :data:`SOUND`,
-  :data:`REAL_TIME_EVENTS` (the terminal has no sound output yet: the state is recorded for when
-  it has);
+- sound (0x03-0x05) and real-time event reporting (0x0E): settings :data:`SOUND` (the terminal
+  has no sound output yet: the state is recorded for when it has) and :data:`REAL_TIME_EVENTS`,
+  which the responder reads to answer general polls with events (``firmware/sas/rte.py``);
 - handpay (0x1B/0x94): the cabinet's handpay lockup, paid through the attendant's handpay.
 """
 
