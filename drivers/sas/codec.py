@@ -304,12 +304,9 @@ class HostDecoder(StreamDecoder):
                 return 0, None
             length = 3 + buffer[2] + 2
             start = 3
-        if len(buffer) < length:
-            return 0, None
-        self.expected = None
-        frame = bytes(buffer[:length])
-        if not _crc_ok(frame):
-            return length, Garbage(frame, "bad CRC")
+        frame = self._complete(buffer, length)
+        if not isinstance(frame, bytes):
+            return (0 if frame is None else length), frame
         return length, Reply(first, expected.command, frame[start:-2])
 
     def _event(self, buffer: bytearray) -> tuple[int, object]:
@@ -321,13 +318,19 @@ class HostDecoder(StreamDecoder):
             self.expected = None
             return 1, ExceptionReply(buffer[0])
         length = 3 + data_length(buffer[2]) + 2 if len(buffer) >= 3 else 5
+        frame = self._complete(buffer, length)
+        if not isinstance(frame, bytes):
+            return (0 if frame is None else length), frame
+        return length, EventReply(frame[0], frame[2], frame[3:-2])
+
+    def _complete(self, buffer: bytearray, length: int) -> bytes | Garbage | None:
+        """The reply of ``length`` bytes at the start of ``buffer``: None until all have come, then
+        the frame if its CRC is right (the reply is no longer expected either way)."""
         if len(buffer) < length:
-            return 0, None
+            return None
         self.expected = None
         frame = bytes(buffer[:length])
-        if not _crc_ok(frame):
-            return length, Garbage(frame, "bad CRC")
-        return length, EventReply(frame[0], frame[2], frame[3:-2])
+        return frame if _crc_ok(frame) else Garbage(frame, "bad CRC")
 
 
 # -- implied ACK and retry (gaming machine side) ------------------------------------------------
