@@ -202,3 +202,13 @@ def test_the_terminal_reports_events_to_a_host_over_a_pty(tmp_path):
         runner.join(5)
         service.close()
         ledger.close()
+
+
+def test_notes_recorded_in_one_batch_each_carry_their_own_count(ledger):
+    machine = machine_on(ledger)
+    machine.receive(bytes.fromhex(ON))
+    with ledger.batch():                                   # the listeners hear both after both
+        ledger.bill_in(1000)
+        ledger.bill_in(1000)
+    counts = [parse_event(X.BILL_ACCEPTED, next_event(machine).data).count for _ in range(2)]
+    assert counts == [1, 2]
