@@ -3,7 +3,9 @@
 Wire (``docs/protocols/sas.md``), 19200 baud, 8 data bits and a ninth "wakeup" bit that the host
 sets on the first byte of each message (mark/space parity, ``CMSPAR``, on a Linux port)::
 
-    general poll   0x80 | address                       -> one exception code byte
+    general poll   0x80 | address                       -> one exception code byte, or while
+                                                           real-time event reporting is on
+                   address, 0xFF, event code, data..., CRC_L CRC_H   (drivers/sas/events.py)
     R long poll    address, command                     -> reply
     S long poll    address, command, data..., CRC_L CRC_H   (data length fixed by command)
     M long poll    address, command, length, data..., CRC_L CRC_H
@@ -21,8 +23,10 @@ After a bad CRC or an unknown command only the address byte is dropped and the s
 right after it.
 
 :class:`HostDecoder` is told what was asked (``expect``) and frames the reply accordingly; a byte
-equal to the machine's address while nothing is expected is the machine's chirp. The same event
-classes are the messages the encoders take, so golden frames pin both roles.
+equal to the machine's address while nothing is expected is the machine's chirp. With
+``real_time`` set (the host turned real-time event reporting on), a general poll's answer that
+starts with the address and 0xFF is an event response, framed by its event code's data length.
+The same event classes are the messages the encoders take, so golden frames pin both roles.
 
 Implied ACK (:class:`ReplyLog`): the next poll to this address that is not a repeat acknowledges
 the last reply; the same poll again, with no poll to another address in between, asks for the last
@@ -37,6 +41,7 @@ from typing import Final
 from drivers.codec import Garbage, LocalProtocolError, StreamDecoder
 from drivers.sas.commands import LONG_POLLS, LongPollSpec, PollType, ReplyKind
 from drivers.sas.crc import crc_bytes, sas_crc, with_crc
+from drivers.sas.events import EVENT_RESPONSE, data_length
 
 #: pyserial settings of the line (the wakeup bit needs mark/space parity on a real port).
 SERIAL: Final = {"baudrate": 19200, "bytesize": 8, "parity": "N", "stopbits": 1}
@@ -91,6 +96,16 @@ class Reply:
 
 
 @dataclass(frozen=True, slots=True)
+class EventReply:
+    """A general poll's answer while real-time event reporting is on (``drivers/sas/events.py``):
+    address, 0xFF, the event code, its data, CRC. Code 0x00: no activity."""
+
+    address: int
+    code: int
+    data: bytes = b""
+
+
+@dataclass(frozen=True, slots=True)
 class Ack:
     address: int
 
@@ -106,7 +121,7 @@ class Chirp:
 
 
 Poll = GeneralPoll | LongPoll
-EgmMessage = ExceptionReply | Reply | Ack | Nack | Chirp
+EgmMessage = ExceptionReply | EventReply | Reply | Ack | Nack | Chirp
 
 
 def spec_of(command: int) -> LongPollSpec:
@@ -147,6 +162,13 @@ def encode_reply(reply: EgmMessage) -> bytes:
             raise LocalProtocolError(f"an exception code is one byte, not {reply.code}")
         return bytes((reply.code,))
     _check_address(reply.address)
+    if isinstance(reply, EventReply):
+        if not 0 <= reply.code <= 0xFF:
+            raise LocalProtocolError(f"an event code is one byte, not {reply.code}")
+        if len(reply.data) != data_length(reply.code):
+            raise LocalProtocolError(
+                f"event 0x{reply.code:02X} carries {data_length(reply.code)} data bytes, not {len(reply.data)}")
+        return with_crc(bytes((reply.address, EVENT_RESPONSE, reply.code)) + reply.data)
     if isinstance(reply, Ack | Chirp):
         return bytes((reply.address,))
     if isinstance(reply, Nack):
@@ -237,6 +259,9 @@ class HostDecoder(StreamDecoder):
         _check_address(address)
         self.address = address
         self.expected: Poll | None = None
+        #: The host has real-time event reporting on: a general poll is answered by an event
+        #: response (:class:`EventReply`) rather than an exception byte.
+        self.real_time = False
 
     def expect(self, poll: Poll) -> None:
         """The host has just sent ``poll``: frame what follows as its reply (none to a broadcast)."""
@@ -252,6 +277,8 @@ class HostDecoder(StreamDecoder):
                 return 1, Chirp(first)
             return 1, Garbage(bytes(buffer[:1]), "byte while no reply is due")
         if isinstance(expected, GeneralPoll):
+            if self.real_time and first == self.address:
+                return self._event(buffer)
             self.expected = None
             return 1, ExceptionReply(first)
         if first == self.address | NACK_BIT:
@@ -277,13 +304,33 @@ class HostDecoder(StreamDecoder):
                 return 0, None
             length = 3 + buffer[2] + 2
             start = 3
-        if len(buffer) < length:
+        frame = self._complete(buffer, length)
+        if not isinstance(frame, bytes):
+            return (0 if frame is None else length), frame
+        return length, Reply(first, expected.command, frame[start:-2])
+
+    def _event(self, buffer: bytearray) -> tuple[int, object]:
+        """An event response (reporting on): address, 0xFF, code, the code's data, CRC. A machine
+        that answers an exception byte equal to its address instead is read as that exception."""
+        if len(buffer) < 2:
             return 0, None
+        if buffer[1] != EVENT_RESPONSE:
+            self.expected = None
+            return 1, ExceptionReply(buffer[0])
+        length = 3 + data_length(buffer[2]) + 2 if len(buffer) >= 3 else 5
+        frame = self._complete(buffer, length)
+        if not isinstance(frame, bytes):
+            return (0 if frame is None else length), frame
+        return length, EventReply(frame[0], frame[2], frame[3:-2])
+
+    def _complete(self, buffer: bytearray, length: int) -> bytes | Garbage | None:
+        """The reply of ``length`` bytes at the start of ``buffer``: None until all have come, then
+        the frame if its CRC is right (the reply is no longer expected either way)."""
+        if len(buffer) < length:
+            return None
         self.expected = None
         frame = bytes(buffer[:length])
-        if not _crc_ok(frame):
-            return length, Garbage(frame, "bad CRC")
-        return length, Reply(first, expected.command, frame[start:-2])
+        return frame if _crc_ok(frame) else Garbage(frame, "bad CRC")
 
 
 # -- implied ACK and retry (gaming machine side) ------------------------------------------------
@@ -339,7 +386,7 @@ class LinkWatch:
 
 
 __all__ = [
-    "Ack", "Chirp", "EgmDecoder", "ExceptionReply", "GeneralPoll", "HostDecoder", "LinkWatch",
+    "Ack", "Chirp", "EgmDecoder", "EventReply", "ExceptionReply", "GeneralPoll", "HostDecoder", "LinkWatch",
     "LongPoll", "Nack", "OtherAddress", "Reply", "ReplyLog", "Verdict", "encode_poll",
     "encode_reply", "sas_crc", "spec_of",
 ]

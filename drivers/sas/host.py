@@ -27,8 +27,10 @@ from typing import Final
 
 from drivers.codec import Garbage
 from drivers.sas.codec import (
+    Ack,
     Chirp,
     EgmMessage,
+    EventReply,
     ExceptionReply,
     GeneralPoll,
     HostDecoder,
@@ -37,6 +39,7 @@ from drivers.sas.codec import (
     Reply,
     encode_poll,
 )
+from drivers.sas.game_info import RealTimeEvents
 from drivers.sas.messages import parse_reply
 from drivers.sas.port import SasPort
 
@@ -107,12 +110,28 @@ class SasHost:
         self._decoder.expected = None
         return None
 
-    def general_poll(self) -> int | None:
-        """The exception the machine reports (0x00: none), None if it did not answer; then the
-        spare address is polled so that the next general poll acknowledges this one."""
+    def general_poll(self) -> int | EventReply | None:
+        """The exception the machine reports (0x00: none), or while real-time event reporting is on
+        (:meth:`real_time_events`) its event, code and data (code 0x00: none); None if it did not
+        answer. Then the spare address is polled so that the next general poll acknowledges this one."""
         reply = self.ask(GeneralPoll(self.address))
         self.ask(GeneralPoll(self.spare))
+        if isinstance(reply, EventReply):
+            return reply
         return reply.code if isinstance(reply, ExceptionReply) else None
+
+    @property
+    def real_time(self) -> bool:
+        """Whether this host has turned the machine's real-time event reporting on."""
+        return self._decoder.real_time
+
+    def real_time_events(self, enabled: bool) -> None:
+        """Turn the machine's real-time event reporting on or off (0x0E); SasHostError unless it
+        acknowledges."""
+        reply = self.long_poll(0x0E, RealTimeEvents(int(enabled)).encode())
+        if not isinstance(reply, Ack):
+            raise SasHostError(f"the machine answered {reply} to real-time event reporting {int(enabled):02X}")
+        self._decoder.real_time = enabled
 
     def long_poll(self, command: int, data: bytes = b"") -> EgmMessage:
         """A long poll's reply (a ``Reply``, an ``Ack`` or a ``Nack``); SasHostError if none came."""

@@ -11,9 +11,9 @@ loop). Each command is in critical memory before it takes effect, and comes back
   come back; the player sees the cabinet's "closed" notice, and is told while the round ends;
 - bill acceptor (0x06/0x07): setting :data:`BILL_ACCEPTOR`; :attr:`MoneyIn.acceptor_disabled
   <firmware.cabinet.money_in.MoneyIn.acceptor_disabled>` keeps the validator disabled;
-- sound (0x03-0x05) and real-time event reporting (0x0E): settings :data:`SOUND`,
-  :data:`REAL_TIME_EVENTS` (the terminal has no sound output yet: the state is recorded for when
-  it has);
+- sound (0x03-0x05) and real-time event reporting (0x0E): settings :data:`SOUND` (the terminal
+  has no sound output yet: the state is recorded for when it has) and :data:`REAL_TIME_EVENTS`,
+  which the responder reads to answer general polls with events (``firmware/sas/rte.py``);
 - handpay (0x1B/0x94): the cabinet's handpay lockup, paid through the attendant's handpay.
 """
 
@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from firmware.cabinet.errors import TerminalError
 from firmware.cabinet.sas_info import InstalledSoftware, TerminalGames
 from firmware.cabinet.states import CabinetState
+from firmware.sas import rte
 from firmware.sas.clock import ClockPoll
 from firmware.sas.control import ControlPolls, Handpay, Sound
 from firmware.sas.games import Features, GamePolls
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
 PLAY = "sas.play"
 BILL_ACCEPTOR = "sas.bill_acceptor"
 SOUND = "sas.sound"
-REAL_TIME_EVENTS = "sas.real_time_events"
+REAL_TIME_EVENTS = rte.SETTING
 #: Who the cabinet's disable is held for (``Cabinet.disabled_by``).
 DISABLER = "sas"
 #: What the player and the records are told.

@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from drivers.sas.codec import Ack, EgmDecoder, LongPoll, Nack, Reply, encode_reply
+from drivers.sas.codec import Ack, EgmDecoder, EventReply, LongPoll, Nack, Reply, encode_reply
 from drivers.sas.exceptions import exception_name
 from drivers.sas.host import SasHost, SasHostError
 from drivers.sas.host_aft import HostAftError, aft_transfer
@@ -61,6 +61,8 @@ def add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--address", type=int, default=1, metavar="N", help="sas-host: the machine's SAS address (1)")
     p.add_argument("--json", action="store_true", help="sas-host: one JSON document on stdout")
     p.add_argument("--count", type=int, metavar="N", help="sas-host poll: stop after N general polls")
+    p.add_argument("--rte", action="store_true",
+                   help="sas-host poll: real-time event reporting on while polling (events with their data; off after)")
     p.add_argument("--seed", type=lambda v: int(v, 0), metavar="S", help="sas-host rom-signature: the seed (0-0xFFFF)")
     p.add_argument("--amount", type=int, metavar="CENTS", help="sas-host redeem, aft-in, aft-out: the amount in cents")
     p.add_argument("--validation", metavar="N", help="sas-host redeem: the ticket expected in escrow")
@@ -124,17 +126,29 @@ def _text(result: dict[str, Any]) -> str:
 
 # -- the actions ----------------------------------------------------------------------------------
 def poll(host: SasHost, args: argparse.Namespace) -> dict[str, Any] | None:
+    if not args.rte:
+        return _poll(host, args)
+    host.real_time_events(True)
+    try:
+        return _poll(host, args)
+    finally:
+        host.real_time_events(False)
+
+
+def _poll(host: SasHost, args: argparse.Namespace) -> dict[str, Any] | None:
     seen: list[dict[str, Any]] = []
     polls = 0
     while args.count is None or polls < args.count:
-        code = host.general_poll()
+        reply = host.general_poll()
         polls += 1
-        if code is None:
+        if reply is None:
             raise SasHostError(f"no reply to the general poll within {host.timeout} s")
+        code, data = (reply.code, reply.data.hex()) if isinstance(reply, EventReply) else (reply, "")
         if code:
-            seen.append({"code": f"0x{code:02X}", "exception": exception_name(code)})
+            seen.append({"code": f"0x{code:02X}", "exception": exception_name(code),
+                         **({"data": data} if data else {})})
             if not args.json:
-                sys.stdout.write(f"0x{code:02X} {exception_name(code)}\n")
+                sys.stdout.write(f"0x{code:02X} {exception_name(code)}{' ' + data if data else ''}\n")
                 sys.stdout.flush()
         time.sleep(POLL_INTERVAL_S)
     return {"polls": polls, "exceptions": seen} if args.json else None

@@ -14,16 +14,24 @@ last record it had read (the cursor) each time the host takes an exception (the 
 after the cursor, the same function as the live feed, so the queue after a power cut is exactly the
 one before it. Limit: opening reads the records since the last take (or :meth:`save`); the
 terminal should save now and then while no host takes exceptions.
+
+Each exception waiting keeps its real-time event (``firmware/sas/rte.py``): the code and the data
+read from the record that raised it, with the meters as they stood right after that record
+(opening rewinds critical memory's meters over the records after the cursor to get them). The
+setting keeps an exception without data as its code, one with data as ``[code, "event hex"]``; a
+setting written before events were kept (codes only) still opens (:func:`~firmware.sas.rte.
+without_record`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from drivers.sas.exceptions import ExceptionCode as X
 from firmware.ledger.ledger import Ledger
 from firmware.sas.events import exceptions_for
+from firmware.sas.rte import EventContext, EventMeters, event_of, without_record
 
 #: Non-priority exceptions the queue holds (SAS asks for at least 20 as recalled, not confirmed by
 #: a public source; the Aristocrat Monaco platform's SAS client keeps 25, docs/protocols/sas.md).
@@ -45,15 +53,36 @@ RAISING_KINDS = frozenset({"bill", "ticket_out", "ticket_in", "voucher", "round.
                            "event", "transfer_in", "transfer_out"})
 
 
-class ExceptionQueue:
-    """The exception queue of one terminal, fed by its ledger's records."""
+class Waiting(NamedTuple):
+    """A non-priority exception waiting, with its real-time event (code and data)."""
 
-    def __init__(self, ledger: Ledger, *, size: int = QUEUE_SIZE) -> None:
+    code: int
+    event: bytes
+
+
+def _opened(entry: int | list[Any]) -> Waiting:
+    """A waiting exception as the setting keeps it: a code, or ``[code, "event hex"]``."""
+    if isinstance(entry, int):
+        return Waiting(entry, without_record(entry))
+    code, event = entry
+    return Waiting(int(code), bytes.fromhex(event))
+
+
+def _kept(entry: Waiting) -> int | list[Any]:
+    return entry.code if entry.event == bytes((entry.code,)) else [entry.code, entry.event.hex()]
+
+
+class ExceptionQueue:
+    """The exception queue of one terminal, fed by its ledger's records; ``context`` is what the
+    events' data needs besides the records (default: the ledger's denomination, country 0)."""
+
+    def __init__(self, ledger: Ledger, *, size: int = QUEUE_SIZE, context: EventContext | None = None) -> None:
         self._ledger = ledger
         self.size = size
+        self._context = context if context is not None else EventContext(ledger.denom_cents)
         self._cursor = 0
         self._priority: set[int] = set()
-        self._fifo: list[int] = []
+        self._fifo: list[Waiting] = []
         #: Records read since the queue was last kept (opening reads them again): the terminal
         #: saves when they pile up while no host takes exceptions (firmware/sas/link.py).
         self.unsaved = 0
@@ -61,9 +90,13 @@ class ExceptionQueue:
         if saved is not None:
             self._cursor = saved["cursor"]
             self._priority = set(saved["priority"])
-            self._fifo = list(saved["fifo"])
-        for seq, kind, _ref in ledger.log_index(after=self._cursor):
-            body = ledger.log_record(seq)["body"] if kind in RAISING_KINDS else {}
+            self._fifo = [_opened(entry) for entry in saved["fifo"]]
+        unread = [(seq, kind, ledger.log_record(seq)["body"] if kind in RAISING_KINDS else {})
+                  for seq, kind, _ref in ledger.log_index(after=self._cursor)]
+        self._meters = EventMeters(ledger.meters)
+        for _seq, kind, body in reversed(unread):
+            self._meters.rewind(kind, body)
+        for seq, kind, body in unread:
             self.feed(seq, kind, body)
         ledger.listeners.append(self._on_record)
 
@@ -76,22 +109,30 @@ class ExceptionQueue:
             return
         self._cursor = seq
         self.unsaved += 1
+        self._meters.advance(kind, body)
         for code in exceptions_for(kind, body):
-            self._add(code)
+            self._add(code, kind, body)
 
-    def _add(self, code: int) -> None:
+    def _add(self, code: int, kind: str, body: Mapping[str, Any]) -> None:
         if code in _RANK:
             self._priority.add(code)
         elif len(self._fifo) >= self.size:
             self._priority.add(X.EXCEPTION_BUFFER_OVERFLOW)
         else:
-            self._fifo.append(code)
+            self._fifo.append(Waiting(code, event_of(code, kind, body, self._meters, self._context)))
 
     def peek(self) -> int:
         """The exception a general poll reports now (0x00: none)."""
         if self._priority:
             return min(self._priority, key=_RANK.__getitem__)
-        return self._fifo[0] if self._fifo else X.NO_ACTIVITY
+        return self._fifo[0].code if self._fifo else X.NO_ACTIVITY
+
+    def peek_event(self) -> bytes:
+        """The real-time event of :meth:`peek`'s exception: its code and data (a priority exception
+        carries none; 0x00: none waiting)."""
+        if self._priority or not self._fifo:
+            return bytes((self.peek(),))
+        return self._fifo[0].event
 
     def take(self, code: int) -> None:
         """The host has taken ``code`` (the implied ACK of the reply that carried it): remove it and
@@ -99,7 +140,7 @@ class ExceptionQueue:
         exception raised since then is ahead of it now, so it is found by its code."""
         if code in self._priority:
             self._priority.discard(code)
-        elif self._fifo and self._fifo[0] == code:
+        elif self._fifo and self._fifo[0].code == code:
             self._fifo.pop(0)
         else:
             return
@@ -108,12 +149,17 @@ class ExceptionQueue:
     def save(self) -> None:
         """Keep the queue and its cursor as the ``sas.exceptions`` setting."""
         self._ledger.store_setting(SETTING, {"cursor": self._cursor, "priority": sorted(self._priority),
-                                             "fifo": list(self._fifo)})
+                                             "fifo": [_kept(entry) for entry in self._fifo]})
         self.unsaved = 0               # the setting's own record is read again at opening: one record
 
     def pending(self) -> list[int]:
         """Every exception waiting, in the order the host will read them."""
-        return sorted(self._priority, key=_RANK.__getitem__) + self._fifo
+        return sorted(self._priority, key=_RANK.__getitem__) + [entry.code for entry in self._fifo]
+
+    def pending_events(self) -> list[bytes]:
+        """The real-time event of each exception waiting, in the order of :meth:`pending`."""
+        return [bytes((code,)) for code in sorted(self._priority, key=_RANK.__getitem__)] + [
+            entry.event for entry in self._fifo]
 
     def __len__(self) -> int:
         return len(self._priority) + len(self._fifo)

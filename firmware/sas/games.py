@@ -23,8 +23,9 @@ from drivers.sas.game_info import (
     GameNumber,
     MachineInfo,
 )
+from firmware.sas.codes import DENOMINATION_CODES
 from firmware.sas.responder import Handler
-from firmware.sas.view import DENOMINATION_CODES, Identity
+from firmware.sas.view import Identity
 
 #: 0x1F / 0x53 carry the max bet in one byte: FF when it is larger (SAS 6.02 section 7.10, as the
 #: Aristocrat Monaco client's 0x53 parser documents it).

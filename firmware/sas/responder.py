@@ -3,7 +3,8 @@
 :meth:`SasMachine.receive` feeds the codec (``drivers.sas.codec.EgmDecoder``) and answers each poll
 to this machine from a :class:`~firmware.sas.view.TerminalView`; the caller writes the bytes it
 returns to the port (nothing: no reply is due). Answered here: the general poll (the next
-exception), the meter polls 0x0F-0x1E (but 0x1B) and 0x20, selected meters 0x2F, extended meters
+exception; its real-time event while the host has real-time event reporting on,
+``firmware/sas/rte.py``), the meter polls 0x0F-0x1E (but 0x1B) and 0x20, selected meters 0x2F, extended meters
 0x6F / 0xAF, machine ID 0x1F, SAS version and serial 0x54, last accepted bill 0x48 and date and
 time 0x7E. Broadcasts and polls to other machines get no reply, and neither does a long poll this
 slice does not implement: a gaming machine ignores a long poll it does not support (SAS as
@@ -26,6 +27,7 @@ from drivers.sas.codec import (
     BROADCAST,
     Ack,
     EgmDecoder,
+    EventReply,
     ExceptionReply,
     GeneralPoll,
     LongPoll,
@@ -49,9 +51,10 @@ from drivers.sas.messages import (
     SelectedMeters,
     SelectedMetersRequest,
 )
+from firmware.sas.codes import DENOMINATION_CODES, bill_code
 from firmware.sas.game_meters import GAME_METERS, game_id_of, game_meter
 from firmware.sas.meters import BY_CODE, BY_FIELD
-from firmware.sas.view import BILL_CODES, DENOMINATION_CODES, TerminalView
+from firmware.sas.view import TerminalView
 
 #: The SAS version this machine reports (0x54).
 SAS_VERSION = "602"
@@ -135,7 +138,11 @@ class SasMachine:
 
     def _answer(self, poll: object) -> bytes | None:
         if isinstance(poll, GeneralPoll):
-            self._sent_exception = self.terminal.exceptions.peek()
+            queue = self.terminal.exceptions
+            self._sent_exception = queue.peek()
+            if self.terminal.real_time_events:
+                event = queue.peek_event()
+                return encode_reply(EventReply(self.address, event[0], event[1:]))
             return encode_reply(ExceptionReply(self._sent_exception))
         if not isinstance(poll, LongPoll) or (poll.address == BROADCAST and poll.command not in BROADCASTS):
             return None
@@ -173,7 +180,7 @@ class SasMachine:
         if cents is None:
             return LastBill(0, 0, 0).encode()
         count = self.terminal.meters.get(f"bills_in_by_denom.{cents}", 0)
-        return LastBill(self.terminal.identity.country_code, BILL_CODES.get(cents, 0xFF), count).encode()
+        return LastBill(self.terminal.identity.country_code, bill_code(cents), count).encode()
 
     def _date_time(self, _data: bytes) -> bytes:
         return DateTime(self.terminal.now().replace(microsecond=0)).encode()

@@ -2,7 +2,7 @@
 
 The responder (:mod:`firmware.sas.responder`) sees the terminal only through :class:`TerminalView`:
 its meters (critical memory's, in cents and counts), its identity, the last bill it accepted,
-the exception queue and its clock. :class:`LedgerView` is that view over a :class:`Ledger`.
+the exception queue, whether real-time event reporting is on, and its clock. :class:`LedgerView` is that view over a :class:`Ledger`.
 """
 
 from __future__ import annotations
@@ -13,21 +13,9 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from firmware.ledger.ledger import Ledger
+from firmware.sas import rte
 from firmware.sas.clock import host_time
 from firmware.sas.exceptions import ExceptionQueue
-
-#: SAS denomination codes (0x1F's accounting denomination), by cents; SAS 6.02 table C-4 as
-#: recalled (docs/protocols/sas.md): check against the standard.
-DENOMINATION_CODES: dict[int, int] = {
-    1: 0x01, 5: 0x02, 10: 0x03, 25: 0x04, 50: 0x05, 100: 0x06, 500: 0x07, 1000: 0x08, 2000: 0x09,
-    10000: 0x0A, 20: 0x0B, 200: 0x0C, 250: 0x0D,
-}
-
-#: SAS bill denomination codes (0x48), by cents; recalled like the table above.
-BILL_CODES: dict[int, int] = {
-    100: 0x00, 500: 0x01, 1000: 0x02, 2000: 0x03, 5000: 0x04, 10000: 0x05, 50000: 0x06,
-    100000: 0x07, 20000: 0x08,
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +44,11 @@ class TerminalView(Protocol):
     @property
     def exceptions(self) -> ExceptionQueue: ...
 
+    @property
+    def real_time_events(self) -> bool:
+        """Whether the host has real-time event reporting on (0x0E)."""
+        ...
+
     def last_bill_cents(self) -> int | None:
         """The denomination of the last note stacked, None if none ever was."""
         ...
@@ -70,8 +63,13 @@ class LedgerView:
                  clock: Callable[[], dt.datetime] = dt.datetime.now) -> None:
         self._ledger = ledger
         self.identity = identity
-        self.exceptions = ExceptionQueue(ledger)
+        self.exceptions = ExceptionQueue(ledger, context=rte.EventContext(
+            identity.accounting_denom_cents, identity.country_code, identity.max_bet))
         self._clock = clock
+
+    @property
+    def real_time_events(self) -> bool:
+        return rte.enabled(self._ledger)
 
     @property
     def meters(self) -> Mapping[str, int]:

@@ -79,3 +79,15 @@ def test_a_sas_port_that_cannot_be_opened_stops_the_start_with_one_line(tmp_path
                "--state-dir", str(tmp_path))
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert proc.stderr.strip().endswith("sas: cannot open the SAS port /nonexistent/tty: No such file or directory")
+
+
+def test_sas_host_polls_real_time_events_with_their_data_and_turns_reporting_off_after(tmp_path):
+    with running(tmp_path) as terminal:
+        terminal.control("game", {"game": "holdem-war"})
+        polled = egm("sim", "sas-host", "poll", "--rte", "--port", terminal.sas, "--count", "3", "--json")
+        assert json.loads(polled.stdout) == {"polls": 3, "exceptions": [
+            {"code": "0x17", "exception": "AC_POWER_APPLIED"},
+            {"code": "0x8C", "exception": "GAME_SELECTED", "data": "0003"}]}     # holdem-war: game 3
+        assert terminal.control("status")["sas"]["exceptions_pending"] == 0
+        text = egm("sim", "sas-host", "poll", "--port", terminal.sas, "--count", "1")
+        assert text.returncode == 0 and text.stdout == ""               # reporting off again: 00
