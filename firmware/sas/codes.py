@@ -10,10 +10,12 @@ DENOMINATION_CODES: dict[int, int] = {
     10000: 0x0A, 20: 0x0B, 200: 0x0C, 250: 0x0D,
 }
 
-#: SAS bill denomination codes (0x48), by cents; recalled like the table above.
+#: SAS bill denomination codes (0x48, the bill accepted event 4F), by cents: the order the
+#: Aristocrat Monaco SAS client gives (its ``Utilities`` bill table and its LP48 test: $10 is code
+#: 03), docs/protocols/sas.md. Codes 00-0A are confirmed by that order; 0B ($1,000) follows it.
 BILL_CODES: dict[int, int] = {
-    100: 0x00, 500: 0x01, 1000: 0x02, 2000: 0x03, 5000: 0x04, 10000: 0x05, 50000: 0x06,
-    100000: 0x07, 20000: 0x08,
+    100: 0x00, 200: 0x01, 500: 0x02, 1000: 0x03, 2000: 0x04, 2500: 0x05, 5000: 0x06, 10000: 0x07,
+    20000: 0x08, 25000: 0x09, 50000: 0x0A, 100000: 0x0B,
 }
 
 #: The bill code of a note no code names.

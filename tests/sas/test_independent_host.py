@@ -79,8 +79,8 @@ def test_it_reads_the_meters_the_ledger_holds(host):
                                 m["door_open.main"], 0]
     assert meters(0x1E, 24) == [0, m["bills_in_by_denom.500"], 0, m["bills_in_by_denom.2000"], 0, 0]
     assert meters(0x20, 4) == [m["bills_in"] // 100] == [45]
-    # Last bill accepted (0x48): country 00, $5 (code 01), one such note.
-    assert machine.write_type_R(0x48, length_to_read=6).data == ["00", "01", "00", "00", "00", "01"]
+    # Last bill accepted (0x48): country 00, $5 (code 02), one such note.
+    assert machine.write_type_R(0x48, length_to_read=6).data == ["00", "02", "00", "00", "00", "01"]
 
     # Selected meters (0x2F, an M poll with the length byte the library adds when asked): game
     # 0000, bills in (0B) and current credits (0C), each code then 4 BCD bytes.

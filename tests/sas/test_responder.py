@@ -24,7 +24,7 @@ def test_last_accepted_bill_comes_from_the_ledger(ledger):
     ledger.bill_in(500)
     assert ask(machine, LongPoll(ADDRESS, 0x48)) == LastBill(0, 0, 0)        # same poll again: a retry
     machine.receive(bytes([0x80 | 2]))                                       # the host's next machine
-    assert ask(machine, LongPoll(ADDRESS, 0x48)) == LastBill(0, 0x01, 2)      # $5: code 01, two of them
+    assert ask(machine, LongPoll(ADDRESS, 0x48)) == LastBill(0, 0x02, 2)      # $5: code 02, two of them
 
 
 def test_polls_not_answered(ledger):

@@ -98,7 +98,7 @@ def test_events_carry_the_ledger_figures_of_the_record_that_raised_them(ledger):
     assert [e.code for e in events] == [X.BILL_ACCEPTED, X.BILL_ACCEPTED, X.GAME_STARTED, X.GAME_ENDED,
                                         X.GAME_SELECTED, X.NO_ACTIVITY]
     bills = [parse_event(e.code, e.data) for e in events[:2]]
-    assert bills == [BillAcceptedEvent(0, 0x03, 1), BillAcceptedEvent(0, 0x03, 2)]   # $20: bill code 03
+    assert bills == [BillAcceptedEvent(0, 0x04, 1), BillAcceptedEvent(0, 0x04, 2)]   # $20: bill code 04
     assert ledger.meters["bills_in_by_denom.2000"] == 2
     acct = IDENTITY.accounting_denom_cents
     started = parse_event(X.GAME_STARTED, events[2].data)
@@ -160,7 +160,7 @@ def test_a_power_cut_keeps_pending_events_with_their_data(tmp_path):
     with Ledger.open(state, denomination=5) as ledger:              # power cut: critical memory only
         machine = machine_on(ledger)
         assert machine.terminal.exceptions.pending_events() == before
-        assert len(before) == 4 and before[-1] == bytes.fromhex("4F 00 03 00 00 00 03")
+        assert len(before) == 4 and before[-1] == bytes.fromhex("4F 00 04 00 00 00 03")
         events = [next_event(machine) for _ in range(4)]            # reporting is still on
         assert [bytes((e.code,)) + e.data for e in events] == before
 
