@@ -7,6 +7,9 @@ told, and the cabinet locks up for a handpay, from which a fixed printer can ret
 the handpay limit it is a handpay at once. A handpay is cleared by the attendant's jackpot-reset
 key; the amount is recorded (``Ledger.handpay``) as the lockup ends.
 
+:class:`Cashout` also prints text receipts for other parts (:meth:`Cashout.print_receipt`, the SAS
+AFT receipts), told apart from vouchers by their key, and answers each one's ``done`` once.
+
 :class:`Cashout` owns the tickets sent to the printer and not answered for yet (:class:`Printing`,
 by validation number; what they are is its :class:`PrintingState`, moved only by the rows of
 :data:`PRINTING_TABLE`) and the counts of tickets printed. It drives the cabinet's cashout and
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -26,7 +30,7 @@ from firmware.cabinet.states import CabinetState, HandpayReason
 from firmware.cashless.vouchers import IssuedVoucher
 from firmware.kernel.machine import TableMachine
 from firmware.kernel.table import Row, StateTable
-from hal.devices.ticket import Ticket, TicketKind
+from hal.devices.ticket import Receipt, Ticket, TicketKind
 from hal.errors import DeviceError
 from hal.events import PaperLow, TicketNotPrinted, TicketPrinted
 
@@ -115,6 +119,8 @@ class Cashout:
     def __init__(self, terminal: Terminal) -> None:
         self.t = terminal
         self._sent: dict[str, Printing] = {}     #: by validation number
+        #: receipts sent and not answered for yet: key -> done(None | reason)
+        self._receipts: dict[str, Callable[[str | None], None]] = {}
         self._printing = TableMachine(PRINTING_TABLE)
         self.tickets_printed = 0
         self.last_ticket: str | None = None
@@ -196,6 +202,26 @@ class Cashout:
         except DeviceError as exc:
             self._not_printed(voucher.validation, str(exc))
 
+    def print_receipt(self, receipt: Receipt, done: Callable[[str | None], None]) -> None:
+        """Print a text ``receipt``; ``done(None)`` once the printer confirmed it, ``done(reason)``
+        if it did not (at once when the printer is missing, faulted or busy)."""
+        printer = self.t.devices.printer
+        problem = self.printer_problem()
+        if printer is None or problem is not None:
+            done(problem or "no printer")
+            return
+        self._receipts[receipt.key] = done
+        try:
+            printer.print_receipt(receipt)
+        except DeviceError as exc:
+            self._receipts.pop(receipt.key, None)
+            done(str(exc))
+
+    def printer_busy(self) -> bool:
+        """The printer has a ticket or a receipt it has not answered for."""
+        printer = self.t.devices.printer
+        return bool(self._sent or self._receipts) or (printer is not None and printer.printing is not None)
+
     def printer_problem(self) -> str | None:
         printer = self.t.devices.printer
         if printer is None:
@@ -239,6 +265,9 @@ class Cashout:
     # --- the printer's answers --------------------------------------------------------------------
     def on_ticket_printed(self, name: str, event: TicketPrinted) -> None:
         t = self.t
+        if (done := self._receipts.pop(event.validation, None)) is not None:
+            done(None)
+            return
         printing = self._sent.pop(event.validation, None)
         if printing is None:
             t.ledger.event("ticket_confirmed_unexpected", validation=event.validation)
@@ -265,9 +294,14 @@ class Cashout:
         printing = self.printing
         if printing is not None:
             self._not_printed(printing.validation, f"printer disconnected: {reason}")
+        for key in list(self._receipts):
+            self._not_printed(key, f"printer disconnected: {reason}")
 
     def _not_printed(self, validation: str, reason: str) -> None:
         t = self.t
+        if (done := self._receipts.pop(validation, None)) is not None:
+            done(reason)
+            return
         printing = self._sent.pop(validation, None)
         if printing is None:
             return
