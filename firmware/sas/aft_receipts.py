@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any, Protocol
 
 from drivers.sas.aft import ReceiptStatus, TransferFlag, TransferType
@@ -135,7 +136,7 @@ class AftReceipts:
             self._store(body, "printing")
             self._sending = body["reference"]
             self._cabinet.print_receipt(f"AFT receipt {body['position']}", self.lines(body),
-                                        lambda reason, body=body: self._done(body, reason))
+                                        partial(self._done, body))
 
     def lines(self, body: Mapping[str, Any]) -> tuple[str, ...]:
         """The receipt of the transfer recorded with ``body``."""

@@ -14,7 +14,15 @@ import pytest
 
 from drivers.sas import messages as m
 from drivers.sas.aft_receipt import AftReceiptData, TransferReceipt, transfer_receipt_fields
-from drivers.sas.codec import Ack, EgmDecoder, HostDecoder, LongPoll, Nack, encode_poll, encode_reply
+from drivers.sas.codec import (
+    Ack,
+    EgmDecoder,
+    HostDecoder,
+    LongPoll,
+    Nack,
+    encode_poll,
+    encode_reply,
+)
 from drivers.sas.commands import LONG_POLLS, PollType, ReplyKind
 
 MONACO = bytes.fromhex(

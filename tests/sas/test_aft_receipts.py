@@ -10,7 +10,13 @@ import pytest
 from drivers.sas.aft import ReceiptStatus, TransferFlag
 from drivers.sas.aft_receipt import AftReceiptData
 from drivers.sas.codec import Ack, LongPoll, Nack, encode_poll, encode_reply
-from drivers.sas.messages import AftLockRequest, AftStatus, AftTransfer, AftTransferReply, parse_reply
+from drivers.sas.messages import (
+    AftLockRequest,
+    AftStatus,
+    AftTransfer,
+    AftTransferReply,
+    parse_reply,
+)
 from firmware.ledger.ledger import Ledger
 from firmware.sas.aft_receipts import DATA_SETTING, LOST_IN_POWER_CUT
 from tests.sas.aft_helpers import ASSET, Cabinet, aft_machine
