@@ -121,6 +121,8 @@ class Cashout:
         self._sent: dict[str, Printing] = {}     #: by validation number
         #: receipts sent and not answered for yet: key -> done(None | reason)
         self._receipts: dict[str, Callable[[str | None], None]] = {}
+        #: the cash-out voucher waiting for a receipt to finish printing
+        self._after_receipt: IssuedVoucher | None = None
         self._printing = TableMachine(PRINTING_TABLE)
         self.tickets_printed = 0
         self.last_ticket: str | None = None
@@ -189,6 +191,9 @@ class Cashout:
 
     def _send_voucher(self, voucher: IssuedVoucher) -> None:
         t = self.t
+        if self._receipts:                    # a receipt is printing: the voucher follows it
+            self._after_receipt = voucher
+            return
         cents = voucher.amount_cents
         printer = t.devices.printer
         self._printing.fire("send_voucher")
@@ -217,10 +222,17 @@ class Cashout:
             self._receipts.pop(receipt.key, None)
             done(str(exc))
 
+    def _voucher_after_receipt(self) -> None:
+        voucher, self._after_receipt = self._after_receipt, None
+        if voucher is not None and not self._receipts:
+            self._send_voucher(voucher)
+        elif voucher is not None:
+            self._after_receipt = voucher
+
     def printer_busy(self) -> bool:
         """The printer has a ticket or a receipt it has not answered for."""
         printer = self.t.devices.printer
-        return bool(self._sent or self._receipts) or (printer is not None and printer.printing is not None)
+        return bool(self._sent or self._receipts or self._after_receipt) or (printer is not None and printer.printing is not None)
 
     def printer_problem(self) -> str | None:
         printer = self.t.devices.printer
@@ -267,6 +279,7 @@ class Cashout:
         t = self.t
         if (done := self._receipts.pop(event.validation, None)) is not None:
             done(None)
+            self._voucher_after_receipt()
             return
         printing = self._sent.pop(event.validation, None)
         if printing is None:
@@ -301,6 +314,7 @@ class Cashout:
         t = self.t
         if (done := self._receipts.pop(validation, None)) is not None:
             done(reason)
+            self._voucher_after_receipt()
             return
         printing = self._sent.pop(validation, None)
         if printing is None:

@@ -11,6 +11,7 @@ from drivers.sas.aft import ReceiptStatus, TransferFlag
 from drivers.sas.aft_receipt import AftReceiptData
 from drivers.sas.messages import AftInterrogate, AftTransfer, AftTransferReply, parse_reply
 from firmware.cabinet.sas_aft import TerminalAft
+from firmware.cabinet.states import CabinetState as S
 from firmware.cabinet.terminal import Devices, Terminal
 from firmware.cashless.vouchers import VoucherBook
 from firmware.config import Config
@@ -114,3 +115,15 @@ def test_a_cashout_voucher_prints_after_a_transfer_receipt(cabinet):
     terminal.request_cashout()
     until(terminal, lambda: terminal.ledger.credits_cents == 0, "voucher printed")
     assert printer.printed[-1].voucher().amount_cents == 2500
+
+
+def test_a_cashout_asked_while_a_receipt_prints_waits_for_it_and_is_no_handpay(cabinet):
+    terminal, polls, printer = cabinet
+    assert transfer(polls, "IN-1", 2500).receipt_status == ReceiptStatus.PRINTING
+    terminal.request_cashout()                        # the receipt is still in the printer
+    until(terminal, lambda: terminal.ledger.credits_cents == 0, "voucher printed")
+    assert terminal.cabinet.state is not S.HANDPAY
+    assert [p.template for p in printer.printed] == ["1", "0"]
+    assert printer.printed[0].receipt()[4] == "TRANSFER TO GAME"
+    assert printer.printed[1].voucher().amount_cents == 2500
+    assert receipt_status(polls) == ReceiptStatus.PRINTED
