@@ -19,16 +19,10 @@ from firmware.ledger.ledger import Ledger, accounting_difference
 from firmware.rng.service import RngService
 from firmware.sas.aft import AftPolls, AftSettings
 from sim_hardware.tcl_printer import MidTicket
+from tests.cabinet.test_sas_tito import Clock
+from tests.cabinet.test_sas_tito import _until as until
 
 ASSET = 1234
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @pytest.fixture
@@ -62,14 +56,6 @@ def receipt_status(polls: AftPolls) -> int:
     reply = parse_reply(0x72, polls.transfer_poll(AftInterrogate(0xFF, 0).encode()))
     assert isinstance(reply, AftTransferReply)
     return reply.receipt_status
-
-
-def until(terminal: Terminal, done, what: str, steps: int = 500) -> None:
-    for _ in range(steps):
-        terminal.step(0.01)
-        if done():
-            return
-    raise AssertionError(f"no {what}: {terminal.status()}")
 
 
 def test_the_receipt_comes_out_of_the_printer_once_with_the_transfer_and_the_host_texts(cabinet):
