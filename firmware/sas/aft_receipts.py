@@ -9,7 +9,7 @@ transfer whose request asked for one (0x72 flag 7), printed once, with its statu
   receipt is sent; ``printed`` (0x00) when the printer confirmed it; ``not_printed`` (0xFF) with the
   reason (no printer, paper out, jam ...). The 0x72 replies and interrogations read it.
 * **Once across a power cut**: a receipt still pending at power-up (the transfer committed, the
-  receipt never sent) is printed then; one that was printing (sent, the printer's answer lost with
+  receipt never sent) is queued then and printed at the first AFT poll; one that was printing (sent, the printer's answer lost with
   the power) is reported not printed, and not sent again, so that no transfer ever has two
   receipts (the host still has the transfer's record).
 * Receipts print one at a time, oldest first, when the printer is free: a receipt waiting for a

@@ -11,6 +11,8 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from drivers.sas import messages as m
 from drivers.sas.aft_receipt import AftReceiptData, TransferReceipt, transfer_receipt_fields
@@ -103,3 +105,13 @@ def test_a_receipt_shows_the_transfer_and_the_texts():
     assert lines[0] == "RIVER" and lines[4] == "TRANSFER FROM GAME" and lines[-1] == "BYE"
     assert {"11/28/2026 00:05:07", "ASSET # 42", "ACCT: 77", "ID T-9", "CASH OUT $1,234.56"} <= set(lines)
     assert all(len(line) <= 40 for line in lines)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=60))
+def test_any_0x75_body_either_decodes_to_what_encodes_it_again_or_is_refused(data):
+    try:
+        body = AftReceiptData.decode(data)
+    except ValueError:
+        return
+    assert body.encode() == data
