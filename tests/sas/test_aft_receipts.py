@@ -10,6 +10,7 @@ import pytest
 from drivers.sas.aft import ReceiptStatus, TransferFlag
 from drivers.sas.aft_receipt import AftReceiptData
 from drivers.sas.codec import Ack, LongPoll, Nack, encode_poll, encode_reply
+from drivers.sas.host_aft import aft_receipt_data, aft_transfer
 from drivers.sas.messages import (
     AftLockRequest,
     AftStatus,
@@ -19,7 +20,7 @@ from drivers.sas.messages import (
 )
 from firmware.ledger.ledger import Ledger
 from firmware.sas.aft_receipts import DATA_SETTING, LOST_IN_POWER_CUT
-from tests.sas.aft_helpers import ASSET, Cabinet, aft_machine
+from tests.sas.aft_helpers import ASSET, Cabinet, aft_machine, exchange_with
 from tests.sas.helpers import ADDRESS
 from tests.sas.test_aft import KEY, interrogate, send
 
@@ -171,3 +172,17 @@ def test_a_receipt_printing_when_the_power_went_is_reported_not_printed_and_not_
         body = polls.history.newest()
         assert body is not None and polls.receipts.reason(body) == LOST_IN_POWER_CUT
         assert after.receipts == [] and ledger.credits_cents == 2500
+
+
+def test_the_host_helpers_set_the_texts_and_make_a_transfer_with_its_receipt(ledger):
+    cabinet = with_printer()
+    machine, polls = aft_machine(ledger, cabinet)
+    exchange = exchange_with(machine)
+    assert aft_receipt_data(exchange, ADDRESS, {0x00: "RIVER CASINO", 0x12: "SEE YOU"})
+    assert not aft_receipt_data(lambda wire: b"", ADDRESS, {0x00: "X"})      # no answer
+    assert not aft_receipt_data(lambda wire: b"\x81", ADDRESS, {0x00: "X"})  # NACK
+    reply = aft_transfer(exchange, ADDRESS, cents=500, transaction_id="H-1", asset_number=ASSET,
+                         flags=RECEIPT)
+    assert (reply.transfer_status, reply.receipt_status) == (0x00, ReceiptStatus.PRINTING)
+    [(_, lines, _)] = cabinet.receipts
+    assert lines[0] == "RIVER CASINO" and "SEE YOU" in lines and "CASH IN $5.00" in lines
