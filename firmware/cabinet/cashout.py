@@ -123,6 +123,7 @@ class Cashout:
         self._receipts: dict[str, Callable[[str | None], None]] = {}
         #: the cash-out voucher waiting for a receipt to finish printing
         self._after_receipt: IssuedVoucher | None = None
+        self._receipts_to_send: list[Receipt] = []
         self._printing = TableMachine(PRINTING_TABLE)
         self.tickets_printed = 0
         self.last_ticket: str | None = None
@@ -185,9 +186,10 @@ class Cashout:
             self._enter_handpay(t.ledger.credits_cents // t.ledger.denom_cents, HandpayReason.PRINTER)
 
     def tick(self) -> None:
-        """Time passes for a number the validation system has not given yet."""
+        """Time passes for a number the validation system has not given yet; receipts go out."""
         if self.numbering is not None:
             self.numbering.tick(self.t.clock())
+        self._send_receipts()
 
     def _send_voucher(self, voucher: IssuedVoucher) -> None:
         t = self.t
@@ -208,19 +210,25 @@ class Cashout:
             self._not_printed(voucher.validation, str(exc))
 
     def print_receipt(self, receipt: Receipt, done: Callable[[str | None], None]) -> None:
-        """Print a text ``receipt``; ``done(None)`` once the printer confirmed it, ``done(reason)``
-        if it did not (at once when the printer is missing, faulted or busy)."""
-        printer = self.t.devices.printer
-        problem = self.printer_problem()
-        if printer is None or problem is not None:
-            done(problem or "no printer")
-            return
+        """Print a text ``receipt`` at the next :meth:`tick` (so that a SAS reply never waits for
+        the printer's serial exchange); ``done(None)`` once the printer confirmed it,
+        ``done(reason)`` if it did not (the printer missing, faulted or refusing it)."""
         self._receipts[receipt.key] = done
-        try:
-            printer.print_receipt(receipt)
-        except DeviceError as exc:
-            self._receipts.pop(receipt.key, None)
-            done(str(exc))
+        self._receipts_to_send.append(receipt)
+        self.t.wake()
+
+    def _send_receipts(self) -> None:
+        while self._receipts_to_send:
+            receipt = self._receipts_to_send.pop(0)
+            printer = self.t.devices.printer
+            problem = self.printer_problem()
+            if printer is None or problem is not None:
+                self._not_printed(receipt.key, problem or "no printer")
+                continue
+            try:
+                printer.print_receipt(receipt)
+            except DeviceError as exc:
+                self._not_printed(receipt.key, str(exc))
 
     def _voucher_after_receipt(self) -> None:
         voucher, self._after_receipt = self._after_receipt, None
