@@ -47,6 +47,7 @@ from drivers.tcl.codec import (
     TclCodec,
     Template,
 )
+from drivers.tcl.receipt import lines_from_regions
 from drivers.tcl.voucher import itf_decode, itf_encode, ticket_from_regions
 from hal.devices.ticket import Ticket
 from sim_hardware.answering import PoweredDevice
@@ -82,6 +83,12 @@ class PrintedTicket:
 
     def barcode_digits(self, region: str) -> str:
         return itf_decode(self.barcodes[region])
+
+    def receipt(self) -> tuple[str, ...]:
+        """The lines of this paper if it is a whole text receipt (``ValueError`` if not)."""
+        if not self.complete or self.barcodes:
+            raise ValueError("a receipt is a whole ticket without a barcode")
+        return lines_from_regions(self.texts)
 
     def voucher(self) -> Ticket:
         """The voucher this paper shows (``ValueError`` if it is not a whole, readable one)."""

@@ -109,6 +109,7 @@ _ENTRIES = (
     _m(0x71, "redeem ticket", None, "saspy"),
     _m(0x72, "AFT transfer funds", None),
     _s(0x74, "AFT register gaming machine lock and status request", 4, None),
+    LongPollSpec(0x75, "set AFT receipt data", M, None, ACK, 0, "monaco"),
     _m(0x7B, "extended validation status", None),
     _m(0x7C, "set extended ticket data", 1),
     _m(0x7D, "set ticket data", 1),

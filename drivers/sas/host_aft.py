@@ -15,7 +15,8 @@ from collections.abc import Callable
 
 from drivers.sas import messages as msg
 from drivers.sas.aft import TransferCode, TransferType
-from drivers.sas.codec import HostDecoder, LongPoll, Reply, encode_poll
+from drivers.sas.aft_receipt import AftReceiptData
+from drivers.sas.codec import Ack, HostDecoder, LongPoll, Reply, encode_poll
 
 #: Write a poll, return the bytes the machine answered (b"" when none came in time).
 Exchange = Callable[[bytes], bytes]
@@ -68,6 +69,16 @@ def aft_lock(exchange: Exchange, address: int, *, lock_code: int, condition: int
     reply = ask(exchange, LongPoll(address, 0x74,
                                    msg.AftLockRequest(lock_code, condition, timeout_hundredths).encode()))
     return reply if isinstance(reply, msg.AftStatus) else None
+
+
+def aft_receipt_data(exchange: Exchange, address: int, texts: dict[int, str]) -> bool:
+    """0x75: set the machine's receipt texts (code -> text, "" = its default); True when it ACKed
+    them, False for a NACK or no answer. ValueError for texts 0x75 cannot carry."""
+    poll = LongPoll(address, 0x75, AftReceiptData(tuple(texts.items())).encode())
+    decoder = HostDecoder(address)
+    decoder.expect(poll)
+    decoder.receive_data(exchange(encode_poll(poll)))
+    return any(isinstance(event, Ack) for event in decoder.events())
 
 
 def _about(reply: object, transaction_id: str) -> bool:

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import astuple, dataclass
 from typing import ClassVar, Self
 
+from drivers.sas.aft_receipt import AftReceiptData
 from drivers.sas.bcd import from_bcd, to_bcd
 from drivers.sas.game_info import (
     EnabledFeatures,
@@ -661,7 +662,7 @@ REQUESTS: dict[int, Callable[[bytes], object]] = {
     0x21: RomSignatureRequest.decode, 0x2F: SelectedMetersRequest.decode,
     0x4C: ValidationId.decode, 0x4D: EnhancedValidationRequest.decode,
     0x58: ValidationNumber.decode, 0x6F: ExtendedMetersRequest.decode, 0x71: RedeemTicket.decode,
-    0x72: _aft_request, 0x74: AftLockRequest.decode, 0x7B: ExtendedValidationStatus.decode,
+    0x72: _aft_request, 0x74: AftLockRequest.decode, 0x75: AftReceiptData.decode, 0x7B: ExtendedValidationStatus.decode,
     0x7C: ExtendedTicketData.decode, 0x7D: TicketData.decode, 0x7F: DateTime.decode,
     0xAF: ExtendedMetersRequest.decode,
     0x0E: RealTimeEvents.decode, 0x53: GameNumber.decode, 0xA0: GameNumber.decode, 0xB5: GameNumber.decode,

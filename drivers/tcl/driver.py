@@ -39,9 +39,10 @@ from drivers.tcl.codec import (
     StatusRequest,
     TclCodec,
 )
+from drivers.tcl.receipt import RECEIPT_REGIONS, RECEIPT_TEMPLATE, receipt_fields
 from drivers.tcl.voucher import REGIONS, TEMPLATE, fields
 from hal.devices.printer import PrinterStatus, TicketPrinter
-from hal.devices.ticket import Ticket
+from hal.devices.ticket import Receipt, Ticket
 from hal.errors import DeviceError, DeviceInitError, DeviceOperationError, DeviceTimeoutError
 from hal.events import (
     DeviceEvent,
@@ -101,6 +102,7 @@ class Pending:
     sent_at: float
     started: bool = False          #: a record showed the job running (BUSY) or done
     interrupted: bool = False      #: a status request went unanswered meanwhile
+    receipt: bool = False          #: a text receipt: no barcode, done at its top of form
 
 
 @dataclass(slots=True)
@@ -121,11 +123,11 @@ class StatusTracker:
         self.faults = Flag.NONE
         self.paper_low = False
 
-    def sent(self, validation: str, now: float) -> None:
+    def sent(self, validation: str, now: float, *, receipt: bool = False) -> None:
         if self.pending is not None:
             raise DeviceOperationError(f"{self.device}: ticket {self.pending.validation} is "
                                        "still printing")
-        self.pending = Pending(validation, now)
+        self.pending = Pending(validation, now, receipt=receipt)
 
     def on_status(self, record: StatusRecord, now: float) -> Reaction:
         out = Reaction()
@@ -174,7 +176,8 @@ class StatusTracker:
 
     def _settle(self, pending: Pending, flags: Flag, now: float, out: Reaction) -> None:
         mid = " mid-ticket" if pending.started or pending.interrupted else ""
-        if flags & Flag.VALIDATION_DONE and not flags & Flag.BUSY:
+        done = Flag.TOP_OF_FORM if pending.receipt else Flag.VALIDATION_DONE
+        if flags & done and not flags & Flag.BUSY and (pending.started or not pending.receipt):
             self.pending = None
             out.events.append(TicketPrinted(self.device, pending.validation))
         elif flags & Flag.RESET:
@@ -272,19 +275,29 @@ class TclPrinter(PolledSerialDevice, TicketPrinter):
         """
         if not isinstance(ticket, Ticket):
             raise TypeError(f"print_voucher takes a Ticket, not {type(ticket).__name__}")
+        self._print_job(ticket.validation, Print(TEMPLATE.id, 1, fields(ticket)), receipt=False)
+
+    def print_receipt(self, receipt: Receipt) -> None:
+        """Send a text ``receipt`` (template 1), as :meth:`print_voucher`; it counts printed at the
+        top of form that ends it (a receipt has no barcode to validate)."""
+        if not isinstance(receipt, Receipt):
+            raise TypeError(f"print_receipt takes a Receipt, not {type(receipt).__name__}")
+        self._print_job(receipt.key, Print(RECEIPT_TEMPLATE.id, 1, receipt_fields(receipt)), receipt=True)
+
+    def _print_job(self, key: str, command: Print, *, receipt: bool) -> None:
         self.require_open()
         with self._exchange("print"):
             if self._tracker.pending is not None:
                 raise DeviceOperationError(f"{self.name}: ticket {self._tracker.pending.validation}"
                                            " is still printing")
             problem = self._make_ready()
-            self._tracker.sent(ticket.validation, time.monotonic())
+            self._tracker.sent(key, time.monotonic(), receipt=receipt)
             if problem:
                 for event in self._tracker.not_printed(problem):
                     self._emit(event)
                 return
-            self._send(Print(TEMPLATE.id, 1, fields(ticket)))
-            log.info("%s: ticket %s sent", self.name, ticket.validation)
+            self._send(command)
+            log.info("%s: %s %s sent", self.name, "receipt" if receipt else "ticket", key)
 
     def poll(self) -> StatusRecord:
         """Ask for the status now (it goes through the tracker as usual); the record."""
@@ -305,9 +318,10 @@ class TclPrinter(PolledSerialDevice, TicketPrinter):
         """Send the regions and the voucher template, clear, and check the printer took them."""
         self._defining = True
         try:
-            for region in REGIONS:
+            for region in (*REGIONS, *RECEIPT_REGIONS):
                 self._send(DefineRegion(region))
             self._send(DefineTemplate(TEMPLATE))
+            self._send(DefineTemplate(RECEIPT_TEMPLATE))
             self._send(ClearErrors())
             record = self._agreed_status()
         finally:

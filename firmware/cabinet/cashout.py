@@ -7,6 +7,9 @@ told, and the cabinet locks up for a handpay, from which a fixed printer can ret
 the handpay limit it is a handpay at once. A handpay is cleared by the attendant's jackpot-reset
 key; the amount is recorded (``Ledger.handpay``) as the lockup ends.
 
+:class:`Cashout` also prints text receipts for other parts (:meth:`Cashout.print_receipt`, the SAS
+AFT receipts), told apart from vouchers by their key, and answers each one's ``done`` once.
+
 :class:`Cashout` owns the tickets sent to the printer and not answered for yet (:class:`Printing`,
 by validation number; what they are is its :class:`PrintingState`, moved only by the rows of
 :data:`PRINTING_TABLE`) and the counts of tickets printed. It drives the cabinet's cashout and
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -26,7 +30,7 @@ from firmware.cabinet.states import CabinetState, HandpayReason
 from firmware.cashless.vouchers import IssuedVoucher
 from firmware.kernel.machine import TableMachine
 from firmware.kernel.table import Row, StateTable
-from hal.devices.ticket import Ticket, TicketKind
+from hal.devices.ticket import Receipt, Ticket, TicketKind
 from hal.errors import DeviceError
 from hal.events import PaperLow, TicketNotPrinted, TicketPrinted
 
@@ -115,6 +119,11 @@ class Cashout:
     def __init__(self, terminal: Terminal) -> None:
         self.t = terminal
         self._sent: dict[str, Printing] = {}     #: by validation number
+        #: receipts sent and not answered for yet: key -> done(None | reason)
+        self._receipts: dict[str, Callable[[str | None], None]] = {}
+        #: the cash-out voucher waiting for a receipt to finish printing
+        self._after_receipt: IssuedVoucher | None = None
+        self._receipts_to_send: list[Receipt] = []
         self._printing = TableMachine(PRINTING_TABLE)
         self.tickets_printed = 0
         self.last_ticket: str | None = None
@@ -177,12 +186,16 @@ class Cashout:
             self._enter_handpay(t.ledger.credits_cents // t.ledger.denom_cents, HandpayReason.PRINTER)
 
     def tick(self) -> None:
-        """Time passes for a number the validation system has not given yet."""
+        """Time passes for a number the validation system has not given yet; receipts go out."""
         if self.numbering is not None:
             self.numbering.tick(self.t.clock())
+        self._send_receipts()
 
     def _send_voucher(self, voucher: IssuedVoucher) -> None:
         t = self.t
+        if self._receipts:                    # a receipt is printing: the voucher follows it
+            self._after_receipt = voucher
+            return
         cents = voucher.amount_cents
         printer = t.devices.printer
         self._printing.fire("send_voucher")
@@ -195,6 +208,39 @@ class Cashout:
             printer.print_voucher(self._ticket(voucher))
         except DeviceError as exc:
             self._not_printed(voucher.validation, str(exc))
+
+    def print_receipt(self, receipt: Receipt, done: Callable[[str | None], None]) -> None:
+        """Print a text ``receipt`` at the next :meth:`tick` (so that a SAS reply never waits for
+        the printer's serial exchange); ``done(None)`` once the printer confirmed it,
+        ``done(reason)`` if it did not (the printer missing, faulted or refusing it)."""
+        self._receipts[receipt.key] = done
+        self._receipts_to_send.append(receipt)
+        self.t.wake()
+
+    def _send_receipts(self) -> None:
+        while self._receipts_to_send:
+            receipt = self._receipts_to_send.pop(0)
+            printer = self.t.devices.printer
+            problem = self.printer_problem()
+            if printer is None or problem is not None:
+                self._not_printed(receipt.key, problem or "no printer")
+                continue
+            try:
+                printer.print_receipt(receipt)
+            except DeviceError as exc:
+                self._not_printed(receipt.key, str(exc))
+
+    def _voucher_after_receipt(self) -> None:
+        voucher, self._after_receipt = self._after_receipt, None
+        if voucher is not None and not self._receipts:
+            self._send_voucher(voucher)
+        elif voucher is not None:
+            self._after_receipt = voucher
+
+    def printer_busy(self) -> bool:
+        """The printer has a ticket or a receipt it has not answered for."""
+        printer = self.t.devices.printer
+        return bool(self._sent or self._receipts or self._after_receipt) or (printer is not None and printer.printing is not None)
 
     def printer_problem(self) -> str | None:
         printer = self.t.devices.printer
@@ -239,6 +285,10 @@ class Cashout:
     # --- the printer's answers --------------------------------------------------------------------
     def on_ticket_printed(self, name: str, event: TicketPrinted) -> None:
         t = self.t
+        if (done := self._receipts.pop(event.validation, None)) is not None:
+            done(None)
+            self._voucher_after_receipt()
+            return
         printing = self._sent.pop(event.validation, None)
         if printing is None:
             t.ledger.event("ticket_confirmed_unexpected", validation=event.validation)
@@ -265,9 +315,15 @@ class Cashout:
         printing = self.printing
         if printing is not None:
             self._not_printed(printing.validation, f"printer disconnected: {reason}")
+        for key in list(self._receipts):
+            self._not_printed(key, f"printer disconnected: {reason}")
 
     def _not_printed(self, validation: str, reason: str) -> None:
         t = self.t
+        if (done := self._receipts.pop(validation, None)) is not None:
+            done(reason)
+            self._voucher_after_receipt()
+            return
         printing = self._sent.pop(validation, None)
         if printing is None:
             return

@@ -5,14 +5,19 @@ transfer in is possible when the cabinet may take money (``MoneyIn.can_take``: I
 disable waiting, not in demo mode) and no round is open; a transfer out and a lock only in IDLE
 (never in a game, a tilt, a handpay, a cashout, disabled or in service). The lock's hold is kept
 here and registered with the terminal (``Terminal.play_holds``): no round starts while the lock
-holds, until it is cancelled, used by a transfer, or times out.
+holds, until it is cancelled, used by a transfer, or times out. Receipts go to the printer through
+the cash-out's printing (``Cashout.print_receipt``); their default location and address are the
+vouchers' (``terminal.venue``, ``money.venue_address``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from drivers.sas.aft_receipt import ReceiptText
 from firmware.cabinet.states import CabinetState
+from hal.devices.ticket import Receipt
 
 if TYPE_CHECKING:
     from firmware.cabinet.terminal import Terminal
@@ -66,3 +71,21 @@ class TerminalAft:
     def show_transfer(self, direction: str, cents: int) -> None:
         amount = f"{cents // 100}.{cents % 100:02d}"
         self.t.message = f"Transfer {'in' if direction == 'in' else 'out'}: {amount}"
+
+    # --- receipts ----------------------------------------------------------------------------
+    def receipt_refusal(self) -> str | None:
+        return self.t.cashout.printer_problem()
+
+    def printer_busy(self) -> bool:
+        return self.t.cashout.printer_busy()
+
+    def receipt_texts(self) -> dict[int, str]:
+        cfg = self.t.cfg
+        address = tuple(cfg.money.venue_address)[:2]
+        texts = {ReceiptText.LOCATION: cfg.terminal.venue}
+        texts.update(zip((ReceiptText.ADDRESS1, ReceiptText.ADDRESS2), address, strict=False))
+        return {int(code): text for code, text in texts.items()}
+
+    def print_receipt(self, key: str, lines: tuple[str, ...], done: Callable[[str | None], None]) -> None:
+        printable = tuple(line.replace("^", " ").replace("|", " ")[:40] for line in lines)
+        self.t.cashout.print_receipt(Receipt(key, printable), done)

@@ -12,9 +12,12 @@
 * **0x74 lock and status**: the lock (refused in a game, a tilt, a handpay, or when the transfers
   the host asks for are not available), its timeout, and the status from critical memory.
 
+* **Receipts** (flag 7 of a transfer, 0x75 for their texts): ``firmware.sas.aft_receipts``; a
+  transfer asking for a receipt when none can be printed is refused with 0x90, before anything
+  moves; its receipt status is in every reply and interrogation about it.
+
 What it needs of the cabinet is :class:`AftCabinet` (``firmware/cabinet/sas_aft.py``).
-Transfers here complete at once (no transfer is ever pending), no receipt is printed (receipt
-status 0xFF; the receipt data the host sends is kept in the record), and the host cashout flags
+Transfers here complete at once (no transfer is ever pending) and the host cashout flags
 (bits 0-3) are not supported. docs/protocols/sas.md, "AFT", gives the sources and what differs.
 """
 
@@ -39,6 +42,7 @@ from drivers.sas.aft import (
     TransferStatus,
     TransferType,
 )
+from drivers.sas.aft_receipt import transfer_receipt_fields
 from drivers.sas.messages import (
     AftBodyError,
     AftCancel,
@@ -54,6 +58,7 @@ from firmware.ledger.errors import CriticalMemoryError, LedgerError
 from firmware.ledger.ledger import Ledger
 from firmware.sas.aft_history import AftHistory, reply_of, sas_date
 from firmware.sas.aft_lock import AftLock
+from firmware.sas.aft_receipts import AftReceipts, ReceiptCabinet
 from firmware.sas.responder import Handler, PollRefused
 
 #: The transfer types supported, and the direction of each.
@@ -62,7 +67,7 @@ DIRECTIONS: dict[int, str] = {TransferType.IN_HOUSE_TO_MACHINE: "in", TransferTy
 S = TransferStatus
 
 
-class AftCabinet(Protocol):
+class AftCabinet(ReceiptCabinet, Protocol):
     """What AFT needs of the cabinet (implemented in ``firmware/cabinet/sas_aft.py``)."""
 
     def refusal(self, direction: str) -> str | None:
@@ -117,6 +122,8 @@ class AftPolls:
         self._clock = clock
         self.history = AftHistory(ledger)
         self.lock = AftLock(monotonic)
+        #: the transfers' receipts (a power cut's leftovers are settled here, at power-up)
+        self.receipts = AftReceipts(ledger, cabinet, self.history, settings.asset_number)
         #: the reply to the last transfer request of this power-up (refused or done), reported by an
         #: interrogation of index 0 before the history's newest
         self._current: AftTransferReply | AftShortReply | None = None
@@ -124,10 +131,11 @@ class AftPolls:
     def handlers(self) -> Mapping[int, Handler]:
         if not self.settings.enabled:
             return {}
-        return {0x72: self.transfer_poll, 0x74: self.lock_poll}
+        return {0x72: self.transfer_poll, 0x74: self.lock_poll, 0x75: self.receipts.set_data}
 
     # --- 0x72 ----------------------------------------------------------------------------------
     def transfer_poll(self, data: bytes) -> bytes:
+        self.receipts.kick()
         try:
             request = parse_request(0x72, data)
         except AftBodyError as exc:
@@ -149,9 +157,12 @@ class AftPolls:
             if self._current is not None:
                 return self._current
             newest = self.history.newest()
-            return reply_of(newest) if newest else AftShortReply(0, S.NO_INFORMATION, ReceiptStatus.NONE)
+            return self._reply(newest) if newest else AftShortReply(0, S.NO_INFORMATION, ReceiptStatus.NONE)
         body = self.history.entry(index)
-        return reply_of(body) if body else AftShortReply(index, S.NO_INFORMATION, ReceiptStatus.NONE)
+        return self._reply(body) if body else AftShortReply(index, S.NO_INFORMATION, ReceiptStatus.NONE)
+
+    def _reply(self, body: Mapping[str, Any]) -> AftTransferReply:
+        return reply_of(body, self.receipts.status(body))
 
     def transfer(self, request: AftTransfer) -> AftTransferReply | AftShortReply:
         """Make the transfer ``request`` asks for, once; its reply."""
@@ -160,15 +171,16 @@ class AftPolls:
             return self._current
         done = self.history.find(request.transaction_id)
         if done is not None and _same_request(done, request):
-            return reply_of(done)            # a retry: the transfer it asked for is made already
+            return self._reply(done)         # a retry: the transfer it asked for is made already
         try:
             if done is not None:
                 raise Refused(S.ID_NOT_UNIQUE, f"transaction {request.transaction_id} was made already")
             direction, cents = self._check(request)
             reply = self._commit(request, direction, cents)
         except Refused as refused:
-            reply = self._refusal(request, refused.status)
-        self._current = reply
+            self._current = reply = self._refusal(request, refused.status)
+            return reply
+        self._current = None                 # the history's newest is this transfer
         return reply
 
     def _check(self, request: AftTransfer) -> tuple[str, int]:
@@ -184,6 +196,12 @@ class AftPolls:
             raise Refused(S.NOT_A_MULTIPLE_OF_DENOMINATION, f"{request.cashable} cents")
         if request.transfer_flags & TransferFlag.ONLY_IF_LOCKED and not self.lock.locked:
             raise Refused(S.NOT_LOCKED, "the host asked for a locked machine")
+        try:
+            transfer_receipt_fields(request.receipt_data)
+        except ValueError as exc:
+            raise Refused(S.NOT_A_VALID_FUNCTION, str(exc)) from None
+        if request.transfer_flags & TransferFlag.RECEIPT_REQUEST and (why := self.receipts.refusal()):
+            raise Refused(S.RECEIPT_UNAVAILABLE, why)
         if (why := self._cabinet.refusal(direction)) is not None:
             raise Refused(S.UNABLE_NOW, why)
         limit = self.transfer_limit() if direction == "in" else min(
@@ -222,7 +240,9 @@ class AftPolls:
             self._cabinet.hold(self.lock.lock(request.lock_timeout))
         else:
             self._release()
-        return reply_of({**body, "cents": cents, "reference": request.transaction_id})
+        done = {**body, "cents": cents, "reference": request.transaction_id}
+        self.receipts.after_transfer(done)
+        return self._reply(done)
 
     def _refusal(self, request: AftTransfer, status: TransferStatus) -> AftTransferReply:
         date, clock = sas_date(self._clock())
@@ -241,6 +261,7 @@ class AftPolls:
 
     # --- 0x74 ----------------------------------------------------------------------------------
     def lock_poll(self, data: bytes) -> bytes:
+        self.receipts.kick()
         try:
             request = AftLockRequest.decode(data)
         except ValueError as exc:                 # a lock timeout not in BCD: NACK, as Monaco does
@@ -273,7 +294,8 @@ class AftPolls:
         return AftStatus(
             self.settings.asset_number, LockStatus.LOCKED if locked else LockStatus.NOT_LOCKED,
             self.available(), 0, AftStatusBit.IN_HOUSE_ENABLED | AftStatusBit.PARTIAL_TO_HOST
-            | AftStatusBit.ANY_ENABLED, MAX_BUFFER_INDEX, self._ledger.credits_cents, 0, 0,
+            | AftStatusBit.ANY_ENABLED | (AftStatusBit.RECEIPT_PRINTER if self.receipts.refusal() is None else 0),
+            MAX_BUFFER_INDEX, self._ledger.credits_cents, 0, 0,
             self.transfer_limit(), 0, 0)
 
     def _release(self) -> None:

@@ -28,10 +28,11 @@ def sas_date(when: dt.datetime) -> tuple[int, int]:
             when.hour * 10_000 + when.minute * 100 + when.second)
 
 
-def reply_of(body: Mapping[str, Any]) -> AftTransferReply:
-    """The 0x72 reply that reports the transfer recorded with ``body``."""
+def reply_of(body: Mapping[str, Any], receipt: int = ReceiptStatus.NONE) -> AftTransferReply:
+    """The 0x72 reply that reports the transfer recorded with ``body`` (``receipt``: its receipt
+    status)."""
     return AftTransferReply(
-        body["position"], body["status"], ReceiptStatus.NONE, body["type"], body["cents"], 0, 0,
+        body["position"], body["status"], receipt, body["type"], body["cents"], 0, 0,
         body["flags"], body["asset"], body["reference"], body["date"], body["time"], body["expiration"],
         body["pool"], body["cumulative"], 0, 0)
 
@@ -65,6 +66,10 @@ class AftHistory:
         back = 0xFF - index if index > 0x80 else (newest["position"] - index) % self.size
         window = self._window()
         return self._body(window[-1 - back]) if back < len(window) else None
+
+    def bodies(self) -> list[dict[str, Any]]:
+        """The bodies of the transfers in the buffer, newest first."""
+        return [self._body(seq) for seq in reversed(self._window())]
 
     def find(self, transaction_id: str) -> dict[str, Any] | None:
         """The transfer with this transaction ID still in the buffer, else None."""

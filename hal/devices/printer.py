@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from hal.base import Device
-from hal.devices.ticket import Ticket
+from hal.devices.ticket import Receipt, Ticket
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,10 +35,15 @@ class TicketPrinter(Device):
         """Send ``ticket``; its outcome follows as ``TicketPrinted`` or ``TicketNotPrinted``.
         A second ticket while one is unconfirmed is a :class:`~hal.errors.DeviceOperationError`."""
 
+    @abstractmethod
+    def print_receipt(self, receipt: Receipt) -> None:
+        """Send a text ``receipt``; its outcome follows as ``TicketPrinted`` or ``TicketNotPrinted``
+        whose ``validation`` is the receipt's key. The same rules as :meth:`print_voucher`."""
+
     @property
     @abstractmethod
     def printing(self) -> str | None:
-        """The validation number of the ticket awaiting confirmation, if any."""
+        """The validation number of the ticket (or the key of the receipt) awaiting confirmation."""
 
     @property
     @abstractmethod

@@ -78,4 +78,29 @@ class Ticket:
             raise ValueError(f"a voucher kind is a TicketKind, not {self.kind!r}")
 
 
-__all__ = ["MAX_TICKET_CENTS", "VALIDATION_DIGITS", "Ticket", "TicketKind"]
+#: The most lines a receipt has, and the longest line.
+MAX_RECEIPT_LINES = 20
+MAX_RECEIPT_LINE = 40
+
+
+@dataclass(frozen=True, slots=True)
+class Receipt:
+    """A text receipt (not a voucher: no value, no validation number), such as the SAS AFT
+    transaction receipt: ``key`` names it in the printer's events (``TicketPrinted.validation``),
+    ``lines`` are printed one under the other, blank ones as space."""
+
+    key: str
+    lines: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        _text(self.key, "receipt key", 40)
+        if self.key.isdigit():
+            raise ValueError(f"a receipt key is not a number (vouchers have those), not {self.key!r}")
+        if not isinstance(self.lines, tuple) or not 1 <= len(self.lines) <= MAX_RECEIPT_LINES:
+            raise ValueError(f"a receipt has 1..{MAX_RECEIPT_LINES} lines, not {self.lines!r}")
+        for line in self.lines:
+            _text(line, "receipt line", MAX_RECEIPT_LINE, empty=True)
+
+
+__all__ = ["MAX_RECEIPT_LINE", "MAX_RECEIPT_LINES", "MAX_TICKET_CENTS", "VALIDATION_DIGITS", "Receipt", "Ticket",
+           "TicketKind"]

@@ -104,6 +104,9 @@ class FakePrinter(TicketPrinter):
     def print_voucher(self, voucher: Any) -> None:
         self.printed.append(voucher)
 
+    def print_receipt(self, receipt: Any) -> None:
+        self.printed.append(receipt)
+
     @property
     def fault(self) -> str | None:
         return None

@@ -15,10 +15,11 @@ import pytest
 
 from drivers.tcl.codec import Flag
 from drivers.tcl.driver import TclPrinter
+from drivers.tcl.receipt import RECEIPT_TEMPLATE
 from drivers.tcl.voucher import TEMPLATE, itf_decode, texts
 from hal import registry
 from hal.base import Lifecycle
-from hal.devices.ticket import Ticket
+from hal.devices.ticket import Receipt, Ticket
 from hal.errors import BackendError, DeviceGoneError, DeviceInitError, DeviceOperationError
 from hal.events import (
     DeviceEvent,
@@ -94,7 +95,8 @@ def test_open_defines_the_template_and_clears_the_power_up(printer, sim):
     assert sim.status().flags & Flag.RESET
     printer.open()
     assert printer.next_event(1.0) == DeviceOnline(NAME)
-    assert sim.templates == {TEMPLATE.id: TEMPLATE} and len(sim.regions) == len(TEMPLATE.regions)
+    assert sim.templates == {TEMPLATE.id: TEMPLATE, RECEIPT_TEMPLATE.id: RECEIPT_TEMPLATE}
+    assert len(sim.regions) == len(TEMPLATE.regions) + len(RECEIPT_TEMPLATE.regions)
     assert sim.status().flags == Flag.TOP_OF_FORM
     assert printer.poll().flags == Flag.TOP_OF_FORM
     assert quiet(printer, sim) == []
@@ -108,6 +110,30 @@ def test_open_close_cycles_leave_nothing_behind(no_leaks, sim):
             assert dev.poll().flags & Flag.TOP_OF_FORM
             assert any(t.name == f"tcl-poll-{NAME}" for t in threading.enumerate())
     assert len(open_fds()) == before
+
+
+# --- text receipts ------------------------------------------------------------------------------
+RECEIPT = Receipt("receipt:T1", ("MAIN STREET CASINO", "", "TRANSFER TO GAME", "CASH IN $25.00"))
+
+
+def test_a_receipt_prints_its_lines_and_is_confirmed_by_its_key(ready, sim):
+    ready.print_receipt(RECEIPT)
+    assert ready.printing == RECEIPT.key
+    assert collect(ready, _is_outcome) == [TicketPrinted(NAME, RECEIPT.key)]
+    assert sim.printed[-1].template == RECEIPT_TEMPLATE.id
+    assert sim.printed[-1].receipt() == RECEIPT.lines
+    with pytest.raises(ValueError, match="barcode"):
+        sim.printed[-1].voucher()
+    print_ok(ready, sim)                     # and vouchers still print after it
+
+
+def test_a_receipt_without_paper_is_not_printed(ready, sim):
+    sim.paper_out()
+    quiet(ready, sim)
+    ready.print_receipt(RECEIPT)
+    [outcome] = collect(ready, _is_outcome)
+    assert isinstance(outcome, TicketNotPrinted) and outcome.validation == RECEIPT.key
+    assert "paper" in outcome.reason and sim.printed == []
 
 
 # --- the acceptance -----------------------------------------------------------------------------
@@ -182,7 +208,7 @@ def test_a_power_cut_mid_print_is_not_printed_and_the_template_is_sent_again(rea
     while ready.counters["redefined"] < 1 or sim.status().flags != Flag.TOP_OF_FORM:
         assert time.monotonic() < deadline, sim.status()
         time.sleep(0.01)
-    assert sim.templates == {TEMPLATE.id: TEMPLATE}
+    assert sim.templates == {TEMPLATE.id: TEMPLATE, RECEIPT_TEMPLATE.id: RECEIPT_TEMPLATE}
     print_ok(ready, sim, SECOND)
 
 

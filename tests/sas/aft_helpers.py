@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from firmware.ledger.ledger import Ledger
@@ -37,6 +38,24 @@ class Cabinet:
 
     def show_transfer(self, direction: str, cents: int) -> None:
         self.shown.append((direction, cents))
+
+    # receipts: none without ``has_printer`` (or with ``refuse["receipt"]``), ``busy`` holds them
+    # back, ``receipts`` has each one sent and its ``done``
+    has_printer: bool = False
+    busy: bool = False
+    receipts: list[tuple[str, tuple[str, ...], Callable[[str | None], None]]] = field(default_factory=list)
+
+    def receipt_refusal(self) -> str | None:
+        return self.refuse.get("receipt") or (None if self.has_printer else "no printer")
+
+    def printer_busy(self) -> bool:
+        return self.busy
+
+    def receipt_texts(self) -> dict[int, str]:
+        return {0x00: "HOUSE"}
+
+    def print_receipt(self, key: str, lines: tuple[str, ...], done: Callable[[str | None], None]) -> None:
+        self.receipts.append((key, lines, done))
 
 
 @dataclass
