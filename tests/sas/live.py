@@ -32,10 +32,12 @@ accounting_denom_cents = {DENOM_CENTS}
 """
 
 
-def config_file(tmp_path: Path, extra: str = "") -> Path:
-    """The tests' configuration, with ``extra`` lines in its ``[sas]`` section."""
+def config_file(tmp_path: Path, extra: str = "", *, host: bool = False) -> Path:
+    """The tests' configuration, with ``extra`` lines in its ``[sas]`` section (``host``: with the
+    embedded FIG. 16 host, the default's, running beside SAS)."""
     path = tmp_path / "egm.toml"
-    path.write_text(CONFIG + extra)
+    config = CONFIG.replace("[host]\nenabled = false\n", "") if host else CONFIG
+    path.write_text(config + extra)
     return path
 
 
@@ -156,17 +158,20 @@ def meters(state_dir: Path) -> dict[str, Any]:
 
 
 def start(tmp_path: Path, *args: str, state: str | None = "IDLE", sas: str = "",
-          software: Path | None = None) -> Running:
+          software: Path | None = None, host: bool = False) -> Running:
     """``egm run --sim --headless --sas pty`` on ``tmp_path/state`` (and the test's config), up
     and in ``state`` (None: any, e.g. under autoplay), ``sas`` lines added to its ``[sas]``
     configuration, run from the software installed under ``software`` (a copy of the packages;
-    None: this checkout's); killed and reaped if it does not come up."""
+    None: this checkout's), with the embedded host if ``host``; killed and reaped if it does not
+    come up."""
     state_dir = tmp_path / "state"
     env = None if software is None else {**os.environ, "PYTHONPATH": str(software)}
     proc = subprocess.Popen([sys.executable, "-m", "firmware.cli", "run", "--sim", "--headless", "--sas", "pty",
-                             "--config", str(config_file(tmp_path, sas)), "--state-dir", str(state_dir), *args],
+                             "--config", str(config_file(tmp_path, sas, host=host)), "--state-dir", str(state_dir),
+                             *args],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=software, env=env)
-    terminal = Running(proc, state_dir, lambda: start(tmp_path, *args, state=state, sas=sas, software=software))
+    terminal = Running(proc, state_dir,
+                       lambda: start(tmp_path, *args, state=state, sas=sas, software=software, host=host))
     try:
         terminal.wait_for_sas()
         deadline = time.monotonic() + 60
@@ -186,9 +191,9 @@ def start(tmp_path: Path, *args: str, state: str | None = "IDLE", sas: str = "",
 
 @contextlib.contextmanager
 def running(tmp_path: Path, *args: str, state: str | None = "IDLE", sas: str = "",
-            software: Path | None = None) -> Iterator[Running]:
+            software: Path | None = None, host: bool = False) -> Iterator[Running]:
     """:func:`start`, killed and reaped if the block leaves it running."""
-    terminal = start(tmp_path, *args, state=state, sas=sas, software=software)
+    terminal = start(tmp_path, *args, state=state, sas=sas, software=software, host=host)
     try:
         yield terminal
     finally:
