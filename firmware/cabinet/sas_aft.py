@@ -4,8 +4,8 @@
 transfer in is possible when the cabinet may take money (``MoneyIn.can_take``: IDLE, no cashout or
 disable waiting, not in demo mode) and no round is open; a transfer out and a lock only in IDLE
 (never in a game, a tilt, a handpay, a cashout, disabled or in service). The lock's hold is kept
-here and registered with the terminal (``Terminal.play_holds``): no round starts while the lock
-holds, until it is cancelled, used by a transfer, or times out. Receipts go to the printer through
+here; the terminal asks for it through its SAS port (``SasPart.play_held``): no round starts while
+the lock holds, until it is cancelled, used by a transfer, or times out. Receipts go to the printer through
 the cash-out's printing (``Cashout.print_receipt``); their default location and address are the
 vouchers' (``terminal.venue``, ``money.venue_address``).
 """
@@ -29,7 +29,6 @@ class TerminalAft:
     def __init__(self, terminal: Terminal) -> None:
         self.t = terminal
         self._until: float | None = None
-        terminal.play_holds.append(self._why_held)
 
     def refusal(self, direction: str) -> str | None:
         cabinet = self.t.cabinet
@@ -65,7 +64,8 @@ class TerminalAft:
             self._until = None
         return self._until is not None
 
-    def _why_held(self) -> str | None:
+    def play_held(self) -> str | None:
+        """Why play is held (the lock), or None: what the terminal asks of its SAS port."""
         return "locked for a funds transfer" if self.holding else None
 
     def show_transfer(self, direction: str, cents: int) -> None:

@@ -76,17 +76,17 @@ def selected_game(games: TerminalGames) -> GameEntry:
 
 
 def build_sas(terminal: Terminal, cfg: Config, *, par_cache: Path | None = None,
-              tito: SasTito | None = None) -> SasMachine:
+              tito: SasTito | None = None, aft: TerminalAft | None = None) -> SasMachine:
     """The terminal's SAS machine: the responder over critical memory, every poll set plugged in
-    (``tito``: the TITO set, built here if not given). Built once the terminal has powered up
-    (TITO ends what a power cut left waiting)."""
+    (``tito``, ``aft``: the TITO set and AFT's cabinet side, built here if not given). Built once
+    the terminal has powered up (TITO ends what a power cut left waiting)."""
     ident = identity(cfg, selected_game(TerminalGames(terminal, par_cache=par_cache)))
     sas = cfg.sas
     features = Features(validation=Validation(sas.validation), aft=sas.aft)
     polls: list[PollSet] = [
         *control_poll_sets(terminal, ident, features, par_cache=par_cache),   # control, games, ROM, clock
         (tito or sas_tito(terminal, validation=sas.validation, asset_number=sas.asset_number)).polls,
-        AftPolls(terminal.ledger, TerminalAft(terminal),
+        AftPolls(terminal.ledger, aft or TerminalAft(terminal),
                  AftSettings(sas.asset_number, sas.aft_transfer_limit_cents, sas.aft), monotonic=terminal.clock),
     ]
     return SasMachine(sas.address, LedgerView(terminal.ledger, ident), polls=polls)
@@ -96,8 +96,10 @@ class SasService:
     """The SAS port of ``terminal``: opened by :meth:`open`, closed by :meth:`close`."""
 
     def __init__(self, terminal: Terminal, link: SasLink, port: str, *, tito: SasTito | None = None,
-                 clock: Callable[[], float] = time.monotonic, tick: float = TICK_S) -> None:
+                 aft: TerminalAft | None = None, clock: Callable[[], float] = time.monotonic,
+                 tick: float = TICK_S) -> None:
         self.terminal = terminal
+        self._aft = aft
         #: what the TITO poll set takes over from the terminal (:class:`firmware.cabinet.ports.SasPart`)
         self.ticket_host: TicketHost | None = tito.ticket_host if tito is not None else None
         self.numbering: TicketNumbering | None = tito.numbering if tito is not None else None
@@ -139,6 +141,10 @@ class SasService:
 
     def status(self) -> dict[str, Any]:
         return {"port": self.path, **self.link.status()}
+
+    def play_held(self) -> str | None:
+        """Why the SAS host holds play (an AFT lock), or None."""
+        return None if self._aft is None else self._aft.play_held()
 
     # -- on the port's threads ----------------------------------------------------------------
     def _received(self, data: bytes) -> None:
@@ -193,8 +199,9 @@ def open_sas(terminal: Terminal, cfg: Config, *, par_cache: Path | None = None) 
     factory, called at the end of its power-up. A port that cannot be opened: :class:`EgmError`."""
     sas = cfg.sas
     tito = sas_tito(terminal, validation=sas.validation, asset_number=sas.asset_number)
-    link = SasLink(build_sas(terminal, cfg, par_cache=par_cache, tito=tito), terminal.ledger)
+    aft = TerminalAft(terminal)
+    link = SasLink(build_sas(terminal, cfg, par_cache=par_cache, tito=tito, aft=aft), terminal.ledger)
     try:
-        return SasService(terminal, link, sas.port, tito=tito).open()
+        return SasService(terminal, link, sas.port, tito=tito, aft=aft).open()
     except OSError as exc:                           # no such device, not a serial port
         raise EgmError(f"sas: {exc.strerror or exc}") from None

@@ -147,8 +147,6 @@ class Terminal:
         self.cashout = Cashout(self)
         self.report = StatusReport(self)
         self.commands = CommandQueue()
-        #: What may hold play besides the cabinet's state (the SAS AFT lock): each says why, or None.
-        self.play_holds: list[Callable[[], str | None]] = []
         self._handlers: dict[type[DeviceEvent], EventHandler] = {
             kind: getattr(getattr(self, part), method) for kind, (part, method) in self.EVENT_HANDLERS.items()
         }
@@ -238,8 +236,8 @@ class Terminal:
 
     # --- the loop ------------------------------------------------------------------------------
     def play_held(self) -> str | None:
-        """Why no round may start now besides the cabinet's state (:attr:`play_holds`), or None."""
-        return next((why for hold in self.play_holds if (why := hold()) is not None), None)
+        """Why no round may start now besides the cabinet's state (the SAS port's AFT lock), or None."""
+        return None if self.sas is None else self.sas.play_held()
 
     def stop(self) -> None:
         self._stop.set()

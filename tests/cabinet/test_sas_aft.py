@@ -3,12 +3,15 @@ the cabinet allows them, and the lock holds play until it ends."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from types import SimpleNamespace
+
 import pytest
 
 from drivers.sas.messages import AftLockRequest, AftStatus, parse_reply
 from firmware.cabinet.sas_aft import TerminalAft
 from firmware.cabinet.states import CabinetState as S
-from firmware.cabinet.terminal import TerminalError
+from firmware.cabinet.terminal import Terminal, TerminalError
 from firmware.ledger.ledger import accounting_difference
 from firmware.sas.aft import AftPolls, AftSettings
 from tests.cabinet.test_terminal import settle
@@ -16,11 +19,22 @@ from tests.cabinet.test_terminal import start as start_terminal
 from tests.sas.test_aft import request
 
 
+def sas_part(made: list) -> Callable[[Terminal], SimpleNamespace]:
+    """A terminal's ``sas=`` factory with AFT's cabinet side (what the terminal asks of its SAS port:
+    why play is held); the TerminalAft it builds goes into ``made``."""
+    def build(terminal: Terminal) -> SimpleNamespace:
+        made.append(aft := TerminalAft(terminal))
+        return SimpleNamespace(play_held=aft.play_held, ticket_host=None, numbering=None, status=dict,
+                               close=lambda: None)
+    return build
+
+
 def start(state):
     """A powered-up terminal on a clock the test moves, and AFT over it."""
     now = [1000.0]
-    terminal, ledger = start_terminal(state, clock=lambda: now[0])
-    polls = AftPolls(ledger, TerminalAft(terminal), AftSettings(1234, 100_000), monotonic=terminal.clock)
+    made: list[TerminalAft] = []
+    terminal, ledger = start_terminal(state, clock=lambda: now[0], sas=sas_part(made))
+    polls = AftPolls(ledger, made[0], AftSettings(1234, 100_000), monotonic=terminal.clock)
     return terminal, ledger, polls, now
 
 

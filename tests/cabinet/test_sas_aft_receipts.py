@@ -10,7 +10,6 @@ import pytest
 from drivers.sas.aft import ReceiptStatus, TransferFlag
 from drivers.sas.aft_receipt import AftReceiptData
 from drivers.sas.messages import AftInterrogate, AftTransfer, AftTransferReply, parse_reply
-from firmware.cabinet.sas_aft import TerminalAft
 from firmware.cabinet.states import CabinetState as S
 from firmware.cabinet.terminal import Devices, Terminal
 from firmware.cashless.vouchers import VoucherBook
@@ -19,6 +18,7 @@ from firmware.ledger.ledger import Ledger, accounting_difference
 from firmware.rng.service import RngService
 from firmware.sas.aft import AftPolls, AftSettings
 from sim_hardware.tcl_printer import MidTicket
+from tests.cabinet.test_sas_aft import sas_part
 from tests.cabinet.test_sas_tito import Clock
 from tests.cabinet.test_sas_tito import _until as until
 
@@ -34,9 +34,9 @@ def cabinet(tmp_path):
     ledger = Ledger.open(tmp_path)
     terminal = Terminal(Config.model_validate({"terminal": {"venue": "RIVER CASINO"}}), ledger,
                         RngService.seeded(1), Devices(printer=rig.device("printer")),
-                        VoucherBook(ledger, terminal_id="T1"), clock=Clock())
+                        VoucherBook(ledger, terminal_id="T1"), clock=Clock(), sas=sas_part(made := []))
     terminal.power_up()
-    polls = AftPolls(ledger, TerminalAft(terminal), AftSettings(ASSET, 100_000), monotonic=terminal.clock)
+    polls = AftPolls(ledger, made[0], AftSettings(ASSET, 100_000), monotonic=terminal.clock)
     try:
         yield terminal, polls, rig.simulator("printer")
     finally:

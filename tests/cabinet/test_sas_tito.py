@@ -54,7 +54,7 @@ def _build(tmp_path, validation: str, clock: Clock):
         tito = sas_tito(terminal, validation=validation, asset_number=42)
         built.append(tito.polls)
         return SimpleNamespace(ticket_host=tito.ticket_host, numbering=tito.numbering, status=dict,
-                               close=lambda: None)
+                               close=lambda: None, play_held=lambda: None)
 
     terminal = Terminal(Config.model_validate({}), ledger, RngService.seeded(1),
                         Devices(bill_validator=rig.device("bill_validator"), printer=rig.device("printer")),

@@ -22,10 +22,10 @@ def config(**limits) -> Config:
     return Config.model_validate({"limits": limits} if limits else {})
 
 
-def start(state, cfg=None, rng=None, clock=None) -> tuple[Terminal, Ledger]:
+def start(state, cfg=None, rng=None, clock=None, **kw) -> tuple[Terminal, Ledger]:
     ledger = Ledger.open(state)
     terminal = Terminal(cfg or config(), ledger, rng or RngService.seeded(7), Devices(),
-                        VoucherBook(ledger, terminal_id="T1"), **({"clock": clock} if clock else {}))
+                        VoucherBook(ledger, terminal_id="T1"), **({"clock": clock} if clock else {}), **kw)
     terminal.power_up()
     return terminal, ledger
 

@@ -10,7 +10,7 @@ from tests.ui.service.conftest import login, settle, texts, touch
 def test_the_diagnostics_page_shows_the_sas_link_and_its_port(rig):
     status = {"port": "/dev/pts/9", "address": 4, "link": "down", "polls": 0, "exceptions_pending": 2}
     r = rig(sas=lambda terminal: SimpleNamespace(status=lambda: dict(status), ticket_host=None, numbering=None,
-                                                 close=lambda: None))
+                                                 close=lambda: None, play_held=lambda: None))
     login(r, "technician")
     touch(r, "menu.diagnostics")
     settle(r.app)
