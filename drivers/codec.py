@@ -81,6 +81,15 @@ class StreamDecoder(ABC):
     def buffered(self) -> int:
         return len(self._buffer)
 
+    def discard(self, reason: str) -> Garbage | None:
+        """Drop what is buffered (an incomplete frame the caller knows is stale): the report, or
+        None when nothing was buffered."""
+        if not self._buffer:
+            return None
+        dropped = bytes(self._buffer)
+        self._buffer.clear()
+        return Garbage(dropped, reason)
+
     def next_event(self) -> Any:
         """The next frame's event, a :class:`Garbage` report, or :data:`NEED_DATA`."""
         buffer = self._buffer

@@ -11,6 +11,13 @@ rather than on one poll (docs/protocols/sas.md, "Port, chirp and link-down"):
 - **Chirp**: while the link is down the machine sends its address with the wakeup bit set every
   :data:`CHIRP_INTERVAL` seconds, so that a host (or a technician's tool) sees a machine that is
   there but not polled. SAS 6.02 as recalled (no public source found: check the standard).
+- **Resynchronising after a silence**: on a pty (and with our port, also on a serial line) a
+  message is framed by content, so the start of a long poll that never finishes (noise, a host that
+  died mid-message, an M poll whose length byte is garbage: up to 260 bytes awaited) would swallow
+  the polls after it until its length is reached and its CRC fails. A message's bytes come
+  together; hosts pause between the pieces of one message only briefly (some reopen the port
+  between the address and the command). So bytes arriving :data:`RESYNC_GAP_S` or more after the
+  last ones begin a new message: what was buffered is dropped first (logged as garbage).
 - **Keeping the queue**: the exception queue stores itself when the host takes an exception; while
   no host takes any, records pile up that opening would read again. :meth:`SasLink.tick` saves it
   after :data:`SAVE_AFTER_RECORDS` records, or every :data:`SAVE_INTERVAL_S` seconds when any came.
@@ -21,11 +28,14 @@ reader thread hands bytes over (``firmware/cabinet/sas_port.py``) and writes wha
 
 from __future__ import annotations
 
+import logging
 from typing import Any, Final
 
 from drivers.sas.codec import LinkWatch
 from firmware.ledger.ledger import Ledger
 from firmware.sas.responder import SasMachine
+
+log = logging.getLogger(__name__)
 
 #: How often the machine chirps while the link is down (seconds; SAS 6.02 as recalled).
 CHIRP_INTERVAL: Final = 0.2
@@ -35,6 +45,10 @@ SAVE_AFTER_RECORDS: Final = 500
 SAVE_INTERVAL_S: Final = 60.0
 #: A tick this early still counts as on time for the chirp (the clock's float rounding).
 _EARLY: Final = 1e-6
+#: A silence this long (seconds) ends an incomplete message: the next bytes start a new one. Far
+#: longer than a host's pause between the pieces of one message (a port reopened between the
+#: address and the command takes milliseconds), far shorter than a host's retry time-out.
+RESYNC_GAP_S: Final = 0.5
 #: The ledger event of a link change.
 LINK_EVENT: Final = "sas_link"
 
@@ -55,6 +69,9 @@ class SasLink:
         self._next_chirp: float | None = None
         self._saved_at: float | None = None
         self.chirps = 0                    #: chirps sent since the start
+        self.resync_gap = RESYNC_GAP_S
+        self._heard_at: float | None = None    #: when bytes last came
+        self.resyncs = 0                   #: incomplete messages dropped after a silence
 
     @property
     def up(self) -> bool:
@@ -62,6 +79,12 @@ class SasLink:
 
     def receive(self, data: bytes, now: float) -> bytes:
         """What the host sent at ``now`` (monotonic seconds); the reply to write."""
+        if self._heard_at is not None and now - self._heard_at >= self.resync_gap:
+            dropped = self.machine.resync(f"no byte for {now - self._heard_at:.2f} s")
+            if dropped is not None:
+                self.resyncs += 1
+                log.info("sas: an unfinished message dropped after a silence: %s", dropped.data.hex(" "))
+        self._heard_at = now
         before = self.machine.polls
         reply = self.machine.receive(data)
         if self.machine.polls != before:

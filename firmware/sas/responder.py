@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from typing import Protocol
 
+from drivers.codec import Garbage
 from drivers.sas.codec import (
     BROADCAST,
     Ack,
@@ -114,6 +115,11 @@ class SasMachine:
     def commands(self) -> frozenset[int]:
         """The long polls this machine answers."""
         return frozenset(self._long_polls)
+
+    def resync(self, reason: str) -> Garbage | None:
+        """Drop an incomplete message (the bytes of a message that will not be finished); what was
+        dropped, or None."""
+        return self._decoder.discard(reason)
 
     def receive(self, data: bytes) -> bytes:
         """Feed what the host sent; the reply to send (empty: none)."""

@@ -63,3 +63,29 @@ def test_the_queue_is_kept_after_enough_records_or_a_minute_while_no_host_takes_
     reopened = ExceptionQueue(ledger)
     assert reopened.pending() == link.machine.terminal.exceptions.pending()
     assert reopened.unsaved <= 1                                        # only the setting's own record
+
+
+# --- resynchronising after a silence ---------------------------------------------------------------
+def _meters_reply(wire: bytes) -> bool:
+    return wire[:2] == bytes([ADDRESS, 0x1C]) and len(wire) == 2 + 32 + 2
+
+
+def test_an_m_poll_that_never_finishes_is_dropped_after_a_silence_and_the_next_poll_answered(ledger):
+    link = SasLink(machine_on(ledger), ledger)
+    # noise that reads as the start of an M poll to us (0x72) announcing 255 data bytes: content
+    # framing alone would swallow the next 258 bytes, the host's polls with them
+    assert link.receive(bytes([ADDRESS, 0x72, 0xFF, 0x12, 0x34]), 10.0) == b""
+    assert link.receive(encode_poll(LongPoll(ADDRESS, 0x1C)), 10.1) == b""      # still inside it
+    assert link.resyncs == 0
+    wire = link.receive(encode_poll(LongPoll(ADDRESS, 0x1C)), 10.7)              # after a silence
+    assert _meters_reply(wire) and link.resyncs == 1
+
+
+def test_a_poll_written_in_pieces_with_short_pauses_is_still_one_poll(ledger):
+    link = SasLink(machine_on(ledger), ledger)
+    poll = encode_poll(LongPoll(ADDRESS, 0x2F, bytes.fromhex("0000 0C")))      # an M poll, in three pieces
+    assert link.receive(poll[:1], 20.0) == b""                                 # the address ...
+    assert link.receive(poll[1:3], 20.3) == b""                                # ... the port reopened ...
+    wire = link.receive(poll[3:], 20.6)                                        # ... the rest
+    assert wire[:2] == bytes([ADDRESS, 0x2F]) and link.resyncs == 0
+    assert _meters_reply(link.receive(encode_poll(LongPoll(ADDRESS, 0x1C)), 30.0))   # nothing left over
