@@ -81,7 +81,7 @@ class StreamDecoder(ABC):
     def buffered(self) -> int:
         return len(self._buffer)
 
-    def discard(self, reason: str) -> Garbage | None:
+    def drop_partial(self, reason: str) -> Garbage | None:
         """Drop what is buffered (an incomplete frame the caller knows is stale): the report, or
         None when nothing was buffered."""
         if not self._buffer:

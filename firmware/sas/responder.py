@@ -119,7 +119,7 @@ class SasMachine:
     def resync(self, reason: str) -> Garbage | None:
         """Drop an incomplete message (the bytes of a message that will not be finished); what was
         dropped, or None."""
-        return self._decoder.discard(reason)
+        return self._decoder.drop_partial(reason)
 
     def receive(self, data: bytes) -> bytes:
         """Feed what the host sent; the reply to send (empty: none)."""
