@@ -56,6 +56,9 @@ def _run(args: argparse.Namespace) -> int:
         raise UsageError(f"game {args.game!r} is not enabled; enabled: {', '.join(cfg.games.enabled)}")
     if args.autoplay is not None and args.autoplay < 0:
         raise UsageError("--autoplay takes a number of rounds >= 0")
+    if cfg.sas.enabled and cfg.sas.port != "pty" and not Path(cfg.sas.port).exists():
+        # before the self-test and the power-up: a missing port wastes no start and records nothing
+        raise UsageError(f"sas: cannot open the SAS port {cfg.sas.port}: No such file or directory")
     from firmware.ui.layout import SizeError, parse_size
 
     try:

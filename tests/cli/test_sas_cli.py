@@ -79,6 +79,7 @@ def test_a_sas_port_that_cannot_be_opened_stops_the_start_with_one_line(tmp_path
                "--state-dir", str(tmp_path))
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert proc.stderr.strip().endswith("sas: cannot open the SAS port /nonexistent/tty: No such file or directory")
+    assert "power-up self-test" not in proc.stdout and not (tmp_path / "ledger.db").exists()   # before the start
 
 
 def test_sas_host_polls_real_time_events_with_their_data_and_turns_reporting_off_after(tmp_path):
