@@ -34,6 +34,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "firmware.commands.host",
     "firmware.commands.package",
     "firmware.commands.screenshot",
+    "firmware.commands.hil",
 )
 
 EXIT_USAGE = 2

@@ -1,0 +1,31 @@
+"""The suite framework's exceptions: what a test, a target or the runner raise."""
+
+from __future__ import annotations
+
+from firmware.errors import EgmError
+
+
+class HilError(EgmError):
+    """``egm hil`` cannot do what it was asked (bad target file, unknown test id, bad run folder)."""
+
+
+class TargetError(HilError):
+    """The target (the terminal under test) could not do what a test asked of it."""
+
+
+class NeedsOperator(TargetError):
+    """An automation (``Target.sim``) that only the simulated cabinet offers; on a real cabinet a
+    person does it (``operator.do``)."""
+
+
+class Blocked(Exception):  # noqa: N818 - a verdict, not an error
+    """The test could not be carried out (the operator could not do a step, or did not answer in
+    time): its verdict is BLOCKED, neither passed nor failed."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class MeasurementFailure(AssertionError):
+    """A measurement outside its limits (the test's verdict is FAIL)."""
