@@ -1,6 +1,6 @@
 """``egm hil list|run``: the lab suite (docs/hil.md).
 
-``list [--standard gli-11|gli-16|gli-24] [--json]``: every test with its id, the clause it evidences,
+``list [--standard gli-11|gli-16|gli-24] [--json|--markdown]``: every test with its id, the clause it evidences,
 whether it needs an operator and its expected duration. ``run --target sim|CABINET.toml [--only ID...]
 [--report DIR] [--resume RUN_DIR] [--operator NAME] [--prompt-timeout S] [--json]``: runs the suite
 and writes DIR/junit.xml, DIR/report.html, DIR/run.json and DIR/evidence/. Exit status 0 when every
@@ -23,6 +23,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     ls = hsub.add_parser("list", help="every test: id, standard, clause, operator needed, duration")
     ls.add_argument("--standard", choices=["gli-11", "gli-16", "gli-24"], help="only the tests of this standard")
     json_argument(ls)
+    ls.add_argument("--markdown", action="store_true", help="print the table docs/hil.md holds (Markdown)")
     ls.set_defaults(func=_list)
 
     r = hsub.add_parser("run", help="run the suite; reports in --report DIR")
@@ -42,9 +43,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _list(args: argparse.Namespace) -> int:
     from firmware.commands._common import emit_json
     from firmware.commands._tables import console, records_table
-    from firmware.hil.catalogue import collect, select
+    from firmware.hil.catalogue import collect, markdown_table, select
 
     entries = select(collect(), args.standard)
+    if args.markdown:
+        print(markdown_table(entries), end="")
+        return 0
     if args.json:
         emit_json(entries)
         return 0

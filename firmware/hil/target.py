@@ -237,18 +237,19 @@ class Target:
 
 
 def _pending_decisions(snap: Mapping[str, Any]) -> list[tuple[int, str]]:
-    """``(seat, action)`` for each decision the open round waits for: the automatic (house) one."""
+    """``(seat, action)`` for each decision the open round waits for (the status's
+    ``round.pending``): its ``hint`` (the house way) when that is one of its actions, else the first."""
     rnd = snap.get("round")
     if not isinstance(rnd, Mapping):
         return []
-    pending = rnd.get("awaiting") or rnd.get("decisions_pending") or []
     out = []
-    for p in pending if isinstance(pending, list) else []:
+    for p in rnd.get("pending") or []:
         if isinstance(p, Mapping) and "seat" in p:
-            options = p.get("options") or p.get("actions") or []
-            action = p.get("automatic") or (options[0] if options else None)
+            actions = [str(a) for a in p.get("actions") or []]
+            hint = p.get("hint")
+            action = hint if isinstance(hint, str) and hint in actions else (actions[0] if actions else None)
             if action:
-                out.append((int(p["seat"]), str(action)))
+                out.append((int(p["seat"]), action))
     return out
 
 
@@ -315,7 +316,7 @@ class SimTarget(Target):
                                   f"while starting: {self._log_tail()}")
             with contextlib.suppress(TargetError):
                 snap = self.status()
-                if not snap.get("starting"):
+                if snap.get("state") and not snap.get("starting"):
                     return snap
             if time.monotonic() >= deadline:
                 raise TargetError(f"the terminal did not start within {timeout} s: {self._log_tail()}")
