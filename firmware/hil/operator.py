@@ -57,11 +57,6 @@ class Console:
         """Ask for ``instruction``; return when done (verified), raise Blocked otherwise."""
         limit = self.timeout if timeout is None else timeout
         self._start_reader()
-        while not self._answers.empty():            # an answer typed before the question is not one
-            with contextlib.suppress(queue.Empty):
-                if self._answers.get_nowait() is None:
-                    self._answers.put(None)
-                    break
         on_screen = target is not None and target.has_op("lab_prompt")
         if on_screen and target is not None:
             with contextlib.suppress(TargetError):

@@ -293,7 +293,8 @@ class HilSession:
         if self._target is not None:
             with contextlib.suppress(Exception):
                 self._target.close()
-        self.run.problems = list(self.ctx.problems)
+        if self.ctx.problems:
+            return              # nothing ran: the runner reports the problems, no report is written
         self.run.finished = now_iso()
         self.run.save(self.report_dir)
         from firmware.hil.report import write_reports

@@ -93,7 +93,7 @@ def run(target_spec: str = "sim", only: Sequence[str] = (), report_dir: Path | N
         extra.append("--hil-resume")
     ctx = RunContext(answers=answers if answers is not None else sys.stdin, out=out, progress=progress)
     code = pytest.main(pytest_args(suite, folder, extra), plugins=[ctx])
-    if ctx.problems and not ctx.catalogue or any(p.startswith("--only") for p in ctx.problems):
+    if ctx.problems:
         if created:
             _remove_tree(folder)
         raise HilError("; ".join(ctx.problems))
