@@ -19,7 +19,7 @@ import subprocess
 import sys
 import time
 import tomllib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -260,11 +260,13 @@ class _Process:
 
 
 class SimTarget(Target):
-    """The simulated cabinet: ``egm run --sim --headless`` on a fresh state folder in ``workdir``."""
+    """The simulated cabinet: ``egm run --sim --headless`` on a fresh state folder in ``workdir``
+    (``config_text``: its configuration; ``software``: a folder holding a copy of the packages to run
+    instead of the installed ones)."""
 
     kind = "sim"
 
-    def __init__(self, workdir: Path, *, config_text: str = "") -> None:
+    def __init__(self, workdir: Path, *, config_text: str = "", software: Path | None = None) -> None:
         workdir = Path(workdir)
         workdir.mkdir(parents=True, exist_ok=True)
         config = workdir / "egm.toml"
@@ -273,6 +275,8 @@ class SimTarget(Target):
                               encoding="utf-8")
         super().__init__(workdir / "state", config)
         self.workdir = workdir
+        #: Run the software installed under this folder (a copy of the packages) instead of this one's.
+        self.software = Path(software) if software is not None else None
         self.log_path = workdir / LOG_NAME
         self._process: _Process | None = None
         self._extra_args: list[str] = []
@@ -299,8 +303,11 @@ class SimTarget(Target):
         with self.log_path.open("ab") as out:
             out.write(f"--- egm hil: {' '.join(cmd[1:])}\n".encode())
             out.flush()
+            env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+            if self.software is not None:
+                env["PYTHONPATH"] = str(self.software)
             proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                    env={**os.environ, "PYTHONUNBUFFERED": "1"}, start_new_session=True)
+                                    env=env, cwd=self.software, start_new_session=True)
         self._process = _Process(proc, cmd)
         self._role = None
         log.info("sim terminal started (pid %d)", proc.pid)
@@ -508,6 +515,3 @@ def make_target(spec: str, workdir: Path) -> Target:
         return SimTarget(workdir)
     return load_target_file(Path(spec))
 
-
-def words(items: Sequence[str]) -> str:
-    return " ".join(items)
