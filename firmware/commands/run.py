@@ -8,6 +8,10 @@ every fitted device's simulated twin on a pty, ``sim_hardware.rig``); then the c
 (``firmware.cabinet.terminal``) until it is stopped (SIGINT/SIGTERM, ``egm simctl stop``) or,
 with ``--autoplay ROUNDS``, until that many rounds are played. ``egm simctl`` reaches the running
 terminal through ``<state-dir>/control.sock``.
+
+``--sim`` also gives the RNG an entropy source a test can make fail (``firmware.rng.switchable``;
+``egm simctl rng entropy stuck|ok``, ``rng reseed``: ``firmware.cabinet.sim_rng``), and
+``--sim-door-open DOOR`` powers the simulated I/O board up with DOOR open (opened while off).
 """
 
 from __future__ import annotations
