@@ -93,6 +93,7 @@ class RunRecord(BaseModel):
     finished: str = ""
     target: str
     target_kind: str
+    report_dir: str = ""
     operator: str = ""
     software: dict[str, Any] = Field(default_factory=dict)
     config_sha256: str = ""

@@ -57,7 +57,7 @@ class Target:
         self.config_path = config_path
         self.pins = {**DEFAULT_PINS, **dict(pins or {})}
         self._role: str | None = None
-        self._has_op: dict[str, bool] = {}
+        self._missing_ops: set[str] = set()
         #: Asks a person to do something (set by the plugin: ``prompt(instruction, verify=, timeout=)``).
         self.prompt: Prompt | None = None
 
@@ -66,18 +66,12 @@ class Target:
         """One control-socket request (``firmware.cabinet.control.request``); its result."""
         return _request(self.state_dir, op, args, timeout)
 
-    def has_op(self, op: str) -> bool:
-        """Whether the terminal offers control op ``op`` (asked once: an op it does not know is
-        refused as unknown and changes nothing)."""
-        if op not in self._has_op:
-            from firmware.cabinet.control import ControlError, request
+    def lacks_op(self, op: str) -> bool:
+        """Whether the terminal is known not to offer control op ``op`` (it refused it as unknown)."""
+        return op in self._missing_ops
 
-            try:
-                request(self.state_dir, op, {}, timeout=30)
-                self._has_op[op] = True
-            except ControlError as exc:
-                self._has_op[op] = "unknown op" not in str(exc)
-        return self._has_op[op]
+    def note_missing_op(self, op: str) -> None:
+        self._missing_ops.add(op)
 
     def status(self) -> dict[str, Any]:
         result: dict[str, Any] = self.control("status")
@@ -211,18 +205,28 @@ class Target:
 
     # -- evidence -----------------------------------------------------------------------------
     def screenshot(self, path: Path) -> bool:
-        """The screen as it is, as a PNG at ``path``: True; False when the terminal has no
-        ``screenshot`` control op (nothing written)."""
+        """The screen as it is now, as a PNG at ``path`` (control op ``screenshot``: ``png_base64``):
+        True; False when the terminal has no such op (nothing written)."""
         import base64
+        import binascii
 
-        if not self.has_op("screenshot"):
+        if self.lacks_op("screenshot"):
             return False
-        answer = self.control("screenshot")
-        data = answer.get("png") if isinstance(answer, dict) else answer
+        try:
+            answer = self.control("screenshot")
+        except TargetError as exc:
+            if "unknown op" in str(exc):
+                self.note_missing_op("screenshot")
+                return False
+            raise
+        data = answer.get("png_base64") if isinstance(answer, dict) else None
         if not isinstance(data, str):
-            raise TargetError("screenshot: the answer holds no base64 PNG")
-        png = base64.b64decode(data)
-        if not png.startswith(b"\x89PNG"):
+            raise TargetError("screenshot: the answer holds no png_base64")
+        try:
+            png = base64.b64decode(data, validate=True)
+        except (binascii.Error, ValueError):
+            raise TargetError("screenshot: png_base64 is not base64") from None
+        if not png.startswith(b"\x89PNG\r\n\x1a\n"):
             raise TargetError("screenshot: the answer is not a PNG")
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(png)
@@ -231,6 +235,11 @@ class Target:
     def log_lines(self) -> list[str]:
         """The terminal's log so far (a test's excerpt is the lines after its start's length)."""
         return []
+
+    @property
+    def has_log(self) -> bool:
+        """Whether :meth:`log_lines` is the terminal's log (the suite started the terminal)."""
+        return True
 
     def close(self) -> None:
         """End of the run: stop what the run started."""
@@ -416,7 +425,8 @@ class CabinetTarget(Target):
         self.operator = operator
         self.source = source
         self._process: subprocess.Popen[bytes] | None = None
-        self.log_path = Path(state_dir) / "hil-terminal.log"
+        #: Where the log of a terminal the suite starts goes (``make_target``: the report folder).
+        self.log_path = Path(state_dir).parent / "hil-terminal.log"
 
     def _ask(self, instruction: str, verify: Callable[[], bool] | None, timeout: float | None = None) -> None:
         if self.prompt is None:
@@ -448,6 +458,10 @@ class CabinetTarget(Target):
             return self.log_path.read_text(encoding="utf-8", errors="replace").splitlines()
         except FileNotFoundError:
             return []
+
+    @property
+    def has_log(self) -> bool:
+        return self.start
 
     def close(self) -> None:
         if self._process is not None and self._process.poll() is None:
@@ -510,8 +524,12 @@ def load_target_file(path: Path) -> CabinetTarget:
 
 
 def make_target(spec: str, workdir: Path) -> Target:
-    """``sim`` (the simulated cabinet in ``workdir``) or the path of a cabinet target file."""
+    """``sim`` (the simulated cabinet in ``workdir``) or the path of a cabinet target file (the log
+    of a terminal it starts goes to ``workdir``)."""
     if spec == "sim":
         return SimTarget(workdir)
-    return load_target_file(Path(spec))
+    target = load_target_file(Path(spec))
+    workdir.mkdir(parents=True, exist_ok=True)
+    target.log_path = workdir / LOG_NAME
+    return target
 
