@@ -8,28 +8,17 @@ from __future__ import annotations
 import io
 import json
 import shutil
-import struct
-import zlib
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 import pytest
 
 from firmware.hil.runner import run
-from tests.hil.synthetic import TESTS, write_suite
+from tests.hil.synthetic import TESTS, tiny_png, write_suite
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]
-
-
-def tiny_png(width: int = 4, height: int = 3) -> bytes:
-    """A real PNG (grey pixels), made here so the test needs no image library."""
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-    raw = b"".join(b"\x00" + b"\x80" * width for _ in range(height))
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0))
-            + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
 
 
 WITH_PICTURE = TESTS + f'''
@@ -92,8 +81,10 @@ def test_no_section_is_empty(page):
     for sid, length in sections:
         assert length > 0, f"section {sid} is empty"
     # every sub-heading of a test (steps, measurements, notes, evidence) is followed by something
-    empty = page.eval_on_selector_all("h4", "els => els.filter(h => !h.nextElementSibling "
-                                      "|| !h.nextElementSibling.innerText.trim()).map(h => h.innerText)")
+    empty = page.eval_on_selector_all("h4", """els => els.filter(h => {
+        const next = h.nextElementSibling;
+        return !next || /^H[1-6]$/.test(next.tagName) || !next.innerText.trim();
+    }).map(h => h.innerText)""")
     assert empty == []
 
 
