@@ -440,9 +440,17 @@ class CabinetTarget(Target):
             with self.log_path.open("ab") as out:
                 self._process = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out,
                                                  stderr=subprocess.STDOUT, start_new_session=True)
-        if not self.is_up():
-            self._ask("switch the cabinet on at the mains and wait for the attract screen", self.is_up)
+        if not self._started():
+            self._ask("switch the cabinet on at the mains and wait for the attract screen", self._started)
         self._role = None
+
+    def _started(self) -> bool:
+        """Up, and done starting (the power-up self-test over)."""
+        try:
+            snap = self.status()
+        except TargetError:
+            return False
+        return bool(snap.get("state")) and not snap.get("starting")
 
     def power_cut(self) -> None:
         self._ask("switch the cabinet off at the mains", lambda: not self.is_up())
@@ -479,14 +487,11 @@ _CABINET_KEYS = {"state_dir", "config", "start", "operator", "pins"}
 def load_target_file(path: Path) -> CabinetTarget:
     """The cabinet described by ``path`` (``[cabinet] state_dir, config, start, operator``,
     ``[cabinet.pins]``); HilError naming what is wrong."""
-    from firmware.hil.errors import HilError
+    from firmware.hil.errors import HilError, read_text
 
+    text = read_text(path, "target file")
     try:
-        doc = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise HilError(f"target file {path} does not exist") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise HilError(f"target file {path} cannot be read: {exc}") from None
+        doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise HilError(f"target file {path} is not TOML: {exc}") from None
     cab = doc.get("cabinet")
