@@ -45,7 +45,7 @@ def independent_sha256(root: Path) -> tuple[str, int]:
     return digest.hexdigest(), len(files)
 
 
-@pytest.mark.hil(id="software.signature", standard="gli-11", clause="4.6 (approx.)",
+@pytest.mark.hil(id="software.signature", standard="gli-11", clause="4.6 Software Verification (approx.)",
                  requirement=SIGNATURE_REQUIREMENT, title="Software signature verified and lab digests match",
                  operator=False, duration=10, targets=("sim", "cabinet"))
 def test_signature(cabinet, record):
@@ -115,7 +115,7 @@ def _flip_a_docstring_byte(root: Path) -> tuple[str, int]:
     raise AssertionError("no docstring letter to change in the copied software")
 
 
-@pytest.mark.hil(id="software.changed-byte", standard="gli-11", clause="4.6 (approx.)",
+@pytest.mark.hil(id="software.changed-byte", standard="gli-11", clause="4.6 Software Verification (approx.)",
                  requirement=CHANGED_REQUIREMENT, title="One changed byte of the software stops play at power-up",
                  operator=False, duration=30, targets=("sim",))
 def test_changed_byte(record):
