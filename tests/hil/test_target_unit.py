@@ -111,3 +111,28 @@ def test_play_rounds_answers_decisions_the_house_way():
                                   {"seat": 2, "kind": "war", "actions": ["war", "surrender"], "hint": None}]}}
     assert _pending_decisions(snap) == [(1, "fold"), (2, "war")]
     assert _pending_decisions({"round": None}) == []
+
+
+def test_service_logs_in_again_when_the_session_ended_or_changed_hands():
+    session = {"role": None}
+
+    def control(op, args):
+        words = args["words"]
+        if words[0] == "login":
+            session["role"] = words[1]
+            return {"role": words[1]}
+        if session["role"] is None:
+            raise TargetError("service: log in first: service login ROLE PIN")
+        if session["role"] != "regulator":
+            raise TargetError(f"service: the {session['role']} role may not use meters (allowed: auditor, regulator)")
+        return {"meters": {}}
+
+    target = Fake(control)
+    assert target.meters() == {"meters": {}}
+    session["role"] = None                                  # the session timed out
+    assert target.meters() == {"meters": {}}
+    target.service("login", "technician", "2222")           # a test logs in as another role
+    assert target.meters() == {"meters": {}}
+    logins = [a["words"][1] for op, a in target.sent if a["words"][0] == "login"]
+    assert logins == ["regulator", "regulator", "technician", "regulator"]
+    assert target.pins["regulator"] == "4444"
