@@ -287,6 +287,10 @@ class HilSession:
             self.ctx.problems.append(f"{report.nodeid or 'the suite'}: cannot be collected: "
                                      f"{text[-1] if text else 'error'}")
 
+    def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
+        if self._progress is not None and nodeid in self.meta:
+            self._progress.update(self._task, description=self.meta[nodeid]["id"])
+
     def pytest_runtest_logfinish(self, nodeid: str, location: Any) -> None:
         self.finish(nodeid)
 
