@@ -444,12 +444,23 @@ class CabinetTarget(Target):
         self.prompt(instruction, verify=verify, timeout=timeout)
 
     def power_on(self) -> None:
-        if self.start and self._process is None:
+        """``start = true``: start ``egm run`` (once) and wait for its self-test; otherwise (or when
+        the terminal is not up) ask the operator to switch the cabinet on."""
+        if self.start and (self._process is None or self._process.poll() is not None):
             cmd = [sys.executable, "-m", "firmware.cli", "run", "--state-dir", str(self.state_dir),
                    *(["--config", str(self.config_path)] if self.config_path else [])]
+            self.log_path.parent.mkdir(parents=True, exist_ok=True)
             with self.log_path.open("ab") as out:
                 self._process = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out,
                                                  stderr=subprocess.STDOUT, start_new_session=True)
+            deadline = time.monotonic() + START_TIMEOUT
+            while not self._started():
+                if self._process.poll() is not None:
+                    tail = " | ".join(self.log_lines()[-3:]) or "(nothing logged)"
+                    raise TargetError(f"egm run exited with status {self._process.returncode}: {tail}")
+                if time.monotonic() >= deadline:
+                    raise TargetError(f"egm run did not finish starting within {START_TIMEOUT:g} s")
+                time.sleep(0.1)
         if not self._started():
             self._ask("switch the cabinet on at the mains and wait for the attract screen", self._started)
         self._role = None

@@ -92,3 +92,26 @@ def test_a_running_cabinet_with_an_operator(tmp_path, terminal):
     assert any("no log excerpt" in n for n in note.notes)
     assert any("no screen capture" in n for n in note.notes) or "screen-at-end" in names
     assert request(terminal, "status")["state"] == "IDLE"        # attached, not stopped
+
+
+STARTED = '''
+@pytest.mark.hil(id="cab.started", title="a terminal the suite starts", **M)
+def test_started(cabinet, record):
+    record.measure("target", cabinet.kind, equals="cabinet")
+    record.measure("state", bool(cabinet.status()["state"]), equals=True)
+'''
+
+
+def test_a_cabinet_target_that_starts_the_terminal_itself(tmp_path):
+    suite = write_suite(tmp_path / "suite", STARTED)
+    (tmp_path / "state").mkdir()
+    target = tmp_path / "cabinet.toml"
+    target.write_text("[cabinet]\nstate_dir = 'state'\nstart = true\n")
+    record = run(str(target), (), tmp_path / "report", None, "Ann", 5.0, progress=False, suite=suite,
+                 answers=io.StringIO(""), out=io.StringIO())
+    test = record.test("cab.started")
+    assert (test.verdict, test.reason) == ("PASS", "")
+    excerpt = next(e for e in test.evidence if e.name == "terminal-log")
+    assert (tmp_path / "report" / excerpt.path).is_file()
+    assert "power-up self-test" in (tmp_path / "report" / "cabinet" / "terminal.log").read_text()
+    assert not (tmp_path / "state" / "control.sock").exists()          # stopped at the end
