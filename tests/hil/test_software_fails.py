@@ -3,7 +3,11 @@ thing broken on purpose (tests/hil/broken.py), each reports FAIL; the unbroken s
 
 from __future__ import annotations
 
+import pytest
+
 from tests.hil.broken import broken_copy, run_hil, verdicts
+
+pytestmark = pytest.mark.slow          # three suite runs from copies of the software: about 30 s
 
 SOFTWARE = "firmware/cabinet/software.py"
 
