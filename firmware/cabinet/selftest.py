@@ -71,6 +71,27 @@ def check_critical_memory(ledger: Any) -> str | None:
     return None
 
 
+def rng_personalization(cfg: Any) -> str:
+    """The terminal's SP 800-90A personalization string: ``[rng] personalization`` + ":" + its id."""
+    return str(cfg.rng.personalization) + ":" + str(cfg.terminal.id)
+
+
+def rng_power_up_test(cfg: Any) -> list[tuple[str, str]]:
+    """The RNG's power-up self-test for the configured mechanism (``firmware.rng.power_up``)."""
+    from firmware.rng.power_up import power_up_self_test
+
+    return power_up_self_test(personalization=rng_personalization(cfg), mechanism=cfg.rng.mechanism)
+
+
+def terminal_rng(cfg: Any) -> Any:
+    """The terminal's production RNG service as ``[rng]`` configures it: its ``mechanism``,
+    ``reseed_interval`` and personalization (the terminal id appended)."""
+    from firmware.rng.service import RngService
+
+    return RngService.production(rng_personalization(cfg).encode("utf-8"),
+                                 reseed_interval=cfg.rng.reseed_interval, mechanism=cfg.rng.mechanism)
+
+
 def check_rng(results: Sequence[tuple[str, str]]) -> str | None:
     bad = [f"{name}: {verdict}" for name, verdict in results if verdict != "ok"]
     return "; ".join(bad) or None

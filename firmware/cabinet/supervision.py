@@ -260,20 +260,23 @@ class Supervision:
         """The technician's "clear tilt" for a condition nothing else clears: run its check again
         and clear it only if the check passes now. ``rng:drbg`` (the RNG's known-answer and health
         tests, then a new instantiation from fresh entropy) and ``self_test:<check>``."""
-        from firmware.cabinet.selftest import check_critical_memory, check_rng, check_software
-        from firmware.rng.power_up import power_up_self_test
-        from firmware.rng.service import RngService
+        from firmware.cabinet.selftest import (
+            check_critical_memory,
+            check_rng,
+            check_software,
+            rng_power_up_test,
+            terminal_rng,
+        )
 
         t = self.t
         active = {a.key: a for a in t.cabinet.active_tilts}
         if tilt not in active:
             raise TerminalError(f"no tilt {tilt!r} is active (active: {', '.join(active) or 'none'})")
         source, name = active[tilt].source, active[tilt].name
-        personalization = t.cfg.rng.personalization + ":" + t.cfg.terminal.id
 
         def rng_check() -> str | None:
             try:
-                return check_rng(power_up_self_test(personalization=personalization))
+                return check_rng(rng_power_up_test(t.cfg))
             except EgmError as exc:
                 return str(exc)
 
@@ -293,7 +296,6 @@ class Supervision:
         if problem:
             raise TerminalError(f"{tilt} stays: {problem}")
         if source is TiltSource.RNG or name == "rng_health":
-            t.new_rng(RngService.production(personalization.encode("utf-8"),
-                                            reseed_interval=t.cfg.rng.reseed_interval))
+            t.new_rng(terminal_rng(t.cfg))
         self.clear(source, name)
         return t.status()

@@ -131,13 +131,12 @@ def _terminal(cfg, args, game_id: str, rng_results, path: Path, out):
     closed)."""
     from firmware.cabinet.autoplay import Autoplay
     from firmware.cabinet.control import ControlServer, socket_path
-    from firmware.cabinet.selftest import check_software, run_self_test
+    from firmware.cabinet.selftest import check_software, run_self_test, terminal_rng
     from firmware.cabinet.service import ServiceApi
     from firmware.cabinet.terminal import Devices, Terminal
     from firmware.cashless.vouchers import VoucherBook
     from firmware.errors import EgmError
     from firmware.ledger.errors import CriticalMemoryError
-    from firmware.rng.service import RngService
     from hal import registry
     from sim_hardware.rig import SimRig
     from sim_hardware.twins import SIMULATORS
@@ -149,8 +148,7 @@ def _terminal(cfg, args, game_id: str, rng_results, path: Path, out):
         if (spec.device_class, spec.backend) not in SIMULATORS:      # evdev: no pty twin
             problems[slot] = f"{spec.backend} has no simulated twin; the device is left out"
             del twins[slot]
-    rng = RngService.production((cfg.rng.personalization + ":" + cfg.terminal.id).encode("utf-8"),
-                                reseed_interval=cfg.rng.reseed_interval)
+    rng = terminal_rng(cfg)
     with contextlib.ExitStack() as stack:
         rig = SimRig(twins, cfg.devices.settings)
         stack.callback(rig.close)
@@ -481,6 +479,6 @@ def _math_check(cfg, out, state_dir: str | None) -> None:
 
 def _rng_power_up_test(cfg) -> list[tuple[str, str]]:
     """Known-answer test and a health-tested instantiation, as the cabinet will do at power-up."""
-    from firmware.rng.power_up import power_up_self_test
+    from firmware.cabinet.selftest import rng_power_up_test
 
-    return power_up_self_test(personalization=cfg.rng.personalization + ":" + cfg.terminal.id)
+    return rng_power_up_test(cfg)
