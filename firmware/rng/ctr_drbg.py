@@ -50,7 +50,17 @@ from __future__ import annotations
 
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
-from firmware.rng.errors import DrbgError, ReseedRequired
+from firmware.rng.drbg_common import (
+    MAX_REQUEST_BYTES,
+    MAX_RESEED_INTERVAL,
+    MIN_ENTROPY_BYTES,
+    DrbgState,
+    checked_seed,
+)
+from firmware.rng.drbg_common import checked_input as _check_input
+from firmware.rng.errors import DrbgError
+
+__all__ = ["MAX_REQUEST_BYTES", "MAX_RESEED_INTERVAL", "CtrDrbg", "block_cipher_df", "keystream"]
 
 #: AES block length (blocklen = outlen), bytes.
 BLOCK_BYTES = 16
@@ -58,32 +68,11 @@ BLOCK_BYTES = 16
 KEY_BYTES = 32
 #: seedlen = outlen + keylen, bytes.
 SEED_BYTES = BLOCK_BYTES + KEY_BYTES
-#: Security strength of this instantiation, in bits.
-SECURITY_STRENGTH_BITS = 256
-#: Minimum entropy input: the security strength.
-MIN_ENTROPY_BYTES = SECURITY_STRENGTH_BITS // 8
-#: Minimum nonce: half the security strength (8.6.7).
-MIN_NONCE_BYTES = SECURITY_STRENGTH_BITS // 16
-#: Maximum entropy input, personalization string and additional input: 2^35 bits.
-MAX_INPUT_BYTES = 2**35 // 8
-#: Maximum number of bytes one generate request may return: 2^19 bits.
-MAX_REQUEST_BYTES = 2**19 // 8
-#: Largest reseed interval SP 800-90A allows for CTR_DRBG: 2^48 generate requests.
-MAX_RESEED_INTERVAL = 2**48
-
 _MOD = 1 << (8 * BLOCK_BYTES)
 #: The df's fixed key: leftmost(0x00 01 02 ... 1F, keylen) (10.3.2 step 8).
 _DF_KEY = bytes(range(KEY_BYTES))
 #: Zero bytes encrypted in CTR mode to get the keystream (largest request plus Update's 3 blocks).
 _ZEROS = bytes(MAX_REQUEST_BYTES + SEED_BYTES)
-
-
-def _check_input(data: bytes, what: str, minimum: int = 0) -> bytes:
-    if len(data) > MAX_INPUT_BYTES:
-        raise DrbgError(f"{what} is {len(data)} bytes, more than the maximum {MAX_INPUT_BYTES}")
-    if len(data) < minimum:
-        raise DrbgError(f"{what} is {len(data)} bytes, less than the minimum {minimum}")
-    return data
 
 
 def keystream(key: bytes | bytearray, v: bytes | bytearray, nbytes: int) -> bytes:
@@ -141,7 +130,7 @@ def _xor(a: bytes, b: bytes) -> bytes:
     return (int.from_bytes(a, "big") ^ int.from_bytes(b, "big")).to_bytes(len(a), "big")
 
 
-class CtrDrbg:
+class CtrDrbg(DrbgState):
     """One instantiation of CTR_DRBG (AES-256, derivation function) per SP 800-90A 10.2.1.
 
     The constructor is CTR_DRBG_Instantiate_algorithm (10.2.1.3.2); :meth:`reseed` is
@@ -150,7 +139,7 @@ class CtrDrbg:
     :class:`~firmware.rng.hmac_drbg.HmacDrbg`; an empty ``bytes`` is the spec's *Null*.
     """
 
-    __slots__ = ("_key", "_v", "_reseed_counter", "_reseed_interval", "_zeroized")
+    __slots__ = ("_key", "_v")
 
     def __init__(
         self,
@@ -160,13 +149,8 @@ class CtrDrbg:
         *,
         reseed_interval: int = MAX_RESEED_INTERVAL,
     ) -> None:
-        if not 1 <= reseed_interval <= MAX_RESEED_INTERVAL:
-            raise DrbgError(f"reseed_interval must be between 1 and 2**48, not {reseed_interval}")
-        entropy = _check_input(bytes(entropy), "entropy input", MIN_ENTROPY_BYTES)
-        nonce = _check_input(bytes(nonce), "nonce", MIN_NONCE_BYTES)
-        personalization = _check_input(bytes(personalization), "personalization string")
-        self._reseed_interval = reseed_interval
-        self._zeroized = False
+        super().__init__(reseed_interval)
+        entropy, nonce, personalization = checked_seed(entropy, nonce, personalization)
         # 10.2.1.3.2: seed_material = df(entropy_input || nonce || personalization_string, seedlen);
         # Key = 0^keylen; V = 0^blocklen; (Key, V) = Update(seed_material, Key, V); counter = 1.
         self._key = bytearray(KEY_BYTES)
@@ -174,15 +158,8 @@ class CtrDrbg:
         self._update(block_cipher_df(entropy + nonce + personalization))
         self._reseed_counter = 1
 
-    @property
-    def reseed_counter(self) -> int:
-        """Generate requests since instantiation or the last reseed, plus one (10.2.1.5.2 step 7)."""
-        return self._reseed_counter
-
-    @property
-    def reseed_interval(self) -> int:
-        """The most generate requests allowed between reseeds."""
-        return self._reseed_interval
+    def _secrets(self) -> tuple[bytearray, ...]:
+        return (self._key, self._v)
 
     def _update(self, provided_data: bytes, temp: bytes | None = None) -> None:
         """CTR_DRBG_Update (10.2.1.2) in place on Key and V.
@@ -197,10 +174,6 @@ class CtrDrbg:
         self._key[:] = temp[:KEY_BYTES]
         self._v[:] = temp[KEY_BYTES:]
 
-    def _check_usable(self) -> None:
-        if self._zeroized:
-            raise DrbgError("the DRBG has been zeroised and cannot be used any more")
-
     def reseed(self, entropy: bytes, additional_input: bytes = b"") -> None:
         """CTR_DRBG_Reseed_algorithm using df (10.2.1.4.2).
 
@@ -208,8 +181,8 @@ class CtrDrbg:
         (Key, V) = Update(seed_material, Key, V); reseed_counter = 1.
         """
         self._check_usable()
-        entropy = _check_input(bytes(entropy), "entropy input", MIN_ENTROPY_BYTES)
-        additional_input = _check_input(bytes(additional_input), "additional input")
+        entropy = _check_input(entropy, "entropy input", MIN_ENTROPY_BYTES)
+        additional_input = _check_input(additional_input, "additional input")
         self._update(block_cipher_df(entropy + additional_input))
         self._reseed_counter = 1
 
@@ -219,16 +192,7 @@ class CtrDrbg:
         Raises :class:`ReseedRequired` when ``reseed_counter > reseed_interval`` (step 1), and
         :class:`DrbgError` for a request over :data:`MAX_REQUEST_BYTES` or after :meth:`zeroize`.
         """
-        self._check_usable()
-        if not 0 <= nbytes <= MAX_REQUEST_BYTES:
-            raise DrbgError(
-                f"a request must be between 0 and {MAX_REQUEST_BYTES} bytes, not {nbytes}"
-            )
-        additional_input = _check_input(bytes(additional_input), "additional input")
-        if self._reseed_counter > self._reseed_interval:  # 1.
-            raise ReseedRequired(
-                f"the DRBG needs a reseed after {self._reseed_interval} generate requests"
-            )
+        additional_input = self._start_generate(nbytes, additional_input)  # 1.
         # 2. If additional_input != Null: additional_input = df(additional_input, seedlen);
         #    (Key, V) = Update(additional_input, Key, V). Else additional_input = 0^seedlen.
         if additional_input:
@@ -246,9 +210,3 @@ class CtrDrbg:
         self._update(additional_input, stream[blocks * BLOCK_BYTES :])
         self._reseed_counter += 1  # 7.
         return output
-
-    def zeroize(self) -> None:
-        """Uninstantiate (9.4): overwrite Key and V with zeros; every later call raises DrbgError."""
-        for secret in (self._key, self._v):
-            secret[:] = bytes(len(secret))
-        self._zeroized = True

@@ -187,9 +187,12 @@ def test_dump_ten_million_bytes_subprocess():
     assert result.stderr == b""
 
 
-def test_dump_into_a_closed_pipe_exits_quietly():
+@pytest.mark.parametrize(
+    "options", [["--bytes", "10000000"], ["--mechanism", "ctr-drbg", "--bytes", str(10**12)]]
+)
+def test_dump_into_a_closed_pipe_exits_quietly(options):
     process = subprocess.Popen(
-        [sys.executable, "-m", "firmware.cli", "rng", "dump", "--bytes", "10000000"],
+        [sys.executable, "-m", "firmware.cli", "rng", "dump", *options],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
@@ -235,21 +238,6 @@ def test_dump_bad_mechanism_is_refused_with_one_line(capsys):
     captured = capsys.readouterr()
     assert captured.out == "" and captured.err.count("\n") == 1
     assert "invalid choice: 'aes'" in captured.err and "ctr-drbg" in captured.err
-
-
-def test_dump_ctr_into_a_closed_pipe_exits_quietly():
-    process = subprocess.Popen(
-        [sys.executable, "-m", "firmware.cli", "rng", "dump", "--mechanism", "ctr-drbg", "--bytes",
-         str(10**12)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    assert len(process.stdout.read(100)) == 100
-    process.stdout.close()
-    stderr = process.stderr.read()
-    process.stderr.close()
-    assert process.wait(timeout=60) == 0
-    assert stderr == b""
 
 
 # --- outcomes --------------------------------------------------------------------------------------

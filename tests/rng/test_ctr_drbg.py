@@ -219,6 +219,16 @@ def test_request_and_input_limits():
         drbg.reseed(bytes(8))
 
 
+def test_inputs_longer_than_the_maximum_are_refused(monkeypatch):
+    from firmware.rng import drbg_common
+
+    monkeypatch.setattr(drbg_common, "MAX_INPUT_BYTES", 40)
+    with pytest.raises(DrbgError, match="personalization string is 41 bytes"):
+        CtrDrbg(bytes(32), bytes(16), b"p" * 41)
+    with pytest.raises(DrbgError, match="additional input is 41 bytes"):
+        CtrDrbg(bytes(32), bytes(16)).generate(16, b"a" * 41)
+
+
 def test_zeroize_wipes_the_state_and_refuses_every_later_call():
     drbg = CtrDrbg(bytes(range(32)), bytes(16))
     drbg.generate(32)
