@@ -20,8 +20,8 @@ import sys
 from typing import TYPE_CHECKING, BinaryIO
 
 from firmware.commands import rng_selftest
-from firmware.commands._common import non_negative_int, positive_int
-from firmware.rng.mechanisms import DEFAULT_MECHANISM, MECHANISMS
+from firmware.commands._common import mechanism_option, non_negative_int, positive_int
+from firmware.rng.mechanisms import MECHANISMS
 
 if TYPE_CHECKING:
     from firmware.rng.service import RngService
@@ -32,12 +32,6 @@ DUMP_CHUNK_BYTES = 65536
 OUTCOME_LINES_PER_WRITE = 4096
 
 _SEED_HELP = "use a deterministic DRBG seeded from S instead of the OS entropy source"
-_MECHANISM_HELP = f"the DRBG: {' or '.join(MECHANISMS)} (default {DEFAULT_MECHANISM})"
-
-
-def _mechanism_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--mechanism", choices=list(MECHANISMS), default=DEFAULT_MECHANISM, metavar="M",
-                   help=_MECHANISM_HELP)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -62,7 +56,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     dump = rng_sub.add_parser("dump", help="write raw DRBG output bytes to stdout or a file")
     dump.add_argument("--bytes", type=non_negative_int, required=True, metavar="N", help="how many bytes to write")
-    _mechanism_option(dump)
+    mechanism_option(dump)
     dump.add_argument("--seed", metavar="S", help=_SEED_HELP)
     dump.add_argument("--out", metavar="FILE", help="write the bytes into FILE instead of stdout")
     dump.set_defaults(func=_dump)
@@ -72,7 +66,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     outcomes.add_argument("--range", type=positive_int, required=True, metavar="N", help="each outcome is one of 0..N-1")
     outcomes.add_argument("--count", type=non_negative_int, required=True, metavar="M", help="how many outcomes")
-    _mechanism_option(outcomes)
+    mechanism_option(outcomes)
     outcomes.add_argument("--seed", metavar="S", help=_SEED_HELP)
     outcomes.set_defaults(func=_outcomes)
 
@@ -98,7 +92,7 @@ def _kat(args: argparse.Namespace) -> int:
     else:
         vectors = load_vectors(args.file)
         declared = vectors[0].mechanism
-        if args.mechanism is not None and args.mechanism != declared:
+        if args.mechanism not in (None, "all", declared):
             raise UsageError(f"{args.file} holds {declared} vectors, not {args.mechanism}")
         results = [run_vector(vector) for vector in vectors]
     several = len({r.mechanism for r in results}) > 1

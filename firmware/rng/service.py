@@ -102,7 +102,9 @@ class RngService:
     """The one RNG of a terminal (satisfies :class:`firmware.rng.interface.RandomSource`).
 
     Build it with :meth:`production` or :meth:`seeded`. The constructor takes an instantiated
-    DRBG and, for a production service, the entropy source its reseeds come from.
+    DRBG and, for a production service, the entropy source its reseeds come from; ``block_bytes``
+    and ``mechanism`` must be those of the DRBG's mechanism (``firmware.rng.mechanisms``), which
+    the two builders take care of.
     """
 
     def __init__(

@@ -79,9 +79,19 @@ def test_kat_ctr_file_and_a_mechanism_that_disagrees(capsys):
     path = str(BUILTIN_FILES["ctr-drbg"])
     assert main(["rng", "kat", path]) == 0
     assert capsys.readouterr().out.splitlines()[-1] == "28 passed, 0 failed"
+    assert main(["rng", "kat", path, "--mechanism", "all"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "28 passed, 0 failed"
     assert main(["rng", "kat", path, "--mechanism", "hmac-drbg"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "holds ctr-drbg vectors, not hmac-drbg" in err
+
+
+def test_selftest_battery_over_ctr_drbg(capsys):
+    argv = ["rng", "selftest", "--mechanism", "ctr-drbg", "--seed", "3", "--sequences", "10", "--bits", "20000",
+            "--scale", "0.05", "--json"]
+    main(argv)  # the verdict is statistics; what is checked here is which source was tested
+    document = json.loads(capsys.readouterr().out)
+    assert (document["source"], document["mechanism"]) == ("seeded", "ctr-drbg")
 
 
 def test_kat_built_in_vectors_are_checked_not_trusted(monkeypatch, capsys):
