@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
-from firmware.rng import ctr_drbg, hmac_drbg
+from firmware.rng import drbg_common, hmac_drbg
 from firmware.rng.errors import RngError
 
 
@@ -56,10 +56,17 @@ class Mechanism:
     max_reseed_interval: int
 
 
+def _ctr_drbg(*args: Any, **kwargs: Any) -> Drbg:
+    """A ``CtrDrbg``, imported when first used (``cryptography``'s AES costs about 10 ms to load)."""
+    from firmware.rng.ctr_drbg import CtrDrbg
+
+    return CtrDrbg(*args, **kwargs)
+
+
 HMAC_DRBG = Mechanism("hmac-drbg", "HMAC_DRBG (SHA-256)", hmac_drbg.HmacDrbg, 1024,
                       hmac_drbg.MAX_RESEED_INTERVAL)
-CTR_DRBG = Mechanism("ctr-drbg", "CTR_DRBG (AES-256, derivation function)", ctr_drbg.CtrDrbg,
-                     ctr_drbg.MAX_REQUEST_BYTES, ctr_drbg.MAX_RESEED_INTERVAL)
+CTR_DRBG = Mechanism("ctr-drbg", "CTR_DRBG (AES-256, derivation function)", _ctr_drbg,
+                     drbg_common.MAX_REQUEST_BYTES, drbg_common.MAX_RESEED_INTERVAL)
 
 #: Every mechanism by name, the default first.
 MECHANISMS: dict[str, Mechanism] = {m.name: m for m in (HMAC_DRBG, CTR_DRBG)}

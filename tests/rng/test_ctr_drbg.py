@@ -271,6 +271,23 @@ def test_production_ctr_service_reseeds_itself_from_the_tested_source():
     assert len(reads) - before == 2  # the second and third requests each needed a reseed
 
 
+def test_a_stuck_entropy_source_stops_a_ctr_service_as_it_does_hmac():
+    from firmware.rng.errors import EntropyError
+
+    with pytest.raises(EntropyError, match="repetition count test"):
+        RngService.production(mechanism="ctr-drbg", entropy=HealthTestedEntropy(lambda n: bytes(n)))
+
+
+def test_a_vector_file_naming_an_unknown_mechanism_is_refused(tmp_path):
+    from firmware.rng.errors import KatFileError
+
+    document = json.loads(BUILTIN_FILES["ctr-drbg"].read_text(encoding="utf-8"))
+    path = tmp_path / "v.json"
+    path.write_text(json.dumps({**document, "mechanism": "aes"}))
+    with pytest.raises(KatFileError, match="unknown 'mechanism' 'aes': choose hmac-drbg or ctr-drbg"):
+        load_vectors(path)
+
+
 def test_unknown_mechanism_is_one_clear_error():
     from firmware.rng.mechanisms import UnknownMechanism
 
