@@ -36,7 +36,7 @@ AES-256 in CTR mode with the initial counter block ``V + 1``: OpenSSL's CTR mode
 whole 16-byte counter block as one big-endian 128-bit integer, adds one per block and wraps
 modulo 2^128 (``CRYPTO_ctr128_encrypt``). So one generate request is *one* CTR keystream of
 ``ceil(n / 16) + 3`` blocks: the first ``n`` bytes are the output, the last 48 bytes are Update's
-``temp``, and V afterwards is ``V + ceil(n / 16) + 3`` (the last block's counter).
+``temp`` (before its XOR with the additional input), from which Update sets the new Key and V.
 ``tests/rng/test_ctr_drbg.py`` checks this against a block-by-block reference of 10.2.1.5.2
 (AES-ECB, one block per loop turn) over random inputs, including V at the 2^64 and 2^128
 wrap points, and the CAVP vectors check the whole.
