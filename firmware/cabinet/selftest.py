@@ -16,10 +16,13 @@ condition named after the check, shown on the screen and logged. The checks:
   ``while_power_off`` and the self-test lists it; it tilts as any open door, which clears when the
   door is closed. (A door opened *and closed again* while the power was off needs a battery-backed
   latch on the I/O board, which its protocol does not have yet: docs/protocols/io-board.md.)
+  On the simulated cabinet ``egm run --sim --sim-door-open DOOR`` powers the I/O board up with the
+  door open.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -76,20 +79,25 @@ def rng_personalization(cfg: Any) -> str:
     return str(cfg.rng.personalization) + ":" + str(cfg.terminal.id)
 
 
-def rng_power_up_test(cfg: Any) -> list[tuple[str, str]]:
-    """The RNG's power-up self-test for the configured mechanism (``firmware.rng.power_up``)."""
+def rng_power_up_test(cfg: Any, source: Callable[[int], bytes] = os.urandom) -> list[tuple[str, str]]:
+    """The RNG's power-up self-test for the configured mechanism (``firmware.rng.power_up``),
+    instantiating from the raw entropy ``source`` (the cabinet's own)."""
     from firmware.rng.power_up import power_up_self_test
 
-    return power_up_self_test(personalization=rng_personalization(cfg), mechanism=cfg.rng.mechanism)
+    return power_up_self_test(personalization=rng_personalization(cfg), source=source,
+                              mechanism=cfg.rng.mechanism)
 
 
-def terminal_rng(cfg: Any) -> Any:
+def terminal_rng(cfg: Any, source: Callable[[int], bytes] = os.urandom) -> Any:
     """The terminal's production RNG service as ``[rng]`` configures it: its ``mechanism``,
-    ``reseed_interval`` and personalization (the terminal id appended)."""
+    ``reseed_interval`` and personalization (the terminal id appended), its entropy from ``source``
+    through a new health-tested entropy source (SP 800-90B)."""
+    from firmware.rng.health import HealthTestedEntropy
     from firmware.rng.service import RngService
 
     return RngService.production(rng_personalization(cfg).encode("utf-8"),
-                                 reseed_interval=cfg.rng.reseed_interval, mechanism=cfg.rng.mechanism)
+                                 reseed_interval=cfg.rng.reseed_interval, mechanism=cfg.rng.mechanism,
+                                 entropy=HealthTestedEntropy(source))
 
 
 def check_rng(results: Sequence[tuple[str, str]]) -> str | None:
