@@ -27,8 +27,7 @@ from typing import IO
 import numpy as np
 from scipy.stats import chi2 as chi2_dist
 
-#: The DRBG the product uses when told nothing (``[rng] mechanism``'s default).
-DEFAULT_MECHANISM = "hmac-drbg"
+from firmware.rng.mechanisms import MECHANISMS
 
 
 def egm(*args: str, stdout: IO[bytes] | None = None, timeout: float = 600) -> subprocess.CompletedProcess[bytes]:
@@ -39,17 +38,8 @@ def egm(*args: str, stdout: IO[bytes] | None = None, timeout: float = 600) -> su
 
 
 def mechanisms() -> list[str]:
-    """The DRBG mechanisms the installed product offers, its default first."""
-    try:
-        from firmware.rng.mechanisms import MECHANISMS
-    except ImportError:                 # a product with HMAC_DRBG only (no mechanism choice)
-        return [DEFAULT_MECHANISM]
+    """The DRBG mechanisms the installed product offers (``[rng] mechanism``), its default first."""
     return list(MECHANISMS)
-
-
-def mechanism_args(name: str) -> list[str]:
-    """The ``--mechanism`` arguments that select ``name`` (none for a product without the choice)."""
-    return ["--mechanism", name] if mechanisms() != [DEFAULT_MECHANISM] else []
 
 
 def sidak(family: float, k: int) -> float:

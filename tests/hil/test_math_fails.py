@@ -11,7 +11,11 @@ lab run; running it here too would double this file's minute.)
 
 from __future__ import annotations
 
+import pytest
+
 from tests.hil.broken import broken_copy, run_hil
+
+pytestmark = pytest.mark.slow          # one suite run of 400,000 rounds from a copy of the software: about 40 s
 
 GAME = "firmware/games/three_card_poker.py"
 

@@ -19,7 +19,11 @@ The unbroken software passes the same tests (``test_the_unbroken_software_passes
 
 from __future__ import annotations
 
+import pytest
+
 from tests.hil.broken import broken_copy, run_hil, verdicts
+
+pytestmark = pytest.mark.slow          # four suite runs, three of them from copies of the software: about 40 s
 
 RANDBELOW = "firmware/rng/service.py"
 SHOE = "firmware/cards/source.py"

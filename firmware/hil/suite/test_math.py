@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import secrets
 from collections.abc import Callable
-from typing import Any
+from typing import cast
 
 import pytest
 from scipy.stats import norm
@@ -27,13 +27,14 @@ from scipy.stats import norm
 from firmware.config import load_config
 from firmware.games.registry import available, configured_options
 from firmware.hil.checks_rng import egm, sidak
+from firmware.hil.recorder import Recorder
 from firmware.math import cache
 from firmware.math.profile import check_configuration, load_profile
 
 FAMILY_ALPHA = 0.001
 #: The 95% interval's z (the verifier's ``ci95`` is simulated +- Z95 * SE).
 Z95 = 1.959964
-MATH_SECTION = "GLI-11 'Payout Requirements' / 'Game Fairness' (minimum return, probabilities)"
+MATH_SECTION = "GLI-11 'Payout Requirements' (theoretical payout, minimum payout percentage)"
 
 #: Rounds simulated per game (sized to this machine: about 30 s each) and the expected seconds.
 PAR_ROUNDS: dict[str, tuple[int, int]] = {
@@ -48,7 +49,7 @@ PAR_ROUNDS: dict[str, tuple[int, int]] = {
 DEFAULT_ROUNDS = (200_000, 60)
 
 
-def _verify_par(record: Any, game: str, rounds: int) -> None:
+def _verify_par(record: Recorder, game: str, rounds: int) -> None:
     seed = secrets.token_hex(8)
     record.note(f"seed {seed}: egm par {game} --verify {rounds} --seed {seed} --json replays this run")
     args = ["par", game, "--verify", str(rounds), "--seed", seed, "--json"]
@@ -90,17 +91,17 @@ def _verify_par(record: Any, game: str, rounds: int) -> None:
 
 
 def _par_test(game: str, rounds: int, duration: int) -> Callable[..., None]:
-    @pytest.mark.hil(id=f"math.par.{game}", standard="gli-11", clause="3.2 (approx.)",
+    @pytest.mark.hil(id=f"math.par.{game}", standard="gli-11", clause="3.2 Payout Requirements (approx.)",
                      requirement="The game's stated return (its PAR sheet) must be what the game actually pays: "
                                  "rounds played through the game software return the stated figure within "
                                  f"sampling error. (Section number approximate: {MATH_SECTION}.)",
                      title=f"{game}: PAR sheet confirmed by {rounds:,} simulated rounds", operator=False,
                      duration=duration, targets=("sim", "cabinet"))
-    def test(record: Any) -> None:
+    def test(record: Recorder) -> None:
         _verify_par(record, game, rounds)
 
     test.__name__ = test.__qualname__ = f"test_par_{game.replace('-', '_')}"
-    return test
+    return cast(Callable[..., None], test)
 
 
 for _game in available():
@@ -108,10 +109,10 @@ for _game in available():
     globals()[f"test_par_{_game.replace('-', '_')}"] = _par_test(_game, _rounds, _duration)
 
 
-@pytest.mark.hil(id="math.min-rtp", standard="gli-11", clause="3.2.1 (approx.)",
+@pytest.mark.hil(id="math.min-rtp", standard="gli-11", clause="3.2.1 Minimum Theoretical Payout Percentage (approx.)",
                  requirement="Every wager the configuration offers must return at least the minimum the "
                              "jurisdiction sets (and no more than its maximum), checked before play is offered. "
-                             f"(Section number approximate: {MATH_SECTION}, minimum theoretical payout.)",
+                             f"(Section number approximate: {MATH_SECTION}.)",
                  title="Every enabled wager at or above the jurisdiction's minimum RTP", operator=False,
                  duration=10, targets=("sim", "cabinet"))
 def test_min_rtp(cabinet, record):

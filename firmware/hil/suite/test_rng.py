@@ -16,6 +16,7 @@ The known-answer tests are ``rng.kat`` (test_rng_kat.py).
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import tempfile
 import time
@@ -29,7 +30,6 @@ import pytest
 from firmware.cards.source import RngShoe
 from firmware.hil.checks_rng import (
     egm,
-    mechanism_args,
     mechanisms,
     overlaps,
     position_chi2,
@@ -48,6 +48,28 @@ from firmware.rng.sp800_22 import all_p_values, parameters
 #: Family-wise false-alarm rate of each statistical test (all its checks together).
 FAMILY_ALPHA = 0.001
 RNG_SECTION = "GLI-11 'Random Number Generator (RNG) Requirements'"
+
+# --- rng.kat-ctr -----------------------------------------------------------------------------
+@pytest.mark.hil(id="rng.kat-ctr", standard="gli-11",
+                 clause="3.3 Random Number Generator (RNG) Requirements (approx.)",
+                 requirement="The random number generator must be shown to produce the right output: the "
+                             "CTR_DRBG mechanism the terminal can be configured with reproduces the published "
+                             f"known-answer vectors exactly. (Section number approximate: {RNG_SECTION}.)",
+                 title="CTR_DRBG known-answer tests pass (egm rng kat --mechanism ctr-drbg)", operator=False,
+                 duration=5, targets=("sim", "cabinet"))
+def test_kat_ctr(record):
+    record.step("egm rng kat --mechanism ctr-drbg --json (the built-in NIST CAVP CTR_DRBG AES-256 vectors)")
+    done = egm("rng", "kat", "--mechanism", "ctr-drbg", "--json")
+    record.measure("egm rng kat: exit status", done.returncode, equals=0)
+    answer = json.loads(done.stdout)
+    record.attach("kat-ctr", answer, "json")
+    vectors = answer.get("vectors", [])
+    for vector in vectors:
+        record.measure(f"vector {vector.get('name')}: {vector.get('mechanism')} result", vector.get("result"),
+                       equals="PASS", soft=True)
+    record.measure("CTR_DRBG vectors run", sum(1 for v in vectors if v.get("mechanism") == "ctr-drbg"), low=28)
+    record.measure("vectors failed (the command's count)", answer.get("failed"), equals=0)
+
 
 # --- rng.dump ---------------------------------------------------------------------------------
 #: SP 800-22 over the dump: sequences of bits, as the product's own self-test runs it.
@@ -93,27 +115,27 @@ def _battery_over_dump(record: Recorder, data: bytes, mechanism: str) -> None:
                        low=UNIFORMITY_THRESHOLD, soft=True)
 
 
-@pytest.mark.hil(id="rng.dump", standard="gli-11", clause="3.3 (approx.)",
+@pytest.mark.hil(id="rng.dump", standard="gli-11", clause="3.3.2 RNG Statistical Testing (approx.)",
                  requirement="The test lab must be able to collect the raw output of the RNG for its own "
                              "statistical batteries, and the output must pass the standard randomness tests. "
                              f"(Section number approximate: {RNG_SECTION}.)",
                  title="Raw RNG output collected for the lab; SP 800-22 battery over it", operator=False,
-                 duration=90, targets=("sim", "cabinet"))
+                 duration=15, targets=("sim", "cabinet"))
 def test_dump(record):
     with tempfile.TemporaryDirectory(prefix="egm-hil-dump-") as folder:
         for mechanism in mechanisms():
             out = Path(folder) / f"{mechanism}.bin"
-            args = ["rng", "dump", "--bytes", str(DUMP_BYTES), *mechanism_args(mechanism)]
-            record.step(f"egm {' '.join(args)} > {out.name} (a fresh process, the production instantiation)")
+            args = ["rng", "dump", "--bytes", str(DUMP_BYTES), "--mechanism", mechanism, "--out", str(out)]
+            record.step(f"egm {' '.join(args[:-1])} {out.name} (a fresh process, the production instantiation)")
             started = time.perf_counter()
-            with out.open("wb") as sink:
-                done = egm(*args, stdout=sink)
+            done = egm(*args)
             seconds = time.perf_counter() - started
             record.measure(f"{mechanism} dump: exit status", done.returncode, equals=0)
-            size = out.stat().st_size
+            size = out.stat().st_size if out.exists() else -1
             record.measure(f"{mechanism} dump: bytes written", size, equals=DUMP_BYTES, unit="bytes")
-            record.measure(f"{mechanism} dump: throughput (information, no limit)",
-                           round(size / seconds / 1e6, 2), unit="MB/s")
+            record.measure(f"{mechanism} dump: wall time (information, no limit)", round(seconds, 3), unit="s")
+            record.measure(f"{mechanism} dump: throughput, the process start included (information, no limit)",
+                           round(size / seconds / 1e6, 1), unit="MB/s")
             data = out.read_bytes()
             record.attach(f"{mechanism}-dump-first-1KiB-hex", data[:1024].hex())
             record.step(f"the product's SP 800-22 battery (firmware.rng.battery, as egm rng selftest runs it) "
@@ -128,12 +150,12 @@ OUTCOME_RANGES = (2, 6, 13, 52, 312, 416)
 OUTCOME_COUNT = 200_000
 
 
-@pytest.mark.hil(id="rng.outcomes-chi2", standard="gli-11", clause="3.3.3 (approx.)",
+@pytest.mark.hil(id="rng.outcomes-chi2", standard="gli-11", clause="3.3.3 Scaling Algorithms (approx.)",
                  requirement="Scaling the RNG's output to the range a game needs must not favour any outcome: "
                              "every value of each range the games use is equally likely. "
-                             f"(Section number approximate: {RNG_SECTION}, scaling algorithms.)",
+                             f"(Section number approximate: {RNG_SECTION}.)",
                  title="Scaled outcomes uniform over the ranges the games use (chi-square)", operator=False,
-                 duration=30, targets=("sim", "cabinet"))
+                 duration=15, targets=("sim", "cabinet"))
 def test_outcomes_chi2(record):
     chosen = mechanisms()
     alpha = sidak(FAMILY_ALPHA, len(OUTCOME_RANGES) * len(chosen))
@@ -141,7 +163,7 @@ def test_outcomes_chi2(record):
                 f"{len(OUTCOME_RANGES) * len(chosen)} independent chi-squares (Sidak)")
     for mechanism in chosen:
         for n in OUTCOME_RANGES:
-            args = ["rng", "outcomes", "--range", str(n), "--count", str(OUTCOME_COUNT), *mechanism_args(mechanism)]
+            args = ["rng", "outcomes", "--range", str(n), "--count", str(OUTCOME_COUNT), "--mechanism", mechanism]
             record.step(f"egm {' '.join(args)}")
             done = egm(*args)
             record.measure(f"{mechanism} range {n}: exit status", done.returncode, equals=0)
@@ -171,43 +193,46 @@ def _deal_by_shoe(rng: RngService, n: int) -> list[int]:
     return [int(shoe.next_card()) for _ in range(n)]
 
 
-@pytest.mark.hil(id="rng.shuffle", standard="gli-11", clause="3.3.4 (approx.)",
+@pytest.mark.hil(id="rng.shuffle", standard="gli-11", clause="3.3.3 Scaling Algorithms: shuffling (approx.)",
                  requirement="Shuffling must make every ordering of the cards equally likely, so that every "
                              "card is equally likely in every position. "
-                             f"(Section number approximate: {RNG_SECTION}, shuffling and card games.)",
+                             f"(Section number approximate: {RNG_SECTION}.)",
                  title="Shuffles uniform: card by position and all orderings (chi-square)", operator=False,
-                 duration=15, targets=("sim", "cabinet"))
+                 duration=10, targets=("sim", "cabinet"))
 def test_shuffle(record):
-    rng = RngService.production()
     deals: dict[str, Callable[[RngService, int], list[int]]] = {
         "RngService.shuffle": _deal_by_shuffle, "RngShoe (the games' card source)": _deal_by_shoe}
-    alpha = sidak(FAMILY_ALPHA, 2 * len(deals))
+    chosen = mechanisms()
+    alpha = sidak(FAMILY_ALPHA, 2 * len(deals) * len(chosen))
     record.note(f"per-check limit p >= {alpha:.3g}: family-wise false-alarm rate {FAMILY_ALPHA} over "
-                f"{2 * len(deals)} chi-squares (Sidak); every shuffle starts from the same order")
+                f"{2 * len(deals) * len(chosen)} chi-squares (Sidak); every shuffle starts from the same order")
     orders = {perm: i for i, perm in enumerate(itertools.permutations(range(PERMUTED)))}
-    for name, deal in deals.items():
-        record.step(f"{SHUFFLES:,} deals of {DECK} distinct cards through {name} (production RNG)")
-        counts = np.zeros((DECK, DECK), dtype=np.int64)
-        for _ in range(SHUFFLES):
-            for position, card in enumerate(deal(rng, DECK)):
-                counts[card, position] += 1
-        fit = position_chi2(counts)
-        record.note(f"{name}: card-by-position chi-square {fit.statistic:.1f}, {fit.dof} degrees of freedom")
-        record.measure(f"{name}: card-by-position p-value ({DECK} cards)", fit.p_value, low=alpha, soft=True)
+    for mechanism in chosen:
+        rng = RngService.production(mechanism=mechanism)
+        for method, deal in deals.items():
+            name = f"{mechanism} {method}"
+            record.step(f"{SHUFFLES:,} deals of {DECK} distinct cards through {method} (production {mechanism})")
+            counts = np.zeros((DECK, DECK), dtype=np.int64)
+            for _ in range(SHUFFLES):
+                for position, card in enumerate(deal(rng, DECK)):
+                    counts[card, position] += 1
+            fit = position_chi2(counts)
+            record.note(f"{name}: card-by-position chi-square {fit.statistic:.1f}, {fit.dof} degrees of freedom")
+            record.measure(f"{name}: card-by-position p-value ({DECK} cards)", fit.p_value, low=alpha, soft=True)
 
-        record.step(f"{SHUFFLES:,} deals of {PERMUTED} cards through {name}: how often each of the 24 orderings")
-        seen = np.zeros(len(orders) + 1, dtype=np.int64)      # the last cell: a deal that is no ordering
-        for _ in range(SHUFFLES):
-            seen[orders.get(tuple(deal(rng, PERMUTED)), len(orders))] += 1
-        record.measure(f"{name}: deals of {PERMUTED} cards that are not an ordering of them", int(seen[-1]), equals=0,
-                       soft=True)
-        seen = seen[:-1]
-        record.measure(f"{name}: orderings of {PERMUTED} cards seen", int(np.count_nonzero(seen)), equals=len(orders),
-                       soft=True)
-        fit = uniform_chi2(seen)
-        record.note(f"{name}: orderings chi-square {fit.statistic:.1f}, {fit.dof} degrees of freedom; "
-                    f"least {int(seen.min())}, most {int(seen.max())} of {SHUFFLES / len(orders):.0f} expected")
-        record.measure(f"{name}: 24 orderings equally frequent, p-value", fit.p_value, low=alpha, soft=True)
+            record.step(f"{SHUFFLES:,} deals of {PERMUTED} cards through {method}: how often each of the 24 orderings")
+            seen = np.zeros(len(orders) + 1, dtype=np.int64)      # the last cell: a deal that is no ordering
+            for _ in range(SHUFFLES):
+                seen[orders.get(tuple(deal(rng, PERMUTED)), len(orders))] += 1
+            record.measure(f"{name}: deals of {PERMUTED} cards that are not an ordering of them", int(seen[-1]),
+                           equals=0, soft=True)
+            seen = seen[:-1]
+            record.measure(f"{name}: orderings of {PERMUTED} cards seen", int(np.count_nonzero(seen)),
+                           equals=len(orders), soft=True)
+            fit = uniform_chi2(seen)
+            record.note(f"{name}: orderings chi-square {fit.statistic:.1f}, {fit.dof} degrees of freedom; least "
+                        f"{int(seen.min())}, most {int(seen.max())} of {SHUFFLES / len(orders):.0f} expected")
+            record.measure(f"{name}: 24 orderings equally frequent, p-value", fit.p_value, low=alpha, soft=True)
 
 
 # --- rng.health -------------------------------------------------------------------------------
@@ -215,7 +240,7 @@ HEALTH_REQUIREMENT = (
     "The RNG's entropy source must be checked continuously, and a failed source must stop the RNG "
     "from being seeded or used: the failure is detected, recorded, play stops, and only a technician "
     "can return the RNG to service once the source is sound. "
-    f"(Section number approximate: {RNG_SECTION}, seeding and reseeding / entropy source health.)")
+    f"(Section number approximate: {RNG_SECTION}.)")
 
 
 class _Source:
@@ -242,7 +267,7 @@ def _error(action: Callable[[], Any]) -> str:
     return ""
 
 
-@pytest.mark.hil(id="rng.health.source", standard="gli-11", clause="3.3.1 (approx.)",
+@pytest.mark.hil(id="rng.health.source", standard="gli-11", clause="3.3.4 RNG Seeding and Entropy (approx.)",
                  requirement=HEALTH_REQUIREMENT,
                  title="Entropy health tests trip on a failed source; the RNG refuses to reseed or generate",
                  operator=False, duration=2, targets=("sim", "cabinet"))
@@ -300,10 +325,10 @@ def _clear_rng_tilt(cabinet: Target, record: Recorder, *, expect_cleared: bool) 
     return refusal
 
 
-@pytest.mark.hil(id="rng.health.cabinet", standard="gli-11", clause="3.3.1 (approx.)",
+@pytest.mark.hil(id="rng.health.cabinet", standard="gli-11", clause="3.3.4 RNG Seeding and Entropy (approx.)",
                  requirement=HEALTH_REQUIREMENT,
                  title="A stuck entropy source tilts the cabinet at reseed; play refused until repaired",
-                 operator=False, duration=40, targets=("sim",))
+                 operator=False, duration=10, targets=("sim",))
 def test_health_cabinet(cabinet, record, operator):
     cabinet.wait("IDLE", timeout=60)
     record.step("sim rng reseed with a sound source")
@@ -361,17 +386,17 @@ BOOT_BYTES = 256 * 1024
 BLOCK = 16
 
 
-@pytest.mark.hil(id="rng.cold-boot", standard="gli-11", clause="3.3.1 (approx.)",
+@pytest.mark.hil(id="rng.cold-boot", standard="gli-11", clause="3.3.4 RNG Seeding and Entropy (approx.)",
                  requirement="Every power-up must seed the RNG afresh, so that no two power-ups produce the "
                              "same or overlapping output sequences. "
-                             f"(Section number approximate: {RNG_SECTION}, seeding.)",
-                 title="Fresh processes' production RNG output never overlaps", operator=False, duration=20,
+                             f"(Section number approximate: {RNG_SECTION}.)",
+                 title="Fresh processes' production RNG output never overlaps", operator=False, duration=10,
                  targets=("sim", "cabinet"))
 def test_cold_boot(record):
     for mechanism in mechanisms():
         streams: list[bytes] = []
         for boot in range(BOOTS):
-            args = ["rng", "dump", "--bytes", str(BOOT_BYTES), *mechanism_args(mechanism)]
+            args = ["rng", "dump", "--bytes", str(BOOT_BYTES), "--mechanism", mechanism]
             record.step(f"boot {boot + 1}: egm {' '.join(args)} (a fresh process: the production instantiation)")
             done = egm(*args)
             record.measure(f"{mechanism} boot {boot + 1}: exit status", done.returncode, equals=0)
@@ -394,11 +419,12 @@ def _first_cards(cabinet: Target) -> list[Any]:
     return list(cards)
 
 
-@pytest.mark.hil(id="rng.cold-boot.cabinet", standard="gli-11", clause="3.3.1 (approx.)",
+@pytest.mark.hil(id="rng.cold-boot.cabinet", standard="gli-11",
+                 clause="3.3.4 RNG Seeding and Entropy (approx.)",
                  requirement="Every power-up must seed the RNG afresh: the first cards dealt after each power-up "
                              "differ from those after the others. "
-                             f"(Section number approximate: {RNG_SECTION}, seeding.)",
-                 title="Each power-up deals a different first round", operator=True, duration=60,
+                             f"(Section number approximate: {RNG_SECTION}.)",
+                 title="Each power-up deals a different first round", operator=True, duration=15,
                  targets=("sim", "cabinet"))
 def test_cold_boot_cabinet(cabinet, record, operator):
     cabinet.wait("IDLE", timeout=60)
