@@ -49,26 +49,24 @@ def test_modulo_reduction_fails_the_outcomes_chi_square(tmp_path):
     assert "range 2: chi-square" not in reason          # a power of two: modulo is exact there
 
 
-def test_swap_with_any_position_fails_the_shuffle_test(tmp_path):
-    software = broken_copy(tmp_path, {RANDBELOW: (
-        "j = randbelow_from(randbits, i + 1)", "j = randbelow_from(randbits, len(items))")})
-    code, record = run_hil(software, tmp_path, "rng.shuffle")
-    assert code == 1
-    reason = _failed(record, "rng.shuffle")
-    assert "RngService.shuffle: card-by-position p-value" in reason
-    assert "RngService.shuffle: 24 orderings equally frequent" in reason
-    assert "RngShoe" not in reason                       # the games' card source is untouched
+SERVICE_SHUFFLE = "RngService.shuffle"
+SHOE_DEAL = "RngShoe (the games' card source)"
 
 
-def test_a_shoe_that_never_deals_its_last_card_early_fails_the_shuffle_test(tmp_path):
-    software = broken_copy(tmp_path, {SHOE: (
-        "j = i + self._rng.randbelow(n - i)", "j = i + self._rng.randbelow(max(n - i - 1, 1))")})
-    code, record = run_hil(software, tmp_path, "rng.shuffle")
+@pytest.mark.parametrize(("path", "old", "new", "broken", "intact"), [
+    pytest.param(RANDBELOW, "j = randbelow_from(randbits, i + 1)", "j = randbelow_from(randbits, len(items))",
+                 SERVICE_SHUFFLE, SHOE_DEAL, id="shuffle-swaps-with-any-position"),
+    pytest.param(SHOE, "j = i + self._rng.randbelow(n - i)", "j = i + self._rng.randbelow(max(n - i - 1, 1))",
+                 SHOE_DEAL, SERVICE_SHUFFLE, id="shoe-never-deals-its-last-card-early"),
+])
+def test_a_biased_shuffle_fails_the_shuffle_test(tmp_path, path, old, new, broken, intact):
+    code, record = run_hil(broken_copy(tmp_path, {path: (old, new)}), tmp_path, "rng.shuffle")
     assert code == 1
     reason = _failed(record, "rng.shuffle")
-    assert "RngShoe (the games' card source): card-by-position p-value" in reason
-    assert "RngShoe (the games' card source): 24 orderings equally frequent" in reason
-    assert "RngService.shuffle" not in reason
+    for mechanism in ("hmac-drbg", "ctr-drbg"):
+        assert f"{mechanism} {broken}: card-by-position p-value" in reason
+        assert f"{mechanism} {broken}: 24 orderings equally frequent" in reason
+    assert intact not in reason                          # the other way of dealing is untouched
 
 
 def test_the_unbroken_software_passes(tmp_path):
