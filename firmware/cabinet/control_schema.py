@@ -11,7 +11,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    field_validator,
+)
 
 from firmware.cabinet.lab import ID_PATTERN, MAX_TEXT, MAX_TIMEOUT_S
 from firmware.errors import EgmError

@@ -71,14 +71,14 @@ class LabPanel:
             else:
                 kept_devices.append(event)
         kept_events = []
-        for event in events:
+        for pygame_event in events:
             action = None
-            if event.type in (pygame.MOUSEBUTTONDOWN, pygame.FINGERDOWN):
-                action = ui_input.from_pygame(event, frame, scaler)
+            if pygame_event.type in (pygame.MOUSEBUTTONDOWN, pygame.FINGERDOWN):
+                action = ui_input.from_pygame(pygame_event, frame, scaler)
             if action is not None and action.name in (DONE, CANNOT, PANEL):
                 self._act(action, lab)
             else:
-                kept_events.append(event)
+                kept_events.append(pygame_event)
         return kept_devices, kept_events
 
     def _act(self, action: UiAction, lab: Mapping[str, Any]) -> None:

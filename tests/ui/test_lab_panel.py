@@ -58,7 +58,7 @@ def test_the_panel_is_drawn_over_the_table_and_a_touch_on_could_not_do_it_answer
     assert top(s, "lab.text") == "Open the main door, then close it"
     assert top(s, "lab.done") == "DONE" and top(s, "lab.cannot") == "COULD NOT DO IT"
     x, y, w, h = s.app.scaler.rect(frame.regions["lab"])
-    assert 0 < x and x + w < SIZE[0] and 0 < y and y + h < SIZE[1]
+    assert x > 0 and y > 0 and x + w < SIZE[0] and y + h < SIZE[1]
     assert frame.regions["meter.credit"]                 # the table is still drawn under it
     assert frame.action_at(*frame.regions["lab.done"].center).name == "lab_done"
     s.save("lab-prompt")
