@@ -18,15 +18,21 @@ import pygame
 
 from firmware.cabinet.control import request
 from firmware.cli import main
+from firmware.ui import theme
 from tests.cli.processes import reaped
 from tests.cli.test_memory_lock import status_when
 
 
-def start(tmp_path: Path, state: Path) -> subprocess.Popen:
+def start(tmp_path: Path, state: Path, *, window: bool = False) -> subprocess.Popen:
+    """``egm run --sim --headless``; ``window``: with its window instead (SDL's dummy display, the
+    simulator panel beside the game)."""
     cfg = tmp_path / "egm.toml"
     cfg.write_text("[host]\nenabled = false\n")
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "SDL_VIDEODRIVER")}
-    return subprocess.Popen([sys.executable, "-m", "firmware.cli", "run", "--sim", "--headless", "--config",
+    screens = ["--size", "1280x720"] if window else ["--headless"]
+    if window:
+        env.update(SDL_VIDEODRIVER="dummy", SDL_AUDIODRIVER="dummy")
+    return subprocess.Popen([sys.executable, "-m", "firmware.cli", "run", "--sim", *screens, "--config",
                              str(cfg), "--state-dir", str(state)], stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True, env={**env, "PYTHONUNBUFFERED": "1"})
 
@@ -97,6 +103,31 @@ def test_the_live_screen_shows_the_note_and_the_lab_prompt_and_changes_nothing(t
     with Ledger.open(state) as ledger:
         lab_events = [(e["what"], e.get("answer")) for e in reversed(ledger.events(20)) if e["event"] == "lab_prompt"]
     assert lab_events == [("asked", None), ("answered", "cannot")]
+
+
+def test_with_a_window_the_screenshot_is_the_windows_frame_without_the_simulator_panel(tmp_path):
+    state = tmp_path / "state"
+    proc = start(tmp_path, state, window=True)
+    with reaped(proc):
+        status_when(proc, state, lambda s: s.get("state") == "IDLE")
+        request(state, "lab_prompt", {"id": "window", "text": "Touch DONE"})
+        status_when(proc, state, lambda s: s.get("lab") is not None)
+        out = tmp_path / "window.png"
+        code, stdout, stderr = screenshot("--state-dir", str(state), "--out", str(out), "--json",
+                                          "--size", "1280x720")
+        assert code == 0, stderr
+        shot = json.loads(stdout)
+        assert shot["shown"] == "table" and shot["size"] == [1280, 720]
+        image = pygame.image.load(str(out))
+        assert image.get_size() == (1280, 720) and distinct_colours(image) > 20
+        x, y, w, h = shot["regions"]["button.games"]     # the game's screen edge to edge (GAMES at its
+        assert x + w >= 1240                               # right edge: no simulator panel squeezed in)
+        x, y, w, h = shot["regions"]["lab.cannot"]       # ... and what was drawn is where it says
+        for px in (x + 30, x + w - 30):
+            assert all(abs(a - b) <= 8 for a, b in zip(image.get_at((px, y + h // 2))[:3], theme.BUTTON,
+                                                         strict=True)), px
+        request(state, "stop")
+        proc.wait(timeout=60)
 
 
 def test_no_terminal_running_is_one_line_and_no_file(tmp_path):
