@@ -42,6 +42,15 @@ def near(colour: tuple[int, ...], expected: tuple[int, int, int]) -> bool:
     return all(abs(a - b) <= 8 for a, b in zip(colour[:3], expected, strict=True))
 
 
+def tap(s: Session, x: float, y: float) -> None:
+    """A finger at design point (x, y) through the touchscreen, then lifted (as ``Session.touch``)."""
+    px, py = s.app.scaler.point(x, y)
+    last = s.terminal.touches[-1] if s.terminal.touches else None
+    s.finger.tap(px, py)
+    s.until(lambda: s.terminal.touches and s.terminal.touches[-1] is not last
+            and s.terminal.touches[-1]["phase"] == "up", f"the touch at {x}, {y}")
+
+
 def money(s: Session) -> tuple[Any, ...]:
     t = s.terminal
     return (dict(t.ledger.meters), t.status()["state"], t.status()["credits_cents"], t.rounds_played)
@@ -124,3 +133,26 @@ def test_the_png_encoder_round_trips_through_pygame():
     assert back.get_at((6, 8))[:3] == (250, 0, 128) and back.get_at((0, 0))[:3] == (10, 200, 30)
     with pytest.raises(ValueError):
         png(b"\x00" * 10, 40, 30)
+
+
+def test_over_the_service_menu_the_panel_takes_its_touch_and_the_menu_does_not(big):
+    s = big
+    s.rig.control(["key", "audit", "on"])
+    s.until(lambda: s.app.service_menu is not None, "the service menu")
+    s.step()
+    assert "role.technician" in s.app.frame.regions
+    prompt(s, id="menu", text="Touch DONE over the service menu")
+    assert s.app.screen == "service" and top(s, "lab.title") == "LAB TEST - menu"
+    menu = s.app.service_menu
+    page = menu.state.page
+    role = menu.frame.hit("role.technician").rect                   # under the panel's body
+    assert s.app.frame.action_at(*role.center).name == "lab_panel"
+    tap(s, *role.center)
+    s.step()
+    assert menu.state.page == page == "login"                       # a touch on the panel: nothing
+    s.touch("lab.done")
+    s.until(lambda: s.terminal.status()["lab"]["answer"] == "done", "the answer")
+    s.step()
+    assert s.terminal.status()["lab"]["source"] == "screen"
+    assert s.app.service_menu is menu and menu.state.page == page      # the menu saw nothing
+    assert "role.technician" in s.app.frame.regions
