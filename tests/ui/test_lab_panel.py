@@ -15,6 +15,7 @@ import pytest
 from firmware.ui import theme
 from firmware.ui.capture import CaptureError, FrameGrab, png
 from tests.ui.session import Session
+from tests.ui.test_acceptance import FIG_8
 
 SIZE = (1920, 1080)
 
@@ -156,3 +157,30 @@ def test_over_the_service_menu_the_panel_takes_its_touch_and_the_menu_does_not(b
     assert s.terminal.status()["lab"]["source"] == "screen"
     assert s.app.service_menu is menu and menu.state.page == page      # the menu saw nothing
     assert "role.technician" in s.app.frame.regions
+
+
+def test_the_headless_screenshot_draws_the_published_state_once_and_disturbs_nothing(big):
+    from firmware.ui.live import render_live
+
+    s = big
+    s.insert(20)
+    s.stack_shoe(FIG_8.split())
+    s.terminal.submit("play", wagers={1: {"bac": 10, "war": 10, "tie": 5, "war_pool": 10}})
+    s.until(lambda: s.terminal.status()["last_round"] is not None and s.app.playback is not None, "a round")
+    s.app.playback.skip()
+    s.step()
+    on_input, handlers = s.terminal.on_input, dict(s.terminal.handlers)
+    queued, published = s.terminal.commands._queue.qsize(), s.terminal.published
+    shot = render_live(s.terminal, (1920, 1080))
+    assert (shot["screen"], shot["state"], shot["lab"]) == ("table", "IDLE", None)
+    # the round is shown at its end, as on the screens that followed it: the same result regions
+    drawn = {n for n in s.app.frame.regions if n.startswith(("result", "hand", "dealer", "banner"))}
+    assert drawn and drawn <= set(shot["regions"])
+    # the terminal is as it was: its input still the screens', no command registered or queued
+    assert s.terminal.on_input == on_input and s.terminal.handlers == handlers
+    assert s.terminal.commands._queue.qsize() == queued and s.terminal.published == published
+    image = pygame.image.load(io.BytesIO(base64.b64decode(shot["png_base64"])), "live.png")
+    live = pygame.image.tobytes(image, "RGB")
+    mine = pygame.image.tobytes(s.app.surface, "RGB")
+    same = sum(a == b for a, b in zip(live[::97], mine[::97], strict=True)) / len(live[::97])
+    assert same > 0.95                      # the same picture as the screens that played it
