@@ -3,7 +3,7 @@
 Taking one is two halves on two threads. On the thread that draws (the window's, which owns
 pygame), :func:`grab` copies the frame just drawn, scaled to the size asked, to plain bytes with
 where its named regions are; on the asking thread, :func:`answer` encodes those bytes as PNG
-(:func:`png`: zlib, no pygame) for the answer. :class:`FrameGrab` hands requests to the drawing
+(:func:`png`: Pillow, no pygame) for the answer. :class:`FrameGrab` hands requests to the drawing
 thread and the grabs back: an app calls :meth:`FrameGrab.serve` at the end of each frame, and
 :meth:`FrameGrab.request` waits for it (a time-out when no frame is drawn).
 """
@@ -11,14 +11,14 @@ thread and the grabs back: an app calls :meth:`FrameGrab.serve` at the end of ea
 from __future__ import annotations
 
 import base64
-import struct
+import io
 import threading
-import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import pygame
+from PIL import Image
 
 from firmware.errors import EgmError
 from firmware.ui.layout import Scaler
@@ -72,17 +72,12 @@ def answer(shot: Grab) -> dict[str, Any]:
 
 
 def png(rgb: bytes, width: int, height: int) -> bytes:
-    """``rgb`` (rows of ``width`` RGB pixels, top first) as a PNG file (8-bit truecolour)."""
-    stride = 3 * width
-    if len(rgb) != stride * height:
+    """``rgb`` (rows of ``width`` RGB pixels, top first) as a PNG file (8-bit truecolour, Pillow)."""
+    if len(rgb) != 3 * width * height:
         raise ValueError(f"{len(rgb)} bytes are not {width}x{height} RGB pixels")
-    raw = b"".join(b"\x00" + rgb[y * stride:(y + 1) * stride] for y in range(height))
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-
-    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(raw, 6)) + chunk(b"IEND", b"")
+    out = io.BytesIO()
+    Image.frombytes("RGB", (width, height), rgb).save(out, format="PNG", compress_level=6)
+    return out.getvalue()
 
 
 @dataclass
