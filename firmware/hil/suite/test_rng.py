@@ -384,6 +384,10 @@ def _stuck_source_on_the_cabinet(cabinet: Target, record: Recorder, operator: Op
                    "repetition count test" in str(answer.get("failure")), equals=True)
     status = cabinet.wait("TILT", timeout=30)
     record.attach("status-tilt", status, "json")
+    with tempfile.TemporaryDirectory(prefix="egm-hil-screen-") as folder:
+        shot = Path(folder) / "screen.png"
+        if cabinet.screenshot(shot):
+            record.attach("screen-rng-tilt", shot, "png")
     record.measure("cabinet state", status["state"], equals="TILT")
     record.measure("RNG tilt raised", [t["tilt"] for t in status.get("tilts", [])], equals=["rng:drbg"])
     failures = [e for e in cabinet.events(50) if e.get("event") == "rng_failure"]
