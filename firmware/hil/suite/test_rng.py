@@ -7,10 +7,11 @@ Every statistical check is judged at a per-check significance derived from a fam
 false-alarm rate of :data:`FAMILY_ALPHA` per test (Sidak, :func:`firmware.hil.checks_rng.sidak`):
 a sound generator makes a test fail by chance about once in a thousand runs, whatever the number of
 ranges or mechanisms it covers; the biases these tests exist for (modulo reduction, a shuffle that
-swaps with any position) sit thousands of standard deviations beyond the limits at these sample
-sizes (tests/hil/test_rng_fails.py shows them failing).
+swaps with any position, a shoe off by one) give chi-squares with a non-centrality in the tens of
+thousands at these sample sizes, against limits below 600 (tests/hil/test_rng_fails.py shows them
+failing).
 
-The known-answer tests are ``rng.kat`` (test_rng_kat.py).
+The known-answer tests are ``rng.kat`` (HMAC_DRBG, test_rng_kat.py) and ``rng.kat-ctr`` (here).
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ from firmware.rng.sp800_22 import all_p_values, parameters
 #: Family-wise false-alarm rate of each statistical test (all its checks together).
 FAMILY_ALPHA = 0.001
 RNG_SECTION = "GLI-11 'Random Number Generator (RNG) Requirements'"
+
 
 # --- rng.kat-ctr -----------------------------------------------------------------------------
 @pytest.mark.hil(id="rng.kat-ctr", standard="gli-11",
