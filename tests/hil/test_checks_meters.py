@@ -3,7 +3,13 @@
 
 from __future__ import annotations
 
-from firmware.hil.checks_meters import decreases, flat, identity_difference, pairwise_decreases, rolled_over
+from firmware.hil.checks_meters import (
+    decreases,
+    flat,
+    identity_difference,
+    pairwise_decreases,
+    rolled_over,
+)
 from firmware.ledger.ledger import accounting_difference
 from firmware.ledger.meters import ROLLOVER
 

@@ -119,23 +119,23 @@ def _door_test(door: Door, cabinet: Any, record: Any, operator: Any) -> None:
     _cash_out(cabinet, record)
 
 
-@pytest.mark.hil(id="doors.main", standard="gli-11", clause="3.x Door Monitoring (approx.)",
+@pytest.mark.hil(id="doors.main", standard="gli-11", clause="4.3 Door Monitoring (approx.)",
                  requirement=DOOR_REQUIREMENT, title="Main door: tilt, event, meter; clears when closed",
-                 operator=True, duration=10, targets=("sim", "cabinet"))
+                 operator=True, duration=5, targets=("sim", "cabinet"))
 def test_main_door(cabinet, record, operator):
     _door_test(Door.MAIN, cabinet, record, operator)
 
 
-@pytest.mark.hil(id="doors.cash-box", standard="gli-11", clause="3.x Door Monitoring (approx.)",
+@pytest.mark.hil(id="doors.cash-box", standard="gli-11", clause="4.3 Door Monitoring (approx.)",
                  requirement=DOOR_REQUIREMENT, title="Cash box door: tilt, event, meter; clears when closed",
-                 operator=True, duration=10, targets=("sim", "cabinet"))
+                 operator=True, duration=5, targets=("sim", "cabinet"))
 def test_cash_box_door(cabinet, record, operator):
     _door_test(Door.CASH_BOX, cabinet, record, operator)
 
 
-@pytest.mark.hil(id="doors.logic", standard="gli-11", clause="3.x Door Monitoring (approx.)",
+@pytest.mark.hil(id="doors.logic", standard="gli-11", clause="4.3 Door Monitoring (approx.)",
                  requirement=DOOR_REQUIREMENT, title="Logic door: tilt, event, meter; clears when closed",
-                 operator=True, duration=10, targets=("sim", "cabinet"))
+                 operator=True, duration=5, targets=("sim", "cabinet"))
 def test_logic_door(cabinet, record, operator):
     _door_test(Door.LOGIC, cabinet, record, operator)
 
@@ -146,9 +146,9 @@ POWER_OFF_REQUIREMENT = (
     "while the power was off. (Section title: 'Door Monitoring' with power off; number approximate.)")
 
 
-@pytest.mark.hil(id="doors.power-off", standard="gli-11", clause="3.x Door Monitoring (approx.)",
+@pytest.mark.hil(id="doors.power-off", standard="gli-11", clause="4.3 Door Monitoring (approx.)",
                  requirement=POWER_OFF_REQUIREMENT, title="A door opened while the power was off is found at power-up",
-                 operator=True, duration=25, targets=("sim", "cabinet"))
+                 operator=True, duration=10, targets=("sim", "cabinet"))
 def test_door_opened_while_off(cabinet, record, operator):
     before = _meters(cabinet)
     seq = _last_seq(cabinet)
@@ -191,9 +191,9 @@ RNG_REQUIREMENT = (
     "resume play. (Section titles: 'Error Conditions' / RNG failure; numbers approximate.)")
 
 
-@pytest.mark.hil(id="tilts.clear.device", standard="gli-11", clause="3.x Error Conditions (approx.)",
+@pytest.mark.hil(id="tilts.clear.device", standard="gli-11", clause="4.7 Error Conditions (approx.)",
                  requirement=FAULT_REQUIREMENT, title="A validator jam tilts and clears when fixed",
-                 operator=True, duration=10, targets=("sim", "cabinet"))
+                 operator=True, duration=5, targets=("sim", "cabinet"))
 def test_device_fault_tilt(cabinet, record, operator):
     tilt = "device_fault:bill_validator.jam"
     _credit_for_deal(cabinet, record)
@@ -219,9 +219,9 @@ def test_device_fault_tilt(cabinet, record, operator):
     _cash_out(cabinet, record)
 
 
-@pytest.mark.hil(id="tilts.clear.rng", standard="gli-11", clause="3.x Error Conditions (approx.)",
+@pytest.mark.hil(id="tilts.clear.rng", standard="gli-11", clause="4.7 Error Conditions (approx.)",
                  requirement=RNG_REQUIREMENT, title="An RNG failure tilt clears only by the technician",
-                 operator=False, duration=15, targets=("sim",))
+                 operator=False, duration=8, targets=("sim",))
 def test_rng_tilt(cabinet, record):
     tilt = "rng:drbg"
     _credit_for_deal(cabinet, record)

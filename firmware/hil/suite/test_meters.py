@@ -82,7 +82,7 @@ def _sas_port(cabinet: Any, timeout: float = 30.0) -> dict[str, Any] | None:
 @pytest.mark.hil(id="meters.identity", standard="gli-11", clause="4.4 Electronic Accounting Meters (approx.)",
                  requirement=IDENTITY_REQUIREMENT,
                  title="Accounting identity holds through notes, vouchers, handpay and AFT",
-                 operator=True, duration=75, targets=("sim", "cabinet"))
+                 operator=True, duration=15, targets=("sim", "cabinet"))
 def test_identity(cabinet, record, operator):
     log = MeterLog(cabinet, record)
     m0 = log.take("start")
@@ -177,7 +177,7 @@ ROLLOVER_REQUIREMENT = (
 
 @pytest.mark.hil(id="meters.rollover", standard="gli-11", clause="4.4 Electronic Accounting Meters (approx.)",
                  requirement=ROLLOVER_REQUIREMENT, title="Meters roll over at 10 digits",
-                 operator=False, duration=2, targets=("sim", "cabinet"))
+                 operator=False, duration=1, targets=("sim", "cabinet"))
 def test_rollover(record):
     work: Path = record.report_dir / "meters-rollover-ledger"
     record.step(f"a temporary critical memory in {work} with the product's ledger and meter code")
@@ -213,7 +213,7 @@ MONOTONIC_REQUIREMENT = (
 
 @pytest.mark.hil(id="meters.monotonic", standard="gli-11", clause="4.4 Electronic Accounting Meters (approx.)",
                  requirement=MONOTONIC_REQUIREMENT, title="Meters never go back",
-                 operator=True, duration=45, targets=("sim", "cabinet"))
+                 operator=True, duration=10, targets=("sim", "cabinet"))
 def test_monotonic(cabinet, record, operator):
     log = MeterLog(cabinet, record)
     log.take("start")
