@@ -13,10 +13,12 @@ the suite's cabinet alone.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import sqlite3
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -256,12 +258,28 @@ CORRUPTION_REQUIREMENT = (
     "validation of critical memory; number approximate.)")
 
 
-def _own_terminal(record: Any, name: str) -> SimTarget:
-    return SimTarget(record.report_dir / f"sim-memory-{name}", config_text=OWN_TERMINAL)
+@contextlib.contextmanager
+def _own_terminal(record: Any, name: str) -> Iterator[SimTarget]:
+    """A simulated terminal of the test's own in ``sim-memory-NAME`` of the report folder, started;
+    closed at the end and its log kept as evidence."""
+    terminal = SimTarget(record.report_dir / f"sim-memory-{name}", config_text=OWN_TERMINAL)
+    try:
+        terminal.power_on()
+        yield terminal
+    finally:
+        terminal.close()
+        record.attach("terminal-log", "\n".join(terminal.log_lines()) + "\n", "text")
 
 
 def _copies(state: Path) -> list[Path]:
     return [state / name for name in (PRIMARY_FILE, MIRROR_FILE)]
+
+
+def _remove_copies(state: Path) -> None:
+    """Both copies of critical memory gone (with their WAL and shared-memory files)."""
+    for copy in _copies(state):
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{copy}{suffix}").unlink(missing_ok=True)
 
 
 def _alter_bill(state: Path) -> int:
@@ -304,10 +322,8 @@ def _refused(call: Any) -> str:
                  requirement=CORRUPTION_REQUIREMENT, title="Corrupt critical memory is detected at power-up and stops play",
                  operator=False, duration=25, targets=("sim",))
 def test_corruption(record):
-    terminal = _own_terminal(record, "corruption")
-    try:
-        record.step("start a terminal of its own, a $20 note, a round, note its meters")
-        terminal.power_on()
+    with _own_terminal(record, "corruption") as terminal:
+        record.step("a terminal of its own: a $20 note, a round, note its meters")
         terminal.insert_note(20)
         terminal.play_rounds(1)
         meters_before = terminal.meters()
@@ -345,9 +361,7 @@ def test_corruption(record):
         record.measure("cabinet state 3 s later", terminal.status()["state"], equals="HALTED")
         record.step("power cut, put the original memory files back, power on")
         terminal.power_cut()
-        for copy in _copies(terminal.state_dir):
-            for suffix in ("", "-wal", "-shm"):
-                Path(f"{copy}{suffix}").unlink(missing_ok=True)
+        _remove_copies(terminal.state_dir)
         for path in saved.iterdir():
             shutil.copy2(path, terminal.state_dir / path.name)
         terminal.power_on()
@@ -356,9 +370,6 @@ def test_corruption(record):
         meters_after = terminal.meters()
         record.measure("meters with the memory restored (power_reset aside)",
                        _changed(flat(meters_before), flat(meters_after), ignore={"power_reset"}), equals={})
-    finally:
-        terminal.close()
-        record.attach("terminal-log", "\n".join(terminal.log_lines()) + "\n", "text")
 
 
 RAM_CLEAR_REQUIREMENT = (
@@ -372,10 +383,8 @@ RAM_CLEAR_REQUIREMENT = (
                  requirement=RAM_CLEAR_REQUIREMENT, title="RAM clear only by the technician, and recorded",
                  operator=False, duration=25, targets=("sim",))
 def test_ram_clear(record):
-    terminal = _own_terminal(record, "ram-clear")
-    try:
-        record.step("start a terminal of its own; a $20 note")
-        terminal.power_on()
+    with _own_terminal(record, "ram-clear") as terminal:
+        record.step("a terminal of its own: a $20 note")
         terminal.insert_note(20)
         for role in ("attendant", "auditor"):
             record.step(f"service ram-clear as the {role}")
@@ -403,9 +412,7 @@ def test_ram_clear(record):
 
         record.step("power cut; both copies of critical memory removed (the key and the mark kept); power on")
         terminal.power_cut()
-        for copy in _copies(terminal.state_dir):
-            for suffix in ("", "-wal", "-shm"):
-                Path(f"{copy}{suffix}").unlink(missing_ok=True)
+        _remove_copies(terminal.state_dir)
         terminal.power_on(wait_started=False)
         status = _locked(terminal)
         record.attach("status-locked", status, "json")
@@ -440,6 +447,3 @@ def test_ram_clear(record):
         meters_after = terminal.meters()
         record.measure("bills_in after the clear", meters_after["meters"]["bills_in"], equals=0, unit="cents")
         record.note(f"bills_in before the clear: {meters_before['meters']['bills_in']} cents")
-    finally:
-        terminal.close()
-        record.attach("terminal-log", "\n".join(terminal.log_lines()) + "\n", "text")
