@@ -8,7 +8,8 @@ malformed or hostile input gets an error answer and changes nothing; the termina
 every request is answered.
 
 ``status`` and ``wait`` are answered from the terminal's published snapshot without disturbing
-it; every other op runs on the terminal's own thread (:meth:`Terminal.submit`), in order with the
+it, ``screenshot`` by the screens (:meth:`Terminal.screenshot`: a copy of the window's frame, or,
+headless, the published status drawn off screen), never on the terminal's thread; every other op runs on the terminal's own thread (:meth:`Terminal.submit`), in order with the
 device events, and is answered once a snapshot published after it ran is out (``published``
 moved on), so that a ``status`` or ``wait`` sent after its answer sees what it did (``cashout``
 then ``wait IDLE`` waits for the ticket, not for the snapshot taken before the cash-out).
@@ -126,6 +127,8 @@ class ControlServer:
         if op == "stop":
             terminal.stop()
             return {"stopping": True}
+        if op == "screenshot":                    # drawn off the terminal's thread: see Terminal.screenshot
+            return terminal.screenshot(**args)
         result = terminal.submit(op, **args).result(self.command_timeout)
         self._published_after(terminal.published)
         return result

@@ -11,8 +11,16 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    field_validator,
+)
 
+from firmware.cabinet.lab import ID_PATTERN, MAX_TEXT, MAX_TIMEOUT_S
 from firmware.errors import EgmError
 
 #: A word of a ``sim``, ``service`` or ``demo`` request, and how many a request may carry.
@@ -79,12 +87,49 @@ class CalibrationArgs(_Args):
     check_px: float | None = None
 
 
+#: The sizes a live screenshot may be asked for (the screens' own bounds would allow 8K: an
+#: answer of that size is not what a control socket is for).
+SCREENSHOT_MIN = (320, 180)
+SCREENSHOT_MAX = (3840, 2160)
+
+
+class ScreenshotArgs(_Args):
+    #: ``"WxH"``; the op gets it as ``(width, height)``.
+    size: Annotated[str, StringConstraints(pattern=r"^[0-9]{1,5}x[0-9]{1,5}$")] = "1920x1080"
+
+    @field_validator("size")
+    @classmethod
+    def _bounded(cls, value: str) -> str:
+        w, h = (int(part) for part in value.split("x"))
+        (lo_w, lo_h), (hi_w, hi_h) = SCREENSHOT_MIN, SCREENSHOT_MAX
+        if not (lo_w <= w <= hi_w and lo_h <= h <= hi_h):
+            raise ValueError(f"a screenshot is {lo_w}x{lo_h} to {hi_w}x{hi_h} pixels, not {value}")
+        if not 1.0 <= w / h <= 2.4:
+            raise ValueError(f"a screenshot of {value} is too narrow or too wide (width/height 1.0 to 2.4)")
+        return value
+
+
+LabId = Annotated[str, StringConstraints(pattern=ID_PATTERN)]
+
+
+class LabPromptArgs(_Args):
+    id: LabId
+    text: Annotated[str, StringConstraints(min_length=1, max_length=MAX_TEXT)]
+    timeout_s: Annotated[float, Field(gt=0, le=MAX_TIMEOUT_S)] | None = None
+
+
+class LabAnswerArgs(_Args):
+    id: LabId
+    answer: Literal["done", "cannot"]
+
+
 #: Every op the control socket accepts, and the schema of its ``args``.
 SCHEMAS: dict[str, type[_Args]] = {
     "status": NoArgs, "stop": NoArgs, "cashout": NoArgs, "retry_ticket": NoArgs,
     "wait": WaitArgs, "play": PlayArgs, "decide": DecideArgs, "game": GameArgs, "bet": BetArgs,
     "attendant_handpay": HandpayArgs, "sim": WordsArgs, "service": WordsArgs, "demo": WordsArgs,
-    "touch_calibration": CalibrationArgs,
+    "touch_calibration": CalibrationArgs, "screenshot": ScreenshotArgs,
+    "lab_prompt": LabPromptArgs, "lab_answer": LabAnswerArgs, "lab_clear": NoArgs,
 }
 
 
@@ -101,4 +146,8 @@ def validate(op: Any, args: Any) -> tuple[str, dict[str, Any]]:
         where = ".".join(str(part) for part in first["loc"]) or "args"
         more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
         raise RequestError(f"{op}: {where}: {first['msg']}{more}") from None
-    return op, model.model_dump(exclude_unset=True)
+    args = model.model_dump(exclude_unset=True)
+    if "size" in args and op == "screenshot":
+        w, h = args["size"].split("x")
+        args["size"] = (int(w), int(h))
+    return op, args

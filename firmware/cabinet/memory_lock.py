@@ -81,6 +81,7 @@ class MemoryLock:
         self.starting = False
         self.last_record = None
         self.on_input: Callable[..., bool] | None = None
+        self._capture: Callable[[tuple[int, int]], dict[str, Any]] | None = None
         self.hostlink = None                 #: no host link while locked (the link reports nothing)
         self.cleared: Ledger | None = None   #: the new ledger after a RAM clear (closed), or None
         self.handlers: dict[str, Callable[..., Any]] = {"status": self.status, "wake": lambda: None}
@@ -99,9 +100,19 @@ class MemoryLock:
     def register(self, **handlers: Callable[..., Any]) -> None:
         self.handlers.update(handlers)
 
-    def connect_screens(self, on_input: Callable[..., bool]) -> None:
-        """The screens connect as to a terminal; a locked cabinet has no devices to give them input."""
+    def connect_screens(self, on_input: Callable[..., bool],
+                        capture: Callable[[tuple[int, int]], dict[str, Any]] | None = None) -> None:
+        """The screens connect as to a terminal; a locked cabinet has no devices to give them input.
+        ``capture``: their screenshot (the ``screenshot`` op)."""
         self.on_input = on_input
+        self._capture = capture
+
+    def screenshot(self, size: tuple[int, int] = (1920, 1080)) -> dict[str, Any]:
+        """What the screens show (the lockup); headless, a locked cabinet draws nothing."""
+        if self._capture is None:
+            raise ServiceError(f"critical memory is locked ({self.halted}) and no screens are open: "
+                               "there is no screen to capture")
+        return self._capture(size)
 
     def status(self) -> dict[str, Any]:
         return {

@@ -2,7 +2,7 @@
 
 :class:`StatusReport` owns nothing but the published snapshot's making: it reads every part (the
 cabinet, the ledger's meters, the round in progress, the printer, the validator, the devices, the
-demo mode, the host link and the SAS port) and changes none of them. :meth:`StatusReport.halted`
+demo mode, the host link, the SAS port and the lab prompt) and changes none of them. :meth:`StatusReport.halted`
 is the last snapshot once critical memory failed.
 """
 
@@ -52,6 +52,7 @@ class StatusReport:
             "last_round": None if rounds.last_record is None else rounds.last_record.get("round_id"),
             "host": None if t.hostlink is None else t.hostlink.status(),
             "sas": None if t.sas is None else t.sas.status(),
+            "lab": t.lab.status(),
         }
 
     def _tilt(self, tilt: Tilt) -> dict[str, Any]:

@@ -31,6 +31,7 @@ from firmware.cabinet.cashout import TEST_VALIDATION, Cashout, Printing
 from firmware.cabinet.command_queue import CommandQueue
 from firmware.cabinet.devices import DEVICE_NAMES, Devices, not_connected
 from firmware.cabinet.errors import CabinetError, TerminalError, TerminalStopped
+from firmware.cabinet.lab import LabPrompts
 from firmware.cabinet.machine import Cabinet
 from firmware.cabinet.money_in import MoneyIn
 from firmware.cabinet.ports import HostPort, SasPart
@@ -77,6 +78,9 @@ log = logging.getLogger(__name__)
 
 #: A device event's handler: the part's method, given the device's slot name and the event.
 EventHandler = Callable[[str, Any], None]
+#: A capture of the player's screen at a size (width, height): the ``screenshot`` op's answer
+#: (``png_base64``, ``width``, ``height``, ``screen``, ...). Called on the asking thread.
+ScreenCapture = Callable[[tuple[int, int]], dict[str, Any]]
 
 
 class Terminal:
@@ -108,6 +112,7 @@ class Terminal:
                  service: Callable[[Terminal], ServiceApi] | None = None,
                  hostlink: Callable[[Terminal], HostPort] | None = None,
                  sas: Callable[[Terminal], SasPart] | None = None,
+                 capture: Callable[[Terminal], ScreenCapture] | None = None,
                  on_round: Callable[[dict[str, Any]], None] | None = None,
                  on_step: Callable[[Terminal], None] | None = None,
                  entropy_source: Callable[[int], bytes] = os.urandom) -> None:
@@ -122,7 +127,10 @@ class Terminal:
         ``game``: the game to start with (default: the configuration's ``games.default``).
         ``entropy_source``: the raw entropy source every new instantiation of the RNG reads (the
         technician's retest of an RNG tilt): ``os.urandom``, or a simulated cabinet's
-        :class:`~firmware.rng.switchable.SwitchableSource`, which must be ``rng``'s too."""
+        :class:`~firmware.rng.switchable.SwitchableSource`, which must be ``rng``'s too.
+        ``capture`` builds the screenshot of a terminal without screens (``egm run --headless``:
+        the screens drawn off screen from the published status, ``firmware.ui.live``); screens
+        that connect (:meth:`connect_screens`) bring their own."""
         self.cfg = cfg
         self.entropy_source = entropy_source
         self.ledger = ledger
@@ -152,6 +160,7 @@ class Terminal:
         self.money_in = MoneyIn(self)
         self.cashout = Cashout(self)
         self.report = StatusReport(self)
+        self.lab = LabPrompts(ledger, clock)
         self.commands = CommandQueue()
         self._handlers: dict[type[DeviceEvent], EventHandler] = {
             kind: getattr(getattr(self, part), method) for kind, (part, method) in self.EVENT_HANDLERS.items()
@@ -159,8 +168,11 @@ class Terminal:
         self.register(
             status=self.status, play=self.play, decide=self.decide, cashout=self.request_cashout,
             game=self.choose_game, bet=self.set_bet, retry_ticket=self.retry_ticket,
-            attendant_handpay=self.attendant_handpay, wake=lambda: None,
+            attendant_handpay=self.attendant_handpay, wake=lambda: None, **self.lab.commands(),
         )
+        #: The screenshot of the screens connected (:meth:`connect_screens`), else of none (headless).
+        self._screens_capture: ScreenCapture | None = None
+        self._headless_capture = capture(self) if capture is not None else None
         # the collaborators above the cabinet, last: they are built from the terminal
         #: The host link, polled from every step (None: no host, or not yet powered up).
         self.hostlink: HostPort | None = None
@@ -178,13 +190,25 @@ class Terminal:
         """The service API's demo mode (None without a service API)."""
         return None if self.service is None else self.service.demo
 
-    def connect_screens(self, on_input: Callable[[DeviceEvent], bool]) -> None:
+    def connect_screens(self, on_input: Callable[[DeviceEvent], bool],
+                        capture: ScreenCapture | None = None) -> None:
         """The screens (``firmware.ui``) take every touch and button-deck press from now on, on this
         thread; for a button ``on_input`` returns True when they have taken it (the terminal's own
         handling is skipped). The screens sit above the cabinet and are built after the terminal,
         only when there is a display, so they connect themselves rather than being passed in
-        (docs/architecture.md, "The composition root"); the last screens connected get the input."""
+        (docs/architecture.md, "The composition root"); the last screens connected get the input.
+        ``capture``: a copy of what they show (the ``screenshot`` op), thread-safe."""
         self.on_input = on_input
+        self._screens_capture = capture
+
+    def screenshot(self, size: tuple[int, int] = (1920, 1080)) -> dict[str, Any]:
+        """The player's screen as it is now, at ``size`` (any thread; not through the command
+        queue: the terminal's thread is not held while a frame is drawn). The connected screens'
+        own frame, else (headless) the published status drawn off screen."""
+        capture = self._screens_capture or self._headless_capture
+        if capture is None:
+            raise TerminalError("this terminal has no screens to capture")
+        return capture(size)
 
     def new_rng(self, rng: RngService) -> None:
         """Draw from ``rng`` from now on (a passed RNG retest makes a new instance): every RNG shoe
@@ -291,6 +315,7 @@ class Terminal:
             self.hostlink.poll()
         self.supervision.reconnect()
         self.cashout.tick()
+        self.lab.tick()
         self.money_in.update_validator()
         self._publish()
 

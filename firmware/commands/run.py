@@ -224,8 +224,8 @@ def _terminal(cfg, args, game_id: str, rng_results, path: Path, out):
         # (docs/architecture.md, "The composition root").
         terminal = Terminal(cfg, ledger, rng, devices, vouchers, self_test=self_test, game=game_id,
                             service=ServiceApi.from_config, hostlink=hosted.link if hosted else None,
-                            sas=_sas_factory(cfg, args), on_round=show, on_step=autoplay,
-                            entropy_source=entropy_source)
+                            sas=_sas_factory(cfg, args), capture=_headless_capture(args),
+                            on_round=show, on_step=autoplay, entropy_source=entropy_source)
         service = terminal.service
         service.apply_stored_config()
         if isinstance(entropy_source, SwitchableSource):
@@ -284,6 +284,15 @@ def _terminal(cfg, args, game_id: str, rng_results, path: Path, out):
                       f"critical memory in {path}\n")
             if difference:
                 raise EgmError(f"the accounting identity is off by {difference} cents")
+
+
+def _headless_capture(args):
+    """The terminal's screenshot while no screens are open (``firmware.ui.live``)."""
+    from functools import partial
+
+    from firmware.ui.live import headless_capture
+
+    return partial(headless_capture, par_cache=_par_cache(args.state_dir))
 
 
 def _sas_factory(cfg, args):

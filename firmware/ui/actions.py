@@ -30,6 +30,9 @@ ACTIONS: frozenset[str] = frozenset({
     "decide",        # arg: (seat, action) (games with decisions)
     "sim",           # arg: the simulator control's words (the simulator panel, egm run --sim)
     "game",          # arg: the game's own (GameUi.act): a card picked, a hand set, house way
+    "lab_done",      # lab mode's panel (firmware/ui/lab.py): the operator did the step
+    "lab_cannot",    # ... could not do it
+    "lab_panel",     # ... the panel itself: a touch on it does nothing
 })
 
 

@@ -7,7 +7,9 @@ the terminal itself (``drive_terminal=True``: tests, and a single-threaded devel
 the terminal runs on its own thread (the cabinet). One :meth:`UiApp.step` is one frame: the
 terminal's step (when driven), finished commands, a new round record (its playback starts), this
 frame's input (touches and deck buttons the terminal hands over, ``Terminal.connect_screens``;
-pygame events), the playback clock, then the drawing; it returns the drawn
+pygame events), the playback clock, then the drawing, the lab panel over it while the terminal
+shows a lab prompt (``firmware.ui.lab``), and the screenshots asked for meanwhile
+(``firmware.ui.capture``: the ``screenshot`` op waits for the next frame); it returns the drawn
 :class:`~firmware.ui.painter.Frame`.
 :meth:`UiApp.run` is the pygame loop around it.
 """
@@ -29,9 +31,11 @@ from firmware.ui import input as ui_input
 from firmware.ui.actions import UiAction
 from firmware.ui.betting import BetSlip, SlipRefused
 from firmware.ui.builders import BETTING_STATES, attract_view, select_view, table_view
+from firmware.ui.capture import FrameGrab, Grab, grab
 from firmware.ui.context import GameContext
 from firmware.ui.games import NoScreenError, game_ui, has_screens
 from firmware.ui.games.base import GameUi, doc_buttons
+from firmware.ui.lab import LabPanel
 from firmware.ui.layout import Scaler
 from firmware.ui.messages import text
 from firmware.ui.money import Money
@@ -70,7 +74,10 @@ class UiApp:
         #: True while the service menu is on screen (read by the inbox on the terminal's thread).
         self.servicing = False
         self.inbox = ui_input.DeviceInbox(buttons=lambda: not self.servicing)
-        terminal.connect_screens(self.inbox.offer)
+        #: Screenshots asked for by other threads, taken after the next frame (``capture``).
+        self.grab = FrameGrab()
+        self.lab_panel = LabPanel(terminal.submit)
+        terminal.connect_screens(self.inbox.offer, capture=self.capture)
         self._menu: ServiceMenu | None = None
         install_calibration(terminal)
         self.drive = drive_terminal
@@ -98,6 +105,7 @@ class UiApp:
         self._last_ticket = status.get("last_ticket")
         self._cashing_cents = 0
         self._round_id: str | None = None
+        self._settled = False
 
     # --- what the terminal says ----------------------------------------------------------------
     @property
@@ -138,18 +146,54 @@ class UiApp:
     def step(self, dt: float = 1 / 30, events: Iterable[pygame.event.Event] = ()) -> Frame:
         if self.drive:
             self.terminal.step(0)
-        if self._service_frame():
-            return self.service_step(events)
+        lab = self.status.get("lab")
+        servicing = self._service_frame()
+        devices, mine = self.lab_panel.take(lab, self.inbox.drain(), events, self.frame, self.scaler)
+        if servicing:
+            self.service_step(mine, devices)
+        else:
+            self._player_step(dt, devices, mine)
+        if lab is not None:
+            self.frame = self.lab_panel.draw(self.surface, self.scaler, self.frame, lab)
+        self.grab.serve(self._grab)
+        assert self.frame is not None
+        return self.frame
+
+    def _player_step(self, dt: float, devices: list[Any], events: Iterable[pygame.event.Event]) -> None:
         self._collect()
         self._watch()
         chips = self.gui.ctx.chips
         acted = False
-        for action in ui_input.actions(self.inbox.drain(), events, self.frame, self.scaler, chips):
+        for action in ui_input.actions(devices, events, self.frame, self.scaler, chips):
             acted = True
             self.dispatch(action)
         self._tick(dt, acted)
         self.frame = self.draw()
-        return self.frame
+
+    # --- what is shown, for screenshots -------------------------------------------------------
+    @property
+    def screen(self) -> str:
+        """What the screens show now: ``service`` (the menu) or the player's mode (``table``,
+        ``help``, ``paytable``, ``games``, ``attract``)."""
+        return "service" if self.servicing else self.mode
+
+    def capture(self, size: tuple[int, int]) -> dict[str, Any]:
+        """The next frame drawn, at ``size``, as the ``screenshot`` op answers (any thread but the
+        one that steps this app: it waits for that thread's next frame)."""
+        return self.grab.request(size)
+
+    def _grab(self, size: tuple[int, int]) -> Grab:
+        status = self.status
+        lab = status.get("lab")
+        return grab(self.surface, self.frame, self.scaler, size, screen=self.screen, state=status.get("state"),
+                    lab=None if lab is None else str(lab.get("id")))
+
+    def settle(self) -> None:
+        """Show the published state as screens that had followed it would (a screenshot drawn on
+        demand, ``firmware.ui.live``): the last round's record at its end on the table, not
+        played again."""
+        self._last_round = None
+        self._settled = True
 
     # --- the service menu --------------------------------------------------------------------
     def _service_frame(self) -> bool:
@@ -168,9 +212,12 @@ class UiApp:
         self.servicing = servicing
         return servicing
 
-    def service_step(self, events: Iterable[pygame.event.Event] = ()) -> Frame:
+    def service_step(self, events: Iterable[pygame.event.Event] = (),
+                     devices: Iterable[Any] | None = None) -> Frame:
+        """The menu's frame; ``devices``: this frame's touches (default: the inbox's)."""
         assert self._menu is not None
-        self.frame = self._menu.step(self.inbox.drain(), events, self.scaler, self.surface)
+        self.frame = self._menu.step(self.inbox.drain() if devices is None else devices, events, self.scaler,
+                                     self.surface)
         return self.frame
 
     @property
@@ -230,6 +277,8 @@ class UiApp:
                 if record.get("game") == gui.game_id:
                     self.playback = Playback(gui.beats(record), speed=self.speed)
                     self.mode = "table"
+                    if self._settled:
+                        self.playback.skip()
         if status.get("printing"):
             self._cashing_cents = max(self._cashing_cents, int(status.get("credits_cents", 0)))
         ticket = status.get("last_ticket")

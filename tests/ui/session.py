@@ -46,10 +46,11 @@ class Seen:
 class Session:
     """The terminal, its simulated devices and the screens, stepped together."""
 
-    def __init__(self, tmp_path: Path, games: dict[str, Any] | None = None) -> None:
+    def __init__(self, tmp_path: Path, games: dict[str, Any] | None = None,
+                 size: tuple[int, int] = SIZE) -> None:
         """``games``: the configuration's ``[games]`` table (default: Baccarat War alone, WAR
-        optional, the war pool on with a 10-credit house ante)."""
-        w, h = SIZE
+        optional, the war pool on with a 10-credit house ante); ``size``: the screen's."""
+        w, h = size
         # The touchscreen was calibrated on this display: three targets touched through its sensor.
         spots = targets(w, h)
         calibration = fit(spots, [SENSOR.raw(*p) for p in spots], w, h)
@@ -67,7 +68,7 @@ class Session:
         self.terminal = Terminal(self.cfg, self.ledger, RngService.seeded(5), devices,
                                  VoucherBook(self.ledger, terminal_id=self.cfg.terminal.id))
         self.terminal.power_up()
-        self.app = UiApp(self.terminal, size=SIZE)
+        self.app = UiApp(self.terminal, size=size)
         self.frames = tmp_path / "frames"
         self.frames.mkdir()
         self.finger = self.rig.simulator("touch")
