@@ -6,7 +6,11 @@ passes."""
 
 from __future__ import annotations
 
+import pytest
+
 from tests.hil.broken import broken_copy, run_hil, verdicts
+
+pytestmark = pytest.mark.slow          # two suite runs (a broken copy, the unbroken software): about 25 s
 
 TEST_ID = "meters.monotonic"
 #: A cash-out ticket (a ``ticket_out`` record) also takes one game off ``games_played``.
