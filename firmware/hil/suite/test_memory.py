@@ -207,7 +207,11 @@ def test_power_cut_cashout(cabinet, record, operator):
                    equals={})
     tickets = cabinet.service("tickets", "10")
     record.attach("tickets-after-power-up", tickets, "json")
-    vouchers = [v for v in tickets.get("vouchers", []) if v.get("validation") == printing.get("validation")]
+    vouchers = tickets.get("vouchers", [])
+    if printing.get("validation"):
+        vouchers = [v for v in vouchers if v.get("validation") == printing["validation"]]
+    else:                                  # a cabinet: the operator's cut; the newest voucher is the one
+        vouchers = sorted(vouchers, key=lambda v: -int(v.get("sequence") or 0))[:1]
     states = [v.get("state") for v in vouchers]
     record.measure("state of the voucher that was printing", states[0] if states else None,
                    equals="printed" if paid else "void")
@@ -352,6 +356,10 @@ def test_corruption(record):
                        equals=True)
         record.note(f"the error shown: {status.get('halted')}")
         record.measure("the error is shown (status halted)", bool(status.get("halted")), equals=True)
+        record.measure("the error names the altered record", f"log record {seq}" in str(status.get("halted")),
+                       equals=True)
+        record.measure("the terminal's log records the lock", sum(
+            1 for line in terminal.log_lines() if "LOCKED" in line and str(status.get("halted")) in line), low=1)
         record.measure("notes accepted", status.get("accepting_notes"), equals=False)
         record.measure("DEAL refused", bool(_refused(lambda: terminal.play())), equals=True)
         record.measure("the meters are not offered from the failed memory", bool(_refused(terminal.meters)),
