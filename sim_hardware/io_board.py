@@ -164,6 +164,13 @@ class IoBoardSimulator(LinkDeviceSimulator):
     def open_door(self, door: Door) -> bool:
         return self._set(Door(door), True)
 
+    def open_door_while_off(self, door: Door) -> None:
+        """The door was opened while the board had no power: no edge is sent, the input reads open
+        in the next SNAPSHOT (the one at power-up), as on a cabinet opened while switched off."""
+        with self._lock:
+            self.inputs[Door(door)] = True
+            self._snapshot_due = True
+
     def close_door(self, door: Door) -> bool:
         return self._set(Door(door), False)
 

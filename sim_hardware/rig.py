@@ -1,6 +1,8 @@
 """The simulated cabinet: every configured device's simulated twin on its own pty, and the
 controls a test (``egm simctl``) uses on them: a note, a voucher, a door, a key, a button, paper
-out, a jam, a shoe misread, a cable pulled and put back.
+out, a jam, the stacker removed, a shoe misread, a cable pulled and put back; and a door opened
+while the cabinet was off (``doors_open``). The terminal may add controls of what it simulates
+itself (:meth:`SimRig.add_control`: the entropy source's ``rng``).
 
 Each twin is the production driver talking its wire protocol to the simulator over a pty
 (``sim_hardware.twins``). Unplugging stops the simulator and closes its pty, then tells the
@@ -53,14 +55,23 @@ class SimRig:
     """The twins of ``specs`` (slot -> ``sim:`` spec). :meth:`close` stops everything."""
 
     def __init__(self, specs: Mapping[str, registry.BackendSpec],
-                 settings: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+                 settings: Mapping[str, Mapping[str, Any]] | None = None, *,
+                 doors_open: Sequence[Door] = ()) -> None:
+        """``doors_open``: doors of the I/O board open when it powers up, as if opened while the
+        cabinet was off (``egm run --sim-door-open``); RigError without a simulated I/O board."""
         self.hotplug = Hotplug()
         self.twins: dict[str, _Twin] = {}
+        self._extra: dict[str, Callable[[Sequence[str]], dict[str, Any] | None]] = {}
+        if doors_open and "io_board" not in specs:
+            raise RigError("a door open at power-up needs the simulated I/O board ([devices] io_board)")
         try:
             for slot, spec in specs.items():
                 if not spec.simulated or spec.backend is None:
                     raise BackendError(f"{slot}: {spec.backend} is not a simulated twin")
                 sim = simulator_for(spec.device_class, spec.backend)
+                if slot == "io_board":
+                    for door in doors_open:
+                        sim.open_door_while_off(door)       # before it serves: its first SNAPSHOT
                 link = PtyLink()
                 device = registry.create(spec.device_class, spec.backend, slot,
                                          {**dict((settings or {}).get(slot, {})), "port": link.path})
@@ -123,15 +134,25 @@ class SimRig:
                 self._stop_serving(twin)
 
     # --- the controls (``egm simctl``) ------------------------------------------------------------
+    def add_control(self, verb: str, handler: Callable[[Sequence[str]], dict[str, Any] | None]) -> None:
+        """A control of something else the simulated cabinet simulates (the terminal's entropy
+        source: ``rng``, firmware/cabinet/sim_rng.py); ``handler`` gets the words after ``verb``."""
+        if verb in CONTROLS or verb in self._extra:
+            raise ValueError(f"the simulator control {verb!r} exists already")
+        self._extra[verb] = handler
+
     def control(self, words: Sequence[str]) -> dict[str, Any]:
         """One control, as words: ``note 20``, ``door open main``, ``paper out``, ``unplug printer``..."""
+        verbs = ", ".join(sorted([*CONTROLS, *self._extra]))
         if not words:
-            raise RigError(f"say what to do: {', '.join(sorted(CONTROLS))}")
+            raise RigError(f"say what to do: {verbs}")
         verb, *rest = words
-        handler = CONTROLS.get(verb)
-        if handler is None:
-            raise RigError(f"unknown simulator control {verb!r}; controls are {', '.join(sorted(CONTROLS))}")
-        result = handler(self, rest)
+        if verb in self._extra:
+            result = self._extra[verb](rest)
+        elif verb in CONTROLS:
+            result = CONTROLS[verb](self, rest)
+        else:
+            raise RigError(f"unknown simulator control {verb!r}; controls are {verbs}")
         return {"control": " ".join(words), **(result or {})}
 
 
@@ -163,11 +184,13 @@ def _ticket(rig: SimRig, rest: Sequence[str]) -> dict[str, Any]:
 
 
 def _validator(rig: SimRig, rest: Sequence[str]) -> dict[str, Any]:
-    (what,) = _args(rest, 1, "validator jam|stacker-full|cheat|clear")
+    (what,) = _args(rest, 1, "validator jam|stacker-full|stacker-removed|cheat|clear")
     sim = rig.simulator("bill_validator")
     actions: dict[str, Callable[[], Any]] = {
         "jam": sim.jam, "stacker-full": sim.stacker_full, "clear": sim.clear_fault,
         "cheat": getattr(sim, "cheat", None) or sim.fraud,
+        # ID-003: the stacker out (STACKER_OPEN); SSP: the cash box out (CASHBOX_REMOVED)
+        "stacker-removed": getattr(sim, "remove_stacker", None) or sim.remove_cashbox,
     }
     if what not in actions:
         raise RigError(f"validator {what!r}? say one of {', '.join(actions)}")

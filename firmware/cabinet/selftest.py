@@ -16,6 +16,8 @@ condition named after the check, shown on the screen and logged. The checks:
   ``while_power_off`` and the self-test lists it; it tilts as any open door, which clears when the
   door is closed. (A door opened *and closed again* while the power was off needs a battery-backed
   latch on the I/O board, which its protocol does not have yet: docs/protocols/io-board.md.)
+  On the simulated cabinet ``egm run --sim --sim-door-open DOOR`` powers the I/O board up with the
+  door open.
 """
 
 from __future__ import annotations

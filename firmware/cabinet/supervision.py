@@ -156,7 +156,7 @@ class Supervision:
     def round_fault(self, exc: Exception) -> None:
         """A round stopped on an error: the tilt that stops play until its cause is dealt with."""
         if isinstance(exc, RngError):
-            self.tilt(TiltSource.RNG, "drbg", f"RNG failure: {exc}")
+            self.rng_failed(exc, "round")
         elif isinstance(exc, LedgerError):
             self.tilt(TiltSource.CRITICAL_MEMORY, "ledger", f"critical memory: {exc}")
         elif isinstance(exc, ShoeExhausted):
@@ -164,6 +164,23 @@ class Supervision:
             # technician has the shoe right and clears the tilt (retest "device_fault:shoe.deal").
             self.t.ledger.event("shoe_error", reason=str(exc))
             self.tilt(TiltSource.DEVICE_FAULT, "shoe.deal", f"the shoe could not deal: {exc}")
+
+    def rng_failed(self, exc: RngError, during: str) -> None:
+        """The RNG failed (an entropy health test at a reseed, the DRBG): recorded, then the RNG
+        tilt, which only the technician's retest clears (:meth:`retest`, ``rng:drbg``)."""
+        self.t.ledger.event("rng_failure", during=during, detail=str(exc))
+        self.tilt(TiltSource.RNG, "drbg", f"RNG failure: {exc}")
+
+    def reseed_rng(self) -> dict[str, Any]:
+        """Reseed the RNG now from fresh health-tested entropy (a reseed also happens by itself
+        every ``[rng] reseed_interval`` generate requests). A failing source is the RNG tilt."""
+        try:
+            self.t.rng.reseed()
+        except RngError as exc:
+            self.rng_failed(exc, "reseed")
+            return {"reseeded": False, "failure": str(exc)}
+        self.t.ledger.event("rng_reseeded")
+        return {"reseeded": True}
 
     def reconnect(self) -> None:
         """Every ``reconnect_interval_s``: try again the devices that went away."""
@@ -261,6 +278,7 @@ class Supervision:
         and clear it only if the check passes now. ``rng:drbg`` (the RNG's known-answer and health
         tests, then a new instantiation from fresh entropy) and ``self_test:<check>``."""
         from firmware.cabinet.selftest import check_critical_memory, check_rng, check_software
+        from firmware.rng.health import HealthTestedEntropy
         from firmware.rng.power_up import power_up_self_test
         from firmware.rng.service import RngService
 
@@ -271,9 +289,18 @@ class Supervision:
         source, name = active[tilt].source, active[tilt].name
         personalization = t.cfg.rng.personalization + ":" + t.cfg.terminal.id
 
+        fresh: list[RngService] = []
+
         def rng_check() -> str | None:
+            """The power-up RNG test, then the new instance the cabinet will draw from, both from
+            the cabinet's own entropy source (health-tested afresh)."""
             try:
-                return check_rng(power_up_self_test(personalization=personalization))
+                problem = check_rng(power_up_self_test(personalization=personalization, source=t.entropy_source))
+                if problem is None:
+                    fresh.append(RngService.production(personalization.encode("utf-8"),
+                                                       reseed_interval=t.cfg.rng.reseed_interval,
+                                                       entropy=HealthTestedEntropy(t.entropy_source)))
+                return problem
             except EgmError as exc:
                 return str(exc)
 
@@ -293,7 +320,6 @@ class Supervision:
         if problem:
             raise TerminalError(f"{tilt} stays: {problem}")
         if source is TiltSource.RNG or name == "rng_health":
-            t.new_rng(RngService.production(personalization.encode("utf-8"),
-                                            reseed_interval=t.cfg.rng.reseed_interval))
+            t.new_rng(fresh[0])
         self.clear(source, name)
         return t.status()

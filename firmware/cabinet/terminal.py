@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import collections
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -108,7 +109,8 @@ class Terminal:
                  hostlink: Callable[[Terminal], HostPort] | None = None,
                  sas: Callable[[Terminal], SasPart] | None = None,
                  on_round: Callable[[dict[str, Any]], None] | None = None,
-                 on_step: Callable[[Terminal], None] | None = None) -> None:
+                 on_step: Callable[[Terminal], None] | None = None,
+                 entropy_source: Callable[[int], bytes] = os.urandom) -> None:
         """``service`` and ``hostlink`` build the service API and the host link from the terminal
         they serve (each needs the terminal, and the terminal calls each), once: ``service`` at the
         end of construction, when every part exists; ``hostlink`` at the end of :meth:`power_up`,
@@ -117,8 +119,12 @@ class Terminal:
         and opens the SAS port, also at the end of :meth:`power_up` (its TITO poll set ends what a
         power cut left waiting, which needs the cabinet powered up); the terminal hands it the
         tickets inserted and the numbering of the tickets printed, where it takes them over.
-        ``game``: the game to start with (default: the configuration's ``games.default``)."""
+        ``game``: the game to start with (default: the configuration's ``games.default``).
+        ``entropy_source``: the raw entropy source every new instantiation of the RNG reads (the
+        technician's retest of an RNG tilt): ``os.urandom``, or a simulated cabinet's
+        :class:`~firmware.rng.switchable.SwitchableSource`, which must be ``rng``'s too."""
         self.cfg = cfg
+        self.entropy_source = entropy_source
         self.ledger = ledger
         self.rng = rng
         self.devices = devices

@@ -8,6 +8,10 @@ every fitted device's simulated twin on a pty, ``sim_hardware.rig``); then the c
 (``firmware.cabinet.terminal``) until it is stopped (SIGINT/SIGTERM, ``egm simctl stop``) or,
 with ``--autoplay ROUNDS``, until that many rounds are played. ``egm simctl`` reaches the running
 terminal through ``<state-dir>/control.sock``.
+
+``--sim`` also gives the RNG an entropy source a test can make fail (``firmware.rng.switchable``;
+``egm simctl rng entropy stuck|ok``, ``rng reseed``: ``firmware.cabinet.sim_rng``), and
+``--sim-door-open DOOR`` powers the simulated I/O board up with DOOR open (opened while off).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
+import os
 import signal
 import sys
 import time
@@ -37,6 +42,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--sas", metavar="PORT", help="open the SAS port: a serial device, or 'pty' (a pseudo-terminal "
                    "whose path is printed as 'sas: PATH'); overrides [sas] port and turns SAS on")
     p.add_argument("--sas-address", type=int, metavar="N", help="the machine's SAS address, 1-127 (default: [sas] address)")
+    from hal.events import Door
+
+    p.add_argument("--sim-door-open", action="append", default=[], choices=[d.value for d in Door], metavar="DOOR",
+                   help="with --sim: the simulated I/O board powers up with DOOR open, as if it was opened while "
+                        f"the cabinet was off (repeatable; {', '.join(d.value for d in Door)})")
     from firmware.commands._common import game_id, game_ids
 
     p.add_argument("--game", type=game_id, choices=game_ids(), metavar="GAME",
@@ -49,7 +59,11 @@ def _run(args: argparse.Namespace) -> int:
     from firmware.errors import UsageError
     from firmware.games.registry import available
 
+    if args.sim_door_open and not args.sim:
+        raise UsageError("--sim-door-open needs --sim (it opens a door of the simulated I/O board)")
     cfg = _with_sas_options(load_terminal_config(args.config), args)
+    if args.sim_door_open and "io_board" not in _device_specs(cfg, sim=True):
+        raise UsageError("--sim-door-open needs the I/O board ([devices] io_board is none)")
     path = Path(args.state_dir) if args.state_dir else default_state_dir(cfg.terminal.id)
     checked_state_dir(path, create=True)           # before the self-test: a bad one wastes no start-up
     if args.game and args.game not in cfg.games.enabled:
@@ -133,12 +147,16 @@ def _terminal(cfg, args, game_id: str, rng_results, path: Path, out):
     from firmware.cabinet.control import ControlServer, socket_path
     from firmware.cabinet.selftest import check_software, run_self_test
     from firmware.cabinet.service import ServiceApi
+    from firmware.cabinet.sim_rng import SimRng
     from firmware.cabinet.terminal import Devices, Terminal
     from firmware.cashless.vouchers import VoucherBook
     from firmware.errors import EgmError
     from firmware.ledger.errors import CriticalMemoryError
+    from firmware.rng.health import HealthTestedEntropy
     from firmware.rng.service import RngService
+    from firmware.rng.switchable import SwitchableSource
     from hal import registry
+    from hal.events import Door
     from sim_hardware.rig import SimRig
     from sim_hardware.twins import SIMULATORS
 
@@ -149,10 +167,12 @@ def _terminal(cfg, args, game_id: str, rng_results, path: Path, out):
         if (spec.device_class, spec.backend) not in SIMULATORS:      # evdev: no pty twin
             problems[slot] = f"{spec.backend} has no simulated twin; the device is left out"
             del twins[slot]
+    # --sim: the RNG reads an entropy source a test can make stuck (`simctl rng entropy stuck`)
+    entropy_source = SwitchableSource() if args.sim else os.urandom
     rng = RngService.production((cfg.rng.personalization + ":" + cfg.terminal.id).encode("utf-8"),
-                                reseed_interval=cfg.rng.reseed_interval)
+                                reseed_interval=cfg.rng.reseed_interval, entropy=HealthTestedEntropy(entropy_source))
     with contextlib.ExitStack() as stack:
-        rig = SimRig(twins, cfg.devices.settings)
+        rig = SimRig(twins, cfg.devices.settings, doors_open=[Door(d) for d in args.sim_door_open])
         stack.callback(rig.close)
         devices = Devices()
         for slot, spec in specs.items():
@@ -207,9 +227,12 @@ def _terminal(cfg, args, game_id: str, rng_results, path: Path, out):
         # (docs/architecture.md, "The composition root").
         terminal = Terminal(cfg, ledger, rng, devices, vouchers, self_test=self_test, game=game_id,
                             service=ServiceApi.from_config, hostlink=hosted.link if hosted else None,
-                            sas=_sas_factory(cfg, args), on_round=show, on_step=autoplay)
+                            sas=_sas_factory(cfg, args), on_round=show, on_step=autoplay,
+                            entropy_source=entropy_source)
         service = terminal.service
         service.apply_stored_config()
+        if isinstance(entropy_source, SwitchableSource):
+            rig.add_control("rng", SimRng(terminal, entropy_source).control)
         terminal.register(sim=lambda words: rig.control(words))
         _signals(terminal)                 # before the socket: a SIGTERM once it exists is a power-down
         server = ControlServer(terminal, socket_path(path)).start()

@@ -3,10 +3,13 @@
 The terminal (``egm run --sim``) listens on ``<state-dir>/control.sock``; each ``simctl`` call is
 one request. Simulator controls (what happens to the hardware)::
 
-    note DOLLARS | bad-note | ticket VALIDATION | validator jam|stacker-full|cheat|clear
+    note DOLLARS | bad-note | ticket VALIDATION | validator jam|stacker-full|stacker-removed|cheat|clear
     door open|close main|cash_box|logic | key audit|jackpot_reset on|off | button NAME
     paper out|low|ok|load | printer jam|clear-jam|open|close|last | shoe misread|shuffle N|load CARDS|draw [N]
     touch X Y | power off|on DEVICE | unplug DEVICE | replug DEVICE
+    rng entropy stuck|ok | rng reseed      (the RNG's entropy source: a forced failure, docs/rng.md)
+
+A door opened while the cabinet was off is a start option: egm run --sim --sim-door-open DOOR.
 
 The player's and the attendant's requests (what a touchscreen and a key would send)::
 

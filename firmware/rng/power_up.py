@@ -8,6 +8,8 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from firmware.rng.errors import RngError
@@ -55,13 +57,18 @@ def known_answer_test() -> None:
         raise KnownAnswerFailure("HMAC_DRBG known-answer test failed")
 
 
-def power_up_self_test(personalization: str = "egm") -> list[tuple[str, str]]:
-    """Run both checks; return ``(name, verdict)`` lines. Raises on failure (the cabinet tilts)."""
+def power_up_self_test(personalization: str = "egm",
+                       source: Callable[[int], bytes] = os.urandom) -> list[tuple[str, str]]:
+    """Run both checks; return ``(name, verdict)`` lines. Raises on failure (the cabinet tilts).
+    ``source``: the raw entropy source the instantiation reads, through a new
+    :class:`~firmware.rng.health.HealthTestedEntropy` (the cabinet's own: a simulated cabinet's
+    may be stuck on purpose, ``firmware.rng.switchable``)."""
+    from firmware.rng.health import HealthTestedEntropy
     from firmware.rng.service import RngService
 
     known_answer_test()
     lines = [("DRBG known answer", "ok")]
-    rng = RngService.production(personalization.encode("utf-8"))
+    rng = RngService.production(personalization.encode("utf-8"), entropy=HealthTestedEntropy(source))
     rng.randbelow(52)
     lines.append(("entropy health tests", "ok"))
     return lines

@@ -274,7 +274,7 @@ def test_the_technician_clears_an_rng_tilt_only_by_passing_the_rng_tests_again(t
         terminal.retest("door:main")
     import firmware.rng.power_up as power_up
 
-    def broken(personalization="egm"):
+    def broken(personalization="egm", **_):
         raise power_up.KnownAnswerFailure("HMAC_DRBG known-answer test failed")
 
     monkeypatch.setattr(power_up, "power_up_self_test", broken)

@@ -51,6 +51,21 @@ class Running:
     def status(self) -> dict:
         return self.ctl("status")
 
+    def shut_down(self) -> str:
+        """Stop the terminal (killed if it does not stop within 20 s), reaped; what it wrote to stderr."""
+        if self.proc.poll() is None:
+            with contextlib.suppress(Exception):
+                self.ctl("stop")
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        stderr = self.proc.stderr.read() if self.proc.stderr else ""
+        self.proc.stdout.close()
+        self.proc.stderr.close()
+        return stderr
+
     def until(self, predicate, what: str, timeout: float = 10.0) -> dict:
         deadline = time.monotonic() + timeout
         while True:
@@ -114,16 +129,7 @@ def terminal(tmp_path):
 
     yield start
     for run in started:
-        with contextlib.suppress(Exception):
-            run.ctl("stop")
-        try:
-            run.proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            run.proc.kill()
-            run.proc.wait()
-        stderr = run.proc.stderr.read() if run.proc.stderr else ""
-        run.proc.stdout.close()
-        run.proc.stderr.close()
+        stderr = run.shut_down()
         assert run.proc.returncode == 0, stderr
         assert "Traceback" not in stderr, stderr
         with Ledger.open(run.state, read_only=True) as ledger:
