@@ -25,20 +25,21 @@ def config_of(cabinet: Target) -> Config:
     return load_config(cabinet.config_path)
 
 
-def until(check: Callable[[], T], *, timeout: float = 30.0, what: str = "the condition") -> T:
+def until(check: Callable[[], T | None], *, timeout: float = 30.0, what: str = "the condition") -> T:
     """``check()`` again (every 0.1 s) until it returns something true; that value.
     TargetError naming ``what`` after ``timeout`` seconds (a check that raises TargetError counts
     as not yet)."""
     deadline = time.monotonic() + timeout
-    last: Any = None
+    last: object = None
     while True:
         try:
-            last = check()
+            value = check()
         except TargetError as exc:
             last = exc
         else:
-            if last:
-                return last
+            if value:
+                return value
+            last = value
         if time.monotonic() >= deadline:
             raise TargetError(f"{what}: not so within {timeout:g} s (last seen: {last!r})")
         time.sleep(0.1)
@@ -104,8 +105,11 @@ def cash_out_all(cabinet: Target) -> str | None:
     if not snap.get("credits_cents"):
         return None
     cabinet.cashout()
-    done = until(lambda: (s := cabinet.status())["state"] == "IDLE" and not s.get("printing") and s,
-                 timeout=60, what="the cash-out voucher printed")
+    def printed() -> dict[str, Any] | None:
+        snap = cabinet.status()
+        return snap if snap["state"] == "IDLE" and not snap.get("printing") else None
+
+    done = until(printed, timeout=60, what="the cash-out voucher printed")
     ticket = done.get("last_ticket")
     return str(ticket) if ticket else None
 
