@@ -31,7 +31,7 @@ def _host(cabinet) -> dict:
 
 @pytest.mark.hil(id="comms.host-lost", standard="gli-16", clause="2.5 Loss of Communication (approx.)",
                  requirement=HOST_LOST, title="Host link lost mid-play: play goes on, the backlog drains, meters agree",
-                 operator=True, duration=45, targets=("sim", "cabinet"))
+                 operator=True, duration=15, targets=("sim", "cabinet"))
 def test_host_lost(cabinet, record, operator):
     host = None
     if cabinet.kind == "sim":
@@ -133,7 +133,7 @@ SAS_REQUIREMENT = (
 
 @pytest.mark.hil(id="comms.sas.meters", standard="gli-11", clause="4.15 Communication Protocol (approx.)",
                  requirement=SAS_REQUIREMENT, title="SAS: general poll answered, meters equal the terminal's",
-                 operator=False, duration=20, targets=("sim",))
+                 operator=False, duration=10, targets=("sim",))
 def test_sas_meters(cabinet, record):
     with sas_host(cabinet, record) as host:
         record.step("general polls until the machine is quiet")
@@ -180,7 +180,7 @@ DOOR_REQUIREMENT = (
 
 @pytest.mark.hil(id="comms.sas.door", standard="gli-11", clause="4.15 Communication Protocol (approx.)",
                  requirement=DOOR_REQUIREMENT, title="SAS: a door opened is exception 0x11",
-                 operator=False, duration=15, targets=("sim",))
+                 operator=False, duration=6, targets=("sim",))
 def test_sas_door(cabinet, record):
     with sas_host(cabinet, record) as host:
         _quiet(host)
@@ -209,7 +209,7 @@ LINK_REQUIREMENT = (
 
 @pytest.mark.hil(id="comms.sas.link", standard="gli-11", clause="4.15 Communication Protocol (approx.)",
                  requirement=LINK_REQUIREMENT, title="SAS: the link is noticed down when the polls stop",
-                 operator=False, duration=20, targets=("sim",))
+                 operator=False, duration=12, targets=("sim",))
 def test_sas_link(cabinet, record):
     with sas_host(cabinet, record) as host:
         _quiet(host)

@@ -58,7 +58,7 @@ DENOMINATIONS = (
 
 @pytest.mark.hil(id="validator.denominations", standard="gli-11", clause="4.12 Bill Validators (approx.)",
                  requirement=DENOMINATIONS, title="Every configured note is credited exactly once",
-                 operator=True, duration=25, targets=TARGETS)
+                 operator=True, duration=12, targets=TARGETS)
 def test_denominations(cabinet, record, operator):
     notes = list(config_of(cabinet).money.notes_cents)
     record.note(f"the configured note table ([money] notes_cents): {notes}")
@@ -95,7 +95,7 @@ REJECTED = (
 
 @pytest.mark.hil(id="validator.rejected", standard="gli-11", clause="4.12 Bill Validators (approx.)",
                  requirement=REJECTED, title="A rejected note credits nothing and is logged", operator=True,
-                 duration=5, targets=TARGETS)
+                 duration=2, targets=TARGETS)
 def test_rejected(cabinet, record, operator):
     settle(cabinet)
     before, seq = meter_values(cabinet), last_seq(cabinet)
@@ -130,7 +130,7 @@ FAULTS_REQUIREMENT = (
 
 @pytest.mark.hil(id="validator.faults", standard="gli-11", clause="4.12 Bill Validators (approx.)",
                  requirement=FAULTS_REQUIREMENT, title="Validator jam, stacker full and stacker removed tilt and clear",
-                 operator=True, duration=15, targets=TARGETS)
+                 operator=True, duration=3, targets=TARGETS)
 def test_faults(cabinet, record, operator):
     settle(cabinet)
     for name, provoke, word, tilt, fix in FAULTS:
@@ -179,7 +179,7 @@ def _dashed(validation: str) -> str:
 
 @pytest.mark.hil(id="voucher.fields", standard="gli-16", clause="3.4 Voucher Information (approx.)",
                  requirement=FIELDS_REQUIREMENT, title="A cash-out voucher shows every required field",
-                 operator=True, duration=15, targets=TARGETS)
+                 operator=True, duration=6, targets=TARGETS)
 def test_voucher_fields(cabinet, record, operator):
     cfg = config_of(cabinet)
     settle(cabinet)
@@ -239,7 +239,7 @@ REDEEM_REQUIREMENT = (
 
 @pytest.mark.hil(id="voucher.redeem", standard="gli-16", clause="3.5 Voucher Redemption (approx.)",
                  requirement=REDEEM_REQUIREMENT, title="A voucher redeems once; again it is refused",
-                 operator=True, duration=20, targets=TARGETS)
+                 operator=True, duration=8, targets=TARGETS)
 def test_voucher_redeem(cabinet, record, operator):
     settle(cabinet)
     _insert(cabinet, operator, 5)
@@ -281,7 +281,7 @@ EXPIRED_REQUIREMENT = (
 
 @pytest.mark.hil(id="voucher.expired", standard="gli-16", clause="3.5 Voucher Redemption (approx.)",
                  requirement=EXPIRED_REQUIREMENT, title="An expired voucher is refused", operator=False,
-                 duration=20, targets=("sim",))
+                 duration=6, targets=("sim",))
 def test_voucher_expired(cabinet, record, operator):
     cfg = config_of(cabinet)
     expiry = cfg.money.voucher_expiry_days
@@ -319,7 +319,7 @@ PAPER_REQUIREMENT = (
 
 @pytest.mark.hil(id="printer.paper-out", standard="gli-11", clause="4.13 Printers (approx.)",
                  requirement=PAPER_REQUIREMENT, title="Paper out mid-voucher: nothing lost, nothing printed twice",
-                 operator=True, duration=20, targets=TARGETS)
+                 operator=True, duration=6, targets=TARGETS)
 def test_paper_out(cabinet, record, operator):
     settle(cabinet)
     _insert(cabinet, operator, 5)

@@ -52,7 +52,7 @@ def _check_state(cabinet, record, label: str) -> None:
 
 @pytest.mark.hil(id="player.help-pay", standard="gli-11", clause="3.2 Game Rules and Paytable (approx.)",
                  requirement=HELP_PAY, title="Help and pays reachable in every game state", operator=False,
-                 duration=20, targets=("sim", "cabinet"))
+                 duration=6, targets=("sim", "cabinet"))
 def test_help_pay(cabinet, record):
     record.note("the product's screens (firmware/ui UiApp) run in the suite over the live terminal's status "
                 "and last round; touches are left clicks at the drawn hit areas")
@@ -125,7 +125,7 @@ def _expected_pays(options: dict) -> list[tuple[str, str, str, str]]:
 
 @pytest.mark.hil(id="player.pays", standard="gli-11", clause="3.2 Game Rules and Paytable (approx.)",
                  requirement=PAYS, title="The pays shown equal the pays configured, every enabled game",
-                 operator=False, duration=10, targets=("sim", "cabinet"))
+                 operator=False, duration=2, targets=("sim", "cabinet"))
 def test_pays(cabinet, record):
     cfg = config_of(cabinet)
     settle(cabinet)
@@ -160,7 +160,7 @@ OUTCOME = (
 
 @pytest.mark.hil(id="player.outcome", standard="gli-11", clause="3.6 Game Recall (approx.)",
                  requirement=OUTCOME, title="The outcome shown equals the round's record", operator=False,
-                 duration=10, targets=("sim", "cabinet"))
+                 duration=4, targets=("sim", "cabinet"))
 def test_outcome(cabinet, record):
     settle(cabinet)
     cabinet.insert_note(20)
