@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-test
 
-.PHONY: run test bench soak fuzz lint clean venv par-verify par-sheets
+.PHONY: run test browser bench soak fuzz lint clean venv par-verify par-sheets
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -19,8 +19,21 @@ venv: $(STAMP)
 run: $(STAMP)
 	$(BIN)/egm run --sim $(ARGS)
 
-test: $(STAMP)
+test: $(STAMP) browser
 	$(BIN)/python -m pytest -n 2 -m "not soak and not fuzz and not bench" $(ARGS)
+
+# The lab report's browser test (tests/hil/test_report_browser.py) drives Debian's chromium through
+# Playwright (never `playwright install`): installed here when missing and we are root with apt.
+CHROMIUM ?= /usr/bin/chromium
+browser:
+	@if [ -x $(CHROMIUM) ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "installing chromium for the lab report's browser test"; \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null || \
+		echo "apt-get could not install chromium: tests/hil/test_report_browser.py will skip"; \
+	else \
+		echo "no $(CHROMIUM) (and not root with apt-get to install it): tests/hil/test_report_browser.py will skip"; \
+	fi
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks $(ARGS)

@@ -22,6 +22,7 @@ condition named after the check, shown on the screen and logged. The checks:
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -71,6 +72,32 @@ def check_critical_memory(ledger: Any) -> str | None:
     if difference:
         return f"the credit meter is {difference} cents away from the accounting identity"
     return None
+
+
+def rng_personalization(cfg: Any) -> str:
+    """The terminal's SP 800-90A personalization string: ``[rng] personalization`` + ":" + its id."""
+    return str(cfg.rng.personalization) + ":" + str(cfg.terminal.id)
+
+
+def rng_power_up_test(cfg: Any, source: Callable[[int], bytes] = os.urandom) -> list[tuple[str, str]]:
+    """The RNG's power-up self-test for the configured mechanism (``firmware.rng.power_up``),
+    instantiating from the raw entropy ``source`` (the cabinet's own)."""
+    from firmware.rng.power_up import power_up_self_test
+
+    return power_up_self_test(personalization=rng_personalization(cfg), source=source,
+                              mechanism=cfg.rng.mechanism)
+
+
+def terminal_rng(cfg: Any, source: Callable[[int], bytes] = os.urandom) -> Any:
+    """The terminal's production RNG service as ``[rng]`` configures it: its ``mechanism``,
+    ``reseed_interval`` and personalization (the terminal id appended), its entropy from ``source``
+    through a new health-tested entropy source (SP 800-90B)."""
+    from firmware.rng.health import HealthTestedEntropy
+    from firmware.rng.service import RngService
+
+    return RngService.production(rng_personalization(cfg).encode("utf-8"),
+                                 reseed_interval=cfg.rng.reseed_interval, mechanism=cfg.rng.mechanism,
+                                 entropy=HealthTestedEntropy(source))
 
 
 def check_rng(results: Sequence[tuple[str, str]]) -> str | None:

@@ -277,9 +277,13 @@ class Supervision:
         """The technician's "clear tilt" for a condition nothing else clears: run its check again
         and clear it only if the check passes now. ``rng:drbg`` (the RNG's known-answer and health
         tests, then a new instantiation from fresh entropy) and ``self_test:<check>``."""
-        from firmware.cabinet.selftest import check_critical_memory, check_rng, check_software
-        from firmware.rng.health import HealthTestedEntropy
-        from firmware.rng.power_up import power_up_self_test
+        from firmware.cabinet.selftest import (
+            check_critical_memory,
+            check_rng,
+            check_software,
+            rng_power_up_test,
+            terminal_rng,
+        )
         from firmware.rng.service import RngService
 
         t = self.t
@@ -287,7 +291,6 @@ class Supervision:
         if tilt not in active:
             raise TerminalError(f"no tilt {tilt!r} is active (active: {', '.join(active) or 'none'})")
         source, name = active[tilt].source, active[tilt].name
-        personalization = t.cfg.rng.personalization + ":" + t.cfg.terminal.id
 
         fresh: list[RngService] = []
 
@@ -295,11 +298,9 @@ class Supervision:
             """The power-up RNG test, then the new instance the cabinet will draw from, both from
             the cabinet's own entropy source (health-tested afresh)."""
             try:
-                problem = check_rng(power_up_self_test(personalization=personalization, source=t.entropy_source))
+                problem = check_rng(rng_power_up_test(t.cfg, t.entropy_source))
                 if problem is None:
-                    fresh.append(RngService.production(personalization.encode("utf-8"),
-                                                       reseed_interval=t.cfg.rng.reseed_interval,
-                                                       entropy=HealthTestedEntropy(t.entropy_source)))
+                    fresh.append(terminal_rng(t.cfg, t.entropy_source))
                 return problem
             except EgmError as exc:
                 return str(exc)

@@ -165,3 +165,11 @@ def _exists(path: Path) -> bool:
     except OSError as exc:
         raise UsageError(f"--state-dir {path} cannot be read ({exc.strerror or exc})") from None
     return True
+
+
+def mechanism_option(p: argparse.ArgumentParser) -> None:
+    """``--mechanism M``: the RNG's DRBG mechanism (``firmware.rng.mechanisms``), default hmac-drbg."""
+    from firmware.rng.mechanisms import DEFAULT_MECHANISM, MECHANISMS
+
+    p.add_argument("--mechanism", choices=list(MECHANISMS), default=DEFAULT_MECHANISM, metavar="M",
+                   help=f"the DRBG: {' or '.join(MECHANISMS)} (default {DEFAULT_MECHANISM})")

@@ -71,7 +71,6 @@ def _run(args: argparse.Namespace) -> int:
     record = run(args.target, args.only, Path(args.report) if args.report else None,
                  Path(args.resume) if args.resume else None, args.operator, args.prompt_timeout,
                  progress=sys.stderr.isatty() or not args.json)
-    folder = Path(args.resume or args.report or ".")
     if args.json:
         emit_json(record.to_json())
     else:
@@ -79,6 +78,5 @@ def _run(args: argparse.Namespace) -> int:
                  "seconds": round(t.elapsed_s, 1), "reason": t.reason or "-"} for t in record.tests]
         show({"tests": rows})
         counts = ", ".join(f"{n} {v.lower()}" for v, n in record.counts().items())
-        where = record.report_dir if hasattr(record, "report_dir") else folder
-        print(f"{counts}; report: {where}/report.html")
+        print(f"{counts}; report: {Path(record.report_dir) / 'report.html'}")
     return record.exit_status()

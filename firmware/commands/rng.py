@@ -1,10 +1,14 @@
 """``egm rng``: the certified RNG's lab commands (CONTRACTS.md, ``egm rng ...``).
 
-* ``egm rng kat [FILE] [--json]``: HMAC_DRBG known-answer vectors (the 22 NIST CAVP vectors built
-  into the product, or FILE); ``N passed, M failed`` last, exit 0 only if none failed (1 otherwise).
-* ``egm rng dump --bytes N [--seed S]``: N raw bytes of the DRBG output stream on stdout, for
-  external statistical batteries.
-* ``egm rng outcomes --range N --count M [--seed S]``: M outcomes of exactly
+* ``egm rng kat [FILE] [--mechanism M|all] [--json]``: DRBG known-answer vectors: with no FILE the
+  NIST CAVP vectors built into the product (22 HMAC_DRBG and 28 CTR_DRBG; ``--mechanism`` picks
+  one set), or FILE (its ``"mechanism"`` key, HMAC_DRBG if absent; ``--mechanism`` must agree);
+  ``N passed, M failed`` last, exit 0 only if none failed (1 otherwise).
+* ``egm rng dump --bytes N [--mechanism M] [--seed S] [--out FILE]``: N raw bytes of the service's
+  output stream (``RngService.random_bytes``) of mechanism M (default hmac-drbg) on stdout or into
+  FILE, written in 64 KiB chunks so N may be far larger than memory; a reader that goes away
+  (``| head -c 100``) ends it quietly with exit 0.
+* ``egm rng outcomes --range N --count M [--mechanism M] [--seed S]``: M outcomes of exactly
   ``RngService.randbelow(N)``, one per line (the lab's scaled-outcome collection tool).
 * ``egm rng selftest``: the statistical battery (:mod:`firmware.commands.rng_selftest`).
 """
@@ -13,10 +17,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 from firmware.commands import rng_selftest
-from firmware.commands._common import non_negative_int, positive_int
+from firmware.commands._common import mechanism_option, non_negative_int, positive_int
+from firmware.rng.mechanisms import MECHANISMS
 
 if TYPE_CHECKING:
     from firmware.rng.service import RngService
@@ -35,20 +40,25 @@ def register(sub: argparse._SubParsersAction) -> None:
     rng_sub.required = True
 
     kat = rng_sub.add_parser(
-        "kat", help="run HMAC_DRBG known-answer vectors (built in, or from a JSON file)"
+        "kat", help="run DRBG known-answer vectors (built in, or from a JSON file)"
     )
     kat.add_argument(
         "file",
         nargs="?",
-        help="a vector file in the format of the built-in firmware/rng/vectors/hmac_drbg_sha256.json "
-        "(default: the 22 NIST CAVP SHA-256 vectors built into the product)",
+        help="a vector file in the format of the built-in firmware/rng/vectors/*.json "
+        "(default: the NIST CAVP vectors built into the product)",
     )
+    kat.add_argument("--mechanism", choices=[*MECHANISMS, "all"], default=None, metavar="M",
+                     help=f"whose vectors: {', '.join(MECHANISMS)} or all (default: all built-in "
+                     "vectors, or the file's own mechanism)")
     kat.add_argument("--json", action="store_true", help="print one JSON document instead")
     kat.set_defaults(func=_kat)
 
-    dump = rng_sub.add_parser("dump", help="write raw DRBG output bytes to stdout")
+    dump = rng_sub.add_parser("dump", help="write raw DRBG output bytes to stdout or a file")
     dump.add_argument("--bytes", type=non_negative_int, required=True, metavar="N", help="how many bytes to write")
+    mechanism_option(dump)
     dump.add_argument("--seed", metavar="S", help=_SEED_HELP)
+    dump.add_argument("--out", metavar="FILE", help="write the bytes into FILE instead of stdout")
     dump.set_defaults(func=_dump)
 
     outcomes = rng_sub.add_parser(
@@ -56,24 +66,36 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     outcomes.add_argument("--range", type=positive_int, required=True, metavar="N", help="each outcome is one of 0..N-1")
     outcomes.add_argument("--count", type=non_negative_int, required=True, metavar="M", help="how many outcomes")
+    mechanism_option(outcomes)
     outcomes.add_argument("--seed", metavar="S", help=_SEED_HELP)
     outcomes.set_defaults(func=_outcomes)
 
     rng_selftest.register(rng_sub)
 
 
-def _service(seed: str | None) -> RngService:
+def _service(seed: str | None, mechanism: str) -> RngService:
     from firmware.rng.service import RngService
 
-    return RngService.production() if seed is None else RngService.seeded(seed)
+    if seed is None:
+        return RngService.production(mechanism=mechanism)
+    return RngService.seeded(seed, mechanism=mechanism)
 
 
 def _kat(args: argparse.Namespace) -> int:
     from firmware.commands._common import emit_json
-    from firmware.rng.kat import BUILTIN_VECTORS, run_file
+    from firmware.errors import UsageError
+    from firmware.rng.kat import load_vectors, run_builtin, run_vector
 
-    source = BUILTIN_VECTORS if args.file is None else args.file
-    results = run_file(source)
+    if args.file is None:
+        chosen = tuple(MECHANISMS) if args.mechanism in (None, "all") else (args.mechanism,)
+        results = run_builtin(chosen)
+    else:
+        vectors = load_vectors(args.file)
+        declared = vectors[0].mechanism
+        if args.mechanism not in (None, "all", declared):
+            raise UsageError(f"{args.file} holds {declared} vectors, not {args.mechanism}")
+        results = [run_vector(vector) for vector in vectors]
+    several = len({r.mechanism for r in results}) > 1
     failed = sum(not result.passed for result in results)
     passed = len(results) - failed
     if args.json:
@@ -81,10 +103,11 @@ def _kat(args: argparse.Namespace) -> int:
             {
                 "file": "built-in" if args.file is None else str(args.file),
                 "vectors": [
-                    {"name": r.name, "result": "PASS"}
+                    {"name": r.name, "mechanism": r.mechanism, "result": "PASS"}
                     if r.passed
                     else {
                         "name": r.name,
+                        "mechanism": r.mechanism,
                         "result": "FAIL",
                         "expected": r.expected.hex(),
                         "returned": r.returned.hex(),
@@ -97,26 +120,41 @@ def _kat(args: argparse.Namespace) -> int:
         )
     else:
         for result in results:
-            print(f"{result.name}: {'PASS' if result.passed else 'FAIL'}")
+            label = f"{result.mechanism} {result.name}" if several else result.name
+            print(f"{label}: {'PASS' if result.passed else 'FAIL'}")
         print(f"{passed} passed, {failed} failed")
     return 0 if failed == 0 else 1
 
 
-def _dump(args: argparse.Namespace) -> int:
-    rng = _service(args.seed)
-    sys.stdout.flush()
-    out = sys.stdout.buffer
-    remaining = args.bytes
+def write_stream(rng: RngService, nbytes: int, out: BinaryIO) -> None:
+    """Write the next ``nbytes`` of ``rng``'s stream to ``out`` in :data:`DUMP_CHUNK_BYTES` chunks."""
+    remaining = nbytes
+    random_bytes, write = rng.random_bytes, out.write
     while remaining:
         n = min(remaining, DUMP_CHUNK_BYTES)
-        out.write(rng.random_bytes(n))
+        write(random_bytes(n))
         remaining -= n
     out.flush()
+
+
+def _dump(args: argparse.Namespace) -> int:
+    from firmware.errors import UsageError
+
+    rng = _service(args.seed, args.mechanism)
+    if args.out is None:
+        sys.stdout.flush()
+        write_stream(rng, args.bytes, sys.stdout.buffer)
+        return 0
+    try:
+        with open(args.out, "wb") as out:
+            write_stream(rng, args.bytes, out)
+    except OSError as exc:
+        raise UsageError(f"cannot write {args.out}: {exc.strerror or exc}") from None
     return 0
 
 
 def _outcomes(args: argparse.Namespace) -> int:
-    rng = _service(args.seed)
+    rng = _service(args.seed, args.mechanism)
     randbelow, n = rng.randbelow, args.range
     write = sys.stdout.write
     remaining = args.count

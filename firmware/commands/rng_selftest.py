@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
     from rich.progress import Progress, TaskID
 
-from firmware.commands._common import emit_json, positive_int
+from firmware.commands._common import emit_json, mechanism_option, positive_int
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +38,7 @@ def register(rng_sub: argparse._SubParsersAction) -> None:
                    help="scale the shuffle and draw sample sizes by F (default 1)")
     p.add_argument("--seed", metavar="S",
                    help="test a deterministic DRBG seeded from S instead of the production source")
+    mechanism_option(p)
     p.set_defaults(func=_selftest)
 
 
@@ -53,13 +54,17 @@ def _selftest(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"egm rng selftest: {exc}", file=sys.stderr)
         return 2
-    source = RngService.production() if args.seed is None else RngService.seeded(args.seed)
-    log.info("RNG self-test: %d x %d bits, %s source", config.sequences, config.bits,
-             "production" if args.seed is None else "seeded")
+    if args.seed is None:
+        source = RngService.production(mechanism=args.mechanism)
+    else:
+        source = RngService.seeded(args.seed, mechanism=args.mechanism)
+    log.info("RNG self-test: %d x %d bits, %s %s source", config.sequences, config.bits,
+             "production" if args.seed is None else "seeded", args.mechanism)
     with _Progress() as progress:
         report = run_battery(source, config, progress)
     document = report.to_json()
     document["source"] = "production" if args.seed is None else "seeded"
+    document["mechanism"] = args.mechanism
     if args.json:
         emit_json(document)
     else:
@@ -69,7 +74,7 @@ def _selftest(args: argparse.Namespace) -> int:
 
 def _print(doc: dict[str, Any]) -> None:
     out = sys.stdout
-    out.write(f"RNG self-test ({doc['source']} source): {doc['sequences']} x {doc['bits']:,} bits, "
+    out.write(f"RNG self-test ({doc['source']} source) of {doc['mechanism']}: {doc['sequences']} x {doc['bits']:,} bits, "
               f"alpha {doc['alpha']}, {doc['min_passing_sequences']}/{doc['sequences']} "
               f"sequences must pass\n")
     for t in doc["tests"]:

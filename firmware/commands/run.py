@@ -145,15 +145,13 @@ def _terminal(cfg, args, game_id: str, rng_results, path: Path, out):
     closed)."""
     from firmware.cabinet.autoplay import Autoplay
     from firmware.cabinet.control import ControlServer, socket_path
-    from firmware.cabinet.selftest import check_software, run_self_test
+    from firmware.cabinet.selftest import check_software, run_self_test, terminal_rng
     from firmware.cabinet.service import ServiceApi
     from firmware.cabinet.sim_rng import SimRng
     from firmware.cabinet.terminal import Devices, Terminal
     from firmware.cashless.vouchers import VoucherBook
     from firmware.errors import EgmError
     from firmware.ledger.errors import CriticalMemoryError
-    from firmware.rng.health import HealthTestedEntropy
-    from firmware.rng.service import RngService
     from firmware.rng.switchable import SwitchableSource
     from hal import registry
     from hal.events import Door
@@ -169,8 +167,7 @@ def _terminal(cfg, args, game_id: str, rng_results, path: Path, out):
             del twins[slot]
     # --sim: the RNG reads an entropy source a test can make stuck (`simctl rng entropy stuck`)
     entropy_source = SwitchableSource() if args.sim else os.urandom
-    rng = RngService.production((cfg.rng.personalization + ":" + cfg.terminal.id).encode("utf-8"),
-                                reseed_interval=cfg.rng.reseed_interval, entropy=HealthTestedEntropy(entropy_source))
+    rng = terminal_rng(cfg, entropy_source)
     with contextlib.ExitStack() as stack:
         rig = SimRig(twins, cfg.devices.settings, doors_open=[Door(d) for d in args.sim_door_open])
         stack.callback(rig.close)
@@ -504,6 +501,6 @@ def _math_check(cfg, out, state_dir: str | None) -> None:
 
 def _rng_power_up_test(cfg) -> list[tuple[str, str]]:
     """Known-answer test and a health-tested instantiation, as the cabinet will do at power-up."""
-    from firmware.rng.power_up import power_up_self_test
+    from firmware.cabinet.selftest import rng_power_up_test
 
-    return power_up_self_test(personalization=cfg.rng.personalization + ":" + cfg.terminal.id)
+    return rng_power_up_test(cfg)

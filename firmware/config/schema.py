@@ -103,6 +103,9 @@ class GamesSection(Section):
 
 
 class RngSection(Section):
+    #: The DRBG mechanism (firmware.rng.mechanisms.MECHANISMS): SP 800-90A HMAC_DRBG (SHA-256) or
+    #: CTR_DRBG (AES-256 with the derivation function).
+    mechanism: Literal["hmac-drbg", "ctr-drbg"] = "hmac-drbg"
     reseed_interval: int = Field(
         1 << 20, ge=1, le=1 << 48, description="DRBG generate calls between reseeds (SP 800-90A: <= 2^48)"
     )

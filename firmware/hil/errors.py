@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from firmware.errors import EgmError
 
 
@@ -29,3 +31,13 @@ class Blocked(Exception):  # noqa: N818 - a verdict, not an error
 
 class MeasurementFailure(AssertionError):
     """A measurement outside its limits (the test's verdict is FAIL)."""
+
+
+def read_text(path: Path, what: str, missing: str = "does not exist") -> str:
+    """The text of ``path``; HilError ``"{what} {path} {missing}"`` or "... cannot be read: why"."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise HilError(f"{what} {path} {missing}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise HilError(f"{what} {path} cannot be read: {exc}") from None

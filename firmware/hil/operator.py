@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import queue
+import re
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -57,40 +58,50 @@ class Console:
         """Ask for ``instruction``; return when done (verified), raise Blocked otherwise."""
         limit = self.timeout if timeout is None else timeout
         self._start_reader()
-        on_screen = target is not None and target.has_op("lab_prompt")
-        if on_screen and target is not None:
-            with contextlib.suppress(TargetError):
-                target.control("lab_prompt", {"id": test_id, "text": instruction})
+        screen = _show_on_screen(target, test_id, instruction, limit)
         ctx = self.suspend() if self.suspend else contextlib.nullcontext()
         try:
             with ctx:
+                where = " (also on the cabinet's screen)" if screen else ""
                 self.say(f"OPERATOR: {instruction}  [Enter when done, n = could not do it; "
-                         f"time-out {limit:g} s]")
-                self._wait(instruction, verify, limit)
+                         f"time-out {limit:g} s]{where}")
+                self._wait(instruction, verify, limit, target if screen else None, screen)
         finally:
-            if on_screen and target is not None:
+            if screen and target is not None:
                 with contextlib.suppress(TargetError):
                     target.control("lab_clear", {})
 
-    def _wait(self, instruction: str, verify: Callable[[], bool] | None, limit: float) -> None:
+    def _wait(self, instruction: str, verify: Callable[[], bool] | None, limit: float,
+              target: Target | None, screen_id: str) -> None:
         deadline = time.monotonic() + limit
         confirmed_at: float | None = None
+        console_open = True
         while True:
             if verify is not None and _holds(verify):
                 return
-            try:
-                answer = self._answers.get(timeout=POLL_S)
-            except queue.Empty:
-                answer = ""
-                got = False
+            answer = _screen_answer(target, screen_id) if target is not None else None
+            if answer is None and console_open:
+                try:
+                    line = self._answers.get(timeout=POLL_S)
+                except queue.Empty:
+                    pass
+                else:
+                    if line is None:                 # the console's input ended
+                        self._answers.put(None)
+                        console_open = False
+                        if verify is None and target is None:
+                            raise Blocked(f"nobody answered (the console's input ended): {instruction}")
+                    elif line.lower() in ("n", "no"):
+                        answer = "cannot"
+                    elif line == "":
+                        answer = "done"
+                    else:
+                        self.say("answer Enter (done) or n (could not do it)")
             else:
-                got = True
-            if got and answer is None:
-                self._answers.put(None)
-                raise Blocked(f"nobody answered (no operator input): {instruction}")
-            if got and answer is not None and answer.lower() in ("n", "no"):
+                time.sleep(POLL_S)
+            if answer == "cannot":
                 raise Blocked(f"the operator could not do it: {instruction}")
-            if got and answer == "":
+            if answer == "done":
                 if verify is None:
                     return
                 confirmed_at = confirmed_at or time.monotonic()
@@ -99,6 +110,37 @@ class Console:
                 raise Blocked(f"done, said the operator, but it could not be seen: {instruction}")
             if now >= deadline:
                 raise Blocked(f"no answer within {limit:g} s: {instruction}")
+
+
+def _screen_id(test_id: str) -> str:
+    """The prompt's id on the cabinet's screen: the test id as one short word."""
+    return re.sub(r"[^A-Za-z0-9_-]+", "-", test_id).strip("-")[:32] or "hil"
+
+
+def _show_on_screen(target: Target | None, test_id: str, instruction: str, limit: float) -> str:
+    """Put the prompt on the cabinet's screen (control op ``lab_prompt``) when the terminal offers
+    it; the prompt's id, or "" (console only)."""
+    if target is None or target.kind != "cabinet" or target.lacks_op("lab_prompt"):
+        return ""
+    screen_id = _screen_id(test_id)
+    try:
+        target.control("lab_prompt", {"id": screen_id, "text": instruction[:500], "timeout_s": limit})
+    except TargetError as exc:
+        if "unknown op" in str(exc):
+            target.note_missing_op("lab_prompt")
+        return ""
+    return screen_id
+
+
+def _screen_answer(target: Target, screen_id: str) -> str | None:
+    """The answer given on the cabinet's screen (status ``lab``: ``done`` or ``cannot``), if any."""
+    try:
+        lab = target.status().get("lab")
+    except TargetError:
+        return None
+    if isinstance(lab, dict) and lab.get("id") == screen_id and lab.get("answer") in ("done", "cannot"):
+        return str(lab["answer"])
+    return None
 
 
 def _holds(verify: Callable[[], bool]) -> bool:

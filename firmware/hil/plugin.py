@@ -30,7 +30,7 @@ import socket
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -133,8 +133,13 @@ class HilSession:
         else:
             self.run = RunRecord(run_id=uuid.uuid4().hex[:12], target=self.target_spec, target_kind=self.target_kind,
                                  operator=opt.hil_operator or "", only=self.only)
+        self.run.report_dir = str(self.report_dir)
         if opt.hil_operator:
             self.run.operator = opt.hil_operator
+        elif not self.run.operator and self.target_kind == "cabinet":
+            from firmware.hil.target import load_target_file
+
+            self.run.operator = load_target_file(Path(self.target_spec)).operator
         self.run.python = f"{platform.python_implementation()} {platform.python_version()} ({sys.executable})"
         self.run.host = f"{socket.gethostname()} ({platform.system()} {platform.release()}, {platform.machine()})"
         from firmware import __version__
@@ -167,7 +172,9 @@ class HilSession:
             TimeElapsedColumn,
         )
 
-        console = RichConsole(file=self.ctx.out, highlight=False, markup=False, emoji=False)
+        tty = hasattr(self.ctx.out, "isatty") and self.ctx.out.isatty()
+        console = RichConsole(file=self.ctx.out, highlight=False, markup=False, emoji=False,
+                              width=None if tty else 160)
         self._progress = Progress(TextColumn("egm hil"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                                   TextColumn("{task.description}"), console=console, transient=True)
         self._progress.start()
@@ -187,7 +194,7 @@ class HilSession:
     # -- the target ---------------------------------------------------------------------------
     def target(self) -> Target:
         if self._target is None:
-            target = make_target(self.target_spec, self.report_dir / "sim")
+            target = make_target(self.target_spec, self.report_dir / self.target_kind)
             target.prompt = lambda instruction, verify=None, timeout=None: self.console.ask(
                 instruction, verify=verify, timeout=timeout, target=target)
             self._target = target
@@ -280,6 +287,10 @@ class HilSession:
             self.ctx.problems.append(f"{report.nodeid or 'the suite'}: cannot be collected: "
                                      f"{text[-1] if text else 'error'}")
 
+    def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
+        if self._progress is not None and nodeid in self.meta:
+            self._progress.update(self._task, description=self.meta[nodeid]["id"])
+
     def pytest_runtest_logfinish(self, nodeid: str, location: Any) -> None:
         self.finish(nodeid)
 
@@ -339,7 +350,8 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         config.hook.pytest_deselected(items=list(items))
         items[:] = []
         return
-    keep, drop = [], []
+    keep: list[pytest.Item] = []
+    drop: list[pytest.Item] = []
     done = {t.id for t in hil.run.tests} if hil.run is not None else set()
     for item in items:
         meta = hil.meta[item.nodeid]
@@ -374,7 +386,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
     result = yield
     hil = session_of(item.config)
     recorder = hil.recorders.get(item.nodeid)
@@ -387,8 +399,9 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[pytest.TestReport]:
-    report: pytest.TestReport = yield
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
+                              ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
     session_of(item.config).verdict(item, call, report)
     return report
 
@@ -470,15 +483,18 @@ def _evidence_after(target: Target, recorder: Recorder, before: dict[str, Any], 
                 recorder.attach("events", list(reversed(events)), "json")
             except TargetError as exc:
                 recorder.note(f"no events after the test: {exc}")
+        name = "screen-at-failure" if recorder.test.verdict in ("FAIL", "ERROR") else "screen-at-end"
+        path = recorder.evidence_dir / f"{name}.png"
         try:
-            if not target.screenshot(recorder.evidence_dir / "screen.png"):
-                recorder.note(NO_SCREENSHOT)
+            if target.screenshot(path):
+                recorder.attach(name, path, "png")
             else:
-                rel = (recorder.evidence_dir / "screen.png").relative_to(recorder.report_dir).as_posix()
-                from firmware.hil.record import Evidence
-
-                recorder.test.evidence.append(Evidence(name="screen", path=rel, kind="png"))
+                recorder.note(NO_SCREENSHOT)
         except TargetError as exc:
             recorder.note(f"no screen capture: {exc}")
     lines = target.log_lines()[before["log"]:]
-    recorder.attach("terminal-log", "\n".join(lines) + ("\n" if lines else ""), "text")
+    if target.has_log:
+        recorder.attach("terminal-log", "\n".join(lines) + ("\n" if lines else ""), "text")
+    else:
+        recorder.note("no log excerpt: the suite attached to a terminal it did not start (its log is "
+                      "the service's, e.g. journalctl)")

@@ -93,6 +93,7 @@ class RunRecord(BaseModel):
     finished: str = ""
     target: str
     target_kind: str
+    report_dir: str = ""
     operator: str = ""
     software: dict[str, Any] = Field(default_factory=dict)
     config_sha256: str = ""
@@ -145,15 +146,14 @@ class RunRecord(BaseModel):
 
     @classmethod
     def load(cls, folder: Path) -> RunRecord:
-        from firmware.hil.errors import HilError
+        from firmware.hil.errors import HilError, read_text
 
         path = folder / RUN_FILE
+        text = read_text(path, "the run record", f"does not exist: {folder} is not a run to resume")
         try:
-            doc = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise HilError(f"{folder} holds no {RUN_FILE}: not a run to resume") from None
-        except (OSError, ValueError) as exc:
-            raise HilError(f"{path}: cannot be read: {exc}") from None
+            doc = json.loads(text)
+        except ValueError as exc:
+            raise HilError(f"{path}: not JSON: {exc}") from None
         if not isinstance(doc, dict):
             raise HilError(f"{path}: not a run record")
         doc.pop("counts", None)

@@ -87,7 +87,8 @@ class Recorder:
         self.evidence_dir.mkdir(parents=True, exist_ok=True)
         path = self.evidence_dir / filename
         if isinstance(data_or_path, Path):
-            shutil.copyfile(data_or_path, path)
+            if data_or_path.resolve() != path.resolve():
+                shutil.copyfile(data_or_path, path)
         elif isinstance(data_or_path, bytes):
             path.write_bytes(data_or_path)
         elif kind == "json":

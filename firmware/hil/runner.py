@@ -99,6 +99,9 @@ def run(target_spec: str = "sim", only: Sequence[str] = (), report_dir: Path | N
         raise HilError("; ".join(ctx.problems))
     if ctx.session is None or ctx.session.run is None or not (folder / RUN_FILE).exists():
         raise HilError(f"the suite did not run (pytest exit status {int(code)})")
+    if code == pytest.ExitCode.INTERRUPTED:
+        # run.json holds what was done: `--resume` goes on from there
+        raise KeyboardInterrupt(f"interrupted; resume with --resume {folder}")
     return RunRecord.load(folder)
 
 

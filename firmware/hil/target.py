@@ -57,7 +57,7 @@ class Target:
         self.config_path = config_path
         self.pins = {**DEFAULT_PINS, **dict(pins or {})}
         self._role: str | None = None
-        self._has_op: dict[str, bool] = {}
+        self._missing_ops: set[str] = set()
         #: Asks a person to do something (set by the plugin: ``prompt(instruction, verify=, timeout=)``).
         self.prompt: Prompt | None = None
 
@@ -66,18 +66,12 @@ class Target:
         """One control-socket request (``firmware.cabinet.control.request``); its result."""
         return _request(self.state_dir, op, args, timeout)
 
-    def has_op(self, op: str) -> bool:
-        """Whether the terminal offers control op ``op`` (asked once: an op it does not know is
-        refused as unknown and changes nothing)."""
-        if op not in self._has_op:
-            from firmware.cabinet.control import ControlError, request
+    def lacks_op(self, op: str) -> bool:
+        """Whether the terminal is known not to offer control op ``op`` (it refused it as unknown)."""
+        return op in self._missing_ops
 
-            try:
-                request(self.state_dir, op, {}, timeout=30)
-                self._has_op[op] = True
-            except ControlError as exc:
-                self._has_op[op] = "unknown op" not in str(exc)
-        return self._has_op[op]
+    def note_missing_op(self, op: str) -> None:
+        self._missing_ops.add(op)
 
     def status(self) -> dict[str, Any]:
         result: dict[str, Any] = self.control("status")
@@ -111,18 +105,28 @@ class Target:
     def service(self, *words: str, role: str = "regulator") -> Any:
         """The service API's answer to ``words``, logged in as ``role`` (its PIN from the target's
         configuration, default the development PINs)."""
+        if words[:1] in (("login",), ("logout",)):          # the test manages the session itself
+            self._role = None
+            return self.control("service", {"words": list(words)})
         if role not in self.pins:
             raise TargetError(f"no PIN for the service role {role!r}")
         if self._role != role:
-            self.control("service", {"words": ["login", role, self.pins[role]]})
-            self._role = role
+            self._login(role)
         try:
             return self.control("service", {"words": list(words)})
         except TargetError as exc:
-            if "log in" not in str(exc) and "session" not in str(exc):
+            message = str(exc)
+            # the session ended (time-out, a power cut) or another role logged in meanwhile
+            if "log in first" not in message and not (
+                    "role may not use" in message and f"the {role} role" not in message):
                 raise
-        self.control("service", {"words": ["login", role, self.pins[role]]})  # the session ended
+        self._login(role)
         return self.control("service", {"words": list(words)})
+
+    def _login(self, role: str) -> None:
+        self._role = None
+        self.control("service", {"words": ["login", role, self.pins[role]]})
+        self._role = role
 
     def meters(self) -> dict[str, Any]:
         """Every meter and the credits (the service ``meters`` answer)."""
@@ -211,18 +215,28 @@ class Target:
 
     # -- evidence -----------------------------------------------------------------------------
     def screenshot(self, path: Path) -> bool:
-        """The screen as it is, as a PNG at ``path``: True; False when the terminal has no
-        ``screenshot`` control op (nothing written)."""
+        """The screen as it is now, as a PNG at ``path`` (control op ``screenshot``: ``png_base64``):
+        True; False when the terminal has no such op (nothing written)."""
         import base64
+        import binascii
 
-        if not self.has_op("screenshot"):
+        if self.lacks_op("screenshot"):
             return False
-        answer = self.control("screenshot")
-        data = answer.get("png") if isinstance(answer, dict) else answer
+        try:
+            answer = self.control("screenshot")
+        except TargetError as exc:
+            if "unknown op" in str(exc):
+                self.note_missing_op("screenshot")
+                return False
+            raise
+        data = answer.get("png_base64") if isinstance(answer, dict) else None
         if not isinstance(data, str):
-            raise TargetError("screenshot: the answer holds no base64 PNG")
-        png = base64.b64decode(data)
-        if not png.startswith(b"\x89PNG"):
+            raise TargetError("screenshot: the answer holds no png_base64")
+        try:
+            png = base64.b64decode(data, validate=True)
+        except (binascii.Error, ValueError):
+            raise TargetError("screenshot: png_base64 is not base64") from None
+        if not png.startswith(b"\x89PNG\r\n\x1a\n"):
             raise TargetError("screenshot: the answer is not a PNG")
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(png)
@@ -231,6 +245,11 @@ class Target:
     def log_lines(self) -> list[str]:
         """The terminal's log so far (a test's excerpt is the lines after its start's length)."""
         return []
+
+    @property
+    def has_log(self) -> bool:
+        """Whether :meth:`log_lines` is the terminal's log (the suite started the terminal)."""
+        return True
 
     def close(self) -> None:
         """End of the run: stop what the run started."""
@@ -416,7 +435,8 @@ class CabinetTarget(Target):
         self.operator = operator
         self.source = source
         self._process: subprocess.Popen[bytes] | None = None
-        self.log_path = Path(state_dir) / "hil-terminal.log"
+        #: Where the log of a terminal the suite starts goes (``make_target``: the report folder).
+        self.log_path = Path(state_dir).parent / "hil-terminal.log"
 
     def _ask(self, instruction: str, verify: Callable[[], bool] | None, timeout: float | None = None) -> None:
         if self.prompt is None:
@@ -424,15 +444,34 @@ class CabinetTarget(Target):
         self.prompt(instruction, verify=verify, timeout=timeout)
 
     def power_on(self) -> None:
-        if self.start and self._process is None:
+        """``start = true``: start ``egm run`` (once) and wait for its self-test; otherwise (or when
+        the terminal is not up) ask the operator to switch the cabinet on."""
+        if self.start and (self._process is None or self._process.poll() is not None):
             cmd = [sys.executable, "-m", "firmware.cli", "run", "--state-dir", str(self.state_dir),
                    *(["--config", str(self.config_path)] if self.config_path else [])]
+            self.log_path.parent.mkdir(parents=True, exist_ok=True)
             with self.log_path.open("ab") as out:
                 self._process = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out,
                                                  stderr=subprocess.STDOUT, start_new_session=True)
-        if not self.is_up():
-            self._ask("switch the cabinet on at the mains and wait for the attract screen", self.is_up)
+            deadline = time.monotonic() + START_TIMEOUT
+            while not self._started():
+                if self._process.poll() is not None:
+                    tail = " | ".join(self.log_lines()[-3:]) or "(nothing logged)"
+                    raise TargetError(f"egm run exited with status {self._process.returncode}: {tail}")
+                if time.monotonic() >= deadline:
+                    raise TargetError(f"egm run did not finish starting within {START_TIMEOUT:g} s")
+                time.sleep(0.1)
+        if not self._started():
+            self._ask("switch the cabinet on at the mains and wait for the attract screen", self._started)
         self._role = None
+
+    def _started(self) -> bool:
+        """Up, and done starting (the power-up self-test over)."""
+        try:
+            snap = self.status()
+        except TargetError:
+            return False
+        return bool(snap.get("state")) and not snap.get("starting")
 
     def power_cut(self) -> None:
         self._ask("switch the cabinet off at the mains", lambda: not self.is_up())
@@ -448,6 +487,10 @@ class CabinetTarget(Target):
             return self.log_path.read_text(encoding="utf-8", errors="replace").splitlines()
         except FileNotFoundError:
             return []
+
+    @property
+    def has_log(self) -> bool:
+        return self.start
 
     def close(self) -> None:
         if self._process is not None and self._process.poll() is None:
@@ -465,14 +508,11 @@ _CABINET_KEYS = {"state_dir", "config", "start", "operator", "pins"}
 def load_target_file(path: Path) -> CabinetTarget:
     """The cabinet described by ``path`` (``[cabinet] state_dir, config, start, operator``,
     ``[cabinet.pins]``); HilError naming what is wrong."""
-    from firmware.hil.errors import HilError
+    from firmware.hil.errors import HilError, read_text
 
+    text = read_text(path, "target file")
     try:
-        doc = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise HilError(f"target file {path} does not exist") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise HilError(f"target file {path} cannot be read: {exc}") from None
+        doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise HilError(f"target file {path} is not TOML: {exc}") from None
     cab = doc.get("cabinet")
@@ -510,8 +550,12 @@ def load_target_file(path: Path) -> CabinetTarget:
 
 
 def make_target(spec: str, workdir: Path) -> Target:
-    """``sim`` (the simulated cabinet in ``workdir``) or the path of a cabinet target file."""
+    """``sim`` (the simulated cabinet in ``workdir``) or the path of a cabinet target file (the log
+    of a terminal it starts goes to ``workdir``)."""
     if spec == "sim":
         return SimTarget(workdir)
-    return load_target_file(Path(spec))
+    target = load_target_file(Path(spec))
+    workdir.mkdir(parents=True, exist_ok=True)
+    target.log_path = workdir / LOG_NAME
+    return target
 

@@ -1,4 +1,8 @@
-"""The certified RNG: SP 800-90A HMAC_DRBG, SP 800-90B health tests, unbiased integers, shuffles.
+"""The certified RNG: SP 800-90A HMAC_DRBG and CTR_DRBG, SP 800-90B health tests, unbiased integers,
+shuffles.
+
+``CtrDrbg`` is imported from ``firmware.rng.ctr_drbg`` itself (it loads AES from ``cryptography``,
+which a terminal running the default HMAC_DRBG need not pay for at start).
 
 Games never use this package directly: they draw through a card source
 (``firmware.cards.source``) that holds the terminal's one :class:`RngService`.

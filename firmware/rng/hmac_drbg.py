@@ -33,38 +33,37 @@ from __future__ import annotations
 
 import hmac
 
-from firmware.rng.errors import DrbgError, ReseedRequired
+from firmware.rng.drbg_common import (
+    MAX_INPUT_BYTES,
+    MAX_REQUEST_BYTES,
+    MAX_RESEED_INTERVAL,
+    MIN_ENTROPY_BYTES,
+    MIN_NONCE_BYTES,
+    SECURITY_STRENGTH_BITS,
+    DrbgState,
+    checked_seed,
+)
+from firmware.rng.drbg_common import checked_input as _as_bytes
+
+__all__ = [
+    "MAX_INPUT_BYTES",
+    "MAX_REQUEST_BYTES",
+    "MAX_RESEED_INTERVAL",
+    "MIN_ENTROPY_BYTES",
+    "MIN_NONCE_BYTES",
+    "OUTLEN_BYTES",
+    "SECURITY_STRENGTH_BITS",
+    "HmacDrbg",
+]
 
 #: Length of the HMAC-SHA-256 output, of K and of V (SP 800-90A 10.1: outlen).
 OUTLEN_BYTES = 32
-#: Security strength of this instantiation, in bits.
-SECURITY_STRENGTH_BITS = 256
-#: Minimum entropy input: the security strength (SP 800-90A 10.1, Table 2).
-MIN_ENTROPY_BYTES = SECURITY_STRENGTH_BITS // 8
-#: Minimum nonce: half the security strength (SP 800-90A 8.6.7).
-MIN_NONCE_BYTES = SECURITY_STRENGTH_BITS // 16
-#: Maximum entropy input, personalization string and additional input: 2^35 bits.
-MAX_INPUT_BYTES = 2**35 // 8
-#: Maximum number of bytes one generate request may return: 2^19 bits.
-MAX_REQUEST_BYTES = 2**19 // 8
-#: Largest reseed interval SP 800-90A allows for HMAC_DRBG: 2^48 generate requests.
-MAX_RESEED_INTERVAL = 2**48
 
 _ZERO_BYTE = b"\x00"
 _ONE_BYTE = b"\x01"
 
 
-def _as_bytes(value: bytes | bytearray | memoryview, what: str, minimum: int = 0) -> bytes:
-    """``value`` as bytes, after the SP 800-90A length checks for ``what``."""
-    data = bytes(value)
-    if len(data) > MAX_INPUT_BYTES:
-        raise DrbgError(f"{what} is {len(data)} bytes, more than the maximum {MAX_INPUT_BYTES}")
-    if len(data) < minimum:
-        raise DrbgError(f"{what} is {len(data)} bytes, less than the minimum {minimum}")
-    return data
-
-
-class HmacDrbg:
+class HmacDrbg(DrbgState):
     """One instantiation of HMAC_DRBG (SHA-256) per SP 800-90A Rev. 1, 10.1.2.
 
     The constructor is HMAC_DRBG_Instantiate_algorithm (10.1.2.3); :meth:`reseed` is
@@ -73,7 +72,7 @@ class HmacDrbg:
     *Null* input.
     """
 
-    __slots__ = ("_k", "_v", "_reseed_counter", "_reseed_interval", "_zeroized")
+    __slots__ = ("_k", "_v")
 
     def __init__(
         self,
@@ -83,13 +82,8 @@ class HmacDrbg:
         *,
         reseed_interval: int = MAX_RESEED_INTERVAL,
     ) -> None:
-        if not 1 <= reseed_interval <= MAX_RESEED_INTERVAL:
-            raise DrbgError(f"reseed_interval must be between 1 and 2**48, not {reseed_interval}")
-        entropy = _as_bytes(entropy, "entropy input", MIN_ENTROPY_BYTES)
-        nonce = _as_bytes(nonce, "nonce", MIN_NONCE_BYTES)
-        personalization = _as_bytes(personalization, "personalization string")
-        self._reseed_interval = reseed_interval
-        self._zeroized = False
+        super().__init__(reseed_interval)
+        entropy, nonce, personalization = checked_seed(entropy, nonce, personalization)
         # 10.1.2.3: seed_material = entropy_input || nonce || personalization_string;
         # Key = 0x00 00...00; V = 0x01 01...01; (Key, V) = Update(seed_material, Key, V);
         # reseed_counter = 1.
@@ -98,15 +92,8 @@ class HmacDrbg:
         self._update(entropy + nonce + personalization)
         self._reseed_counter = 1
 
-    @property
-    def reseed_counter(self) -> int:
-        """Generate requests since instantiation or the last reseed, plus one (10.1.2.5 step 7)."""
-        return self._reseed_counter
-
-    @property
-    def reseed_interval(self) -> int:
-        """The most generate requests allowed between reseeds."""
-        return self._reseed_interval
+    def _secrets(self) -> tuple[bytearray, ...]:
+        return (self._k, self._v)
 
     def _update(self, provided_data: bytes) -> None:
         """HMAC_DRBG_Update (10.1.2.2), in place on K and V."""
@@ -122,10 +109,6 @@ class HmacDrbg:
         k[:] = hmac.digest(k, v + _ONE_BYTE + provided_data, "sha256")
         # 5. V = HMAC(K, V)
         v[:] = hmac.digest(k, v, "sha256")
-
-    def _check_usable(self) -> None:
-        if self._zeroized:
-            raise DrbgError("the DRBG has been zeroised and cannot be used any more")
 
     def reseed(self, entropy: bytes, additional_input: bytes = b"") -> None:
         """HMAC_DRBG_Reseed_algorithm (10.1.2.4): mix fresh entropy into K and V.
@@ -145,16 +128,7 @@ class HmacDrbg:
         Raises :class:`ReseedRequired` when ``reseed_counter > reseed_interval`` (step 1), and
         :class:`DrbgError` for a request over :data:`MAX_REQUEST_BYTES` or after :meth:`zeroize`.
         """
-        self._check_usable()
-        if not 0 <= nbytes <= MAX_REQUEST_BYTES:
-            raise DrbgError(
-                f"a request must be between 0 and {MAX_REQUEST_BYTES} bytes, not {nbytes}"
-            )
-        additional_input = _as_bytes(additional_input, "additional input")
-        if self._reseed_counter > self._reseed_interval:  # 1.
-            raise ReseedRequired(
-                f"the DRBG needs a reseed after {self._reseed_interval} generate requests"
-            )
+        additional_input = self._start_generate(nbytes, additional_input)  # 1.
         if additional_input:  # 2. if additional_input != Null, (Key, V) = Update(add, Key, V)
             self._update(additional_input)
         # 3.-4. temp = Null; while len(temp) < requested_number_of_bits: V = HMAC(Key, V);
@@ -171,9 +145,3 @@ class HmacDrbg:
         self._update(additional_input)  # 6. (Key, V) = Update(additional_input, Key, V)
         self._reseed_counter += 1  # 7.
         return output
-
-    def zeroize(self) -> None:
-        """Uninstantiate (9.4): overwrite K and V with zeros; every later call raises DrbgError."""
-        for secret in (self._k, self._v):
-            secret[:] = bytes(len(secret))
-        self._zeroized = True

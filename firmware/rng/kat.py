@@ -1,20 +1,24 @@
-"""Known-answer tests of HMAC_DRBG (SHA-256) from a JSON vector file.
+"""Known-answer tests of the DRBG mechanisms from a JSON vector file.
 
-The product carries its own vectors (:data:`BUILTIN_VECTORS`, ``firmware/rng/vectors/``: the 22
-NIST CAVP HMAC_DRBG ``[SHA-256] [PredictionResistance = False]`` vectors of the project's reference
-folder, copied with their source line). File format::
+The product carries its own vectors (:data:`BUILTIN_FILES`, ``firmware/rng/vectors/``), each file
+with its source line: the 22 NIST CAVP HMAC_DRBG ``[SHA-256] [PredictionResistance = False]``
+vectors of the project's reference folder (:data:`BUILTIN_VECTORS`), and 28 NIST CAVP CTR_DRBG
+``[AES-256 use df] [PredictionResistance = False]`` vectors, "no reseed" and "with reseed" groups
+(``ctr_drbg_aes256.json``). File format::
 
-    {"source": "...", "procedure": "...",
+    {"source": "...", "procedure": "...", "mechanism": "hmac-drbg" | "ctr-drbg",
      "vectors": [{"name": "0", "entropy": HEX, "nonce": HEX, "pers": HEX | null,
                   "add": [HEX | null, HEX | null], "expected": HEX,
                   "entropy_reseed": HEX, "add_reseed": HEX | null}, ...]}
 
-``null`` (or an empty string) means an empty input. ``entropy_reseed`` and ``add_reseed`` are
-optional (the CAVP vectors "with reseed"). Procedure, for each vector:
+``null`` (or an empty string) means an empty input. ``mechanism`` is optional: a file without it
+holds HMAC_DRBG vectors (the format's first version). ``entropy_reseed`` and ``add_reseed`` are
+optional (the CAVP vectors "with reseed"). Procedure, for each vector, with the file's mechanism:
 
 1. ``instantiate(entropy, nonce, pers)``;
 2. if ``entropy_reseed`` is present: ``reseed(entropy_reseed, add_reseed)``;
-3. ``generate(len(expected), add[0])`` and discard (128 bytes in the CAVP files);
+3. ``generate(len(expected), add[0])`` and discard (128 bytes in the CAVP HMAC_DRBG SHA-256
+   files, 64 in the CTR_DRBG AES-256 ones);
 4. ``generate(len(expected), add[1])`` must equal ``expected``.
 
 A file that cannot be read, is not JSON, or lacks a key or holds a non-hex value raises
@@ -31,15 +35,21 @@ from pathlib import Path
 from typing import Any
 
 from firmware.rng.errors import DrbgError, KatFileError
-from firmware.rng.hmac_drbg import HmacDrbg
+from firmware.rng.mechanisms import DEFAULT_MECHANISM, MECHANISMS, mechanism
 
-#: The vectors built into the product (run by ``egm rng kat`` with no file).
-BUILTIN_VECTORS: Traversable = resources.files("firmware.rng") / "vectors" / "hmac_drbg_sha256.json"
+_VECTORS: Traversable = resources.files("firmware.rng") / "vectors"
+#: The HMAC_DRBG vectors built into the product.
+BUILTIN_VECTORS: Traversable = _VECTORS / "hmac_drbg_sha256.json"
+#: The built-in vector file of each mechanism (``egm rng kat`` with no file runs them all).
+BUILTIN_FILES: dict[str, Traversable] = {
+    "hmac-drbg": BUILTIN_VECTORS,
+    "ctr-drbg": _VECTORS / "ctr_drbg_aes256.json",
+}
 
 
 @dataclass(frozen=True)
 class KatVector:
-    """One HMAC_DRBG known-answer vector, decoded."""
+    """One DRBG known-answer vector, decoded (``mechanism`` names the DRBG it is for)."""
 
     name: str
     entropy: bytes
@@ -49,6 +59,7 @@ class KatVector:
     expected: bytes
     entropy_reseed: bytes | None = None
     additional_input_reseed: bytes = b""
+    mechanism: str = DEFAULT_MECHANISM
 
 
 @dataclass(frozen=True)
@@ -58,6 +69,7 @@ class KatResult:
     name: str
     expected: bytes
     returned: bytes
+    mechanism: str = DEFAULT_MECHANISM
 
     @property
     def passed(self) -> bool:
@@ -89,6 +101,9 @@ def parse_vectors(document: Any) -> list[KatVector]:
         raise KatFileError("the file has no 'vectors' list")
     if not document["vectors"]:
         raise KatFileError("the 'vectors' list is empty: nothing to test")
+    declared = document.get("mechanism", DEFAULT_MECHANISM)
+    if declared not in MECHANISMS:
+        raise KatFileError(f"unknown 'mechanism' {declared!r}: choose {' or '.join(MECHANISMS)}")
     vectors = []
     for index, entry in enumerate(document["vectors"]):
         if not isinstance(entry, dict):
@@ -116,6 +131,7 @@ def parse_vectors(document: Any) -> list[KatVector]:
                     else None
                 ),
                 additional_input_reseed=_decode(entry.get("add_reseed"), "add_reseed", name),
+                mechanism=declared,
             )
         )
     return vectors
@@ -140,16 +156,21 @@ def load_vectors(path: str | Path | Traversable = BUILTIN_VECTORS) -> list[KatVe
 def run_vector(vector: KatVector) -> KatResult:
     """Run the procedure of the module docstring on one vector."""
     try:
-        drbg = HmacDrbg(vector.entropy, vector.nonce, vector.personalization)
+        drbg = mechanism(vector.mechanism).factory(vector.entropy, vector.nonce, vector.personalization)
         if vector.entropy_reseed is not None:
             drbg.reseed(vector.entropy_reseed, vector.additional_input_reseed)
         drbg.generate(len(vector.expected), vector.additional_input[0])
         returned = drbg.generate(len(vector.expected), vector.additional_input[1])
     except DrbgError as exc:
         raise KatFileError(f"vector {vector.name!r}: the DRBG refused its inputs: {exc}") from None
-    return KatResult(vector.name, vector.expected, returned)
+    return KatResult(vector.name, vector.expected, returned, vector.mechanism)
 
 
 def run_file(path: str | Path | Traversable = BUILTIN_VECTORS) -> list[KatResult]:
-    """Load a vector file (the built-in vectors by default) and run every vector, in file order."""
+    """Load a vector file (the built-in HMAC_DRBG vectors by default) and run every vector, in order."""
     return [run_vector(vector) for vector in load_vectors(path)]
+
+
+def run_builtin(mechanisms: tuple[str, ...] = tuple(BUILTIN_FILES)) -> list[KatResult]:
+    """Run the built-in vectors of ``mechanisms`` (all by default), mechanism by mechanism."""
+    return [result for name in mechanisms for result in run_file(BUILTIN_FILES[name])]

@@ -1,9 +1,12 @@
 """The RNG's power-up self-test, as the cabinet runs it before any game may deal.
 
-1. Known-answer test of the HMAC_DRBG (SP 800-90A section 11.3, "health testing of the DRBG
-   mechanism"): one NIST CAVP vector with additional input is built in, so the test needs no file.
-2. Instantiation of the production service from health-tested OS entropy (SP 800-90B startup and
-   continuous tests); a failing source raises :class:`~firmware.rng.errors.EntropyError`.
+1. Known-answer test of both DRBG mechanisms, HMAC_DRBG and CTR_DRBG (SP 800-90A section 11.3,
+   "health testing of the DRBG mechanism"): one NIST CAVP vector with additional input is built in
+   for each, so the test needs no file. Both run whatever the configuration chooses, so a terminal
+   switched to the other mechanism has already proved it.
+2. Instantiation of the production service of the configured mechanism from health-tested OS
+   entropy (SP 800-90B startup and continuous tests, the same for both mechanisms); a failing
+   source raises :class:`~firmware.rng.errors.EntropyError`.
 """
 
 from __future__ import annotations
@@ -13,7 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from firmware.rng.errors import RngError
-from firmware.rng.hmac_drbg import HmacDrbg
+from firmware.rng.mechanisms import DEFAULT_MECHANISM
+from firmware.rng.mechanisms import mechanism as find_mechanism
 
 
 @dataclass(frozen=True)
@@ -25,6 +29,7 @@ class KnownAnswer:
     nonce: str
     add: tuple[str, str]
     expected: str
+    pers: str = ""
 
 
 #: NIST CAVP HMAC_DRBG SHA-256, no prediction resistance, count 0 with additional input.
@@ -43,32 +48,59 @@ KAT_VECTOR = KnownAnswer(
 )
 
 
+#: NIST CAVP CTR_DRBG AES-256 use df, no prediction resistance, no reseed, with personalization
+#: string and additional input, count 0 (also in ``firmware/rng/vectors/ctr_drbg_aes256.json``).
+CTR_KAT_VECTOR = KnownAnswer(
+    entropy="87b56e964eba227154724bb9484b812d3e2c0c43b3d17f6098d9526e16e6d0ef",
+    nonce="9bea6a7ff2358df142e6c23e2157fb83",
+    pers="9860b432edd58d1ccbfeecbce99ffaee7d935a614860d4e965bd67041403096b",
+    add=(
+        "99a5cc87924e8ea65a596f81fd17d63f5b4542fe6e8e1511b5d35c835dfadb0b",
+        "9a8dec54734a34582a2332f3452e82313524c3e0dfb485faeac6ca5fc0ff504d",
+    ),
+    expected=(
+        "dbc6a2330b19b5cddd8cd6392ec1fb508678c805e87d1aca07ac265007632503"
+        "044a00610c79d98375afa7ab4cca1a90989cbfe7c674af5d823ced11c47e9af6"
+    ),
+)
+
+#: The built-in known answer of each mechanism.
+KNOWN_ANSWERS: dict[str, KnownAnswer] = {"hmac-drbg": KAT_VECTOR, "ctr-drbg": CTR_KAT_VECTOR}
+
+
 class KnownAnswerFailure(RngError):
     """The DRBG did not reproduce the built-in known answer: the firmware must not deal."""
 
 
-def known_answer_test() -> None:
-    v = KAT_VECTOR
-    drbg = HmacDrbg(bytes.fromhex(v.entropy), bytes.fromhex(v.nonce), b"")
-    drbg.generate(128, bytes.fromhex(v.add[0]))
-    got = drbg.generate(128, bytes.fromhex(v.add[1]))
+def known_answer_test(name: str = DEFAULT_MECHANISM) -> None:
+    """The built-in known answer of mechanism ``name``; :class:`KnownAnswerFailure` if it differs."""
+    chosen, v = find_mechanism(name), KNOWN_ANSWERS[name]
+    size = len(v.expected) // 2
+    drbg = chosen.factory(bytes.fromhex(v.entropy), bytes.fromhex(v.nonce), bytes.fromhex(v.pers))
+    drbg.generate(size, bytes.fromhex(v.add[0]))
+    got = drbg.generate(size, bytes.fromhex(v.add[1]))
     drbg.zeroize()
     if got.hex() != v.expected:
-        raise KnownAnswerFailure("HMAC_DRBG known-answer test failed")
+        raise KnownAnswerFailure(f"{chosen.title} known-answer test failed")
 
 
 def power_up_self_test(personalization: str = "egm",
-                       source: Callable[[int], bytes] = os.urandom) -> list[tuple[str, str]]:
+                       source: Callable[[int], bytes] = os.urandom,
+                       mechanism: str = DEFAULT_MECHANISM) -> list[tuple[str, str]]:
     """Run both checks; return ``(name, verdict)`` lines. Raises on failure (the cabinet tilts).
     ``source``: the raw entropy source the instantiation reads, through a new
     :class:`~firmware.rng.health.HealthTestedEntropy` (the cabinet's own: a simulated cabinet's
-    may be stuck on purpose, ``firmware.rng.switchable``)."""
+    may be stuck on purpose, ``firmware.rng.switchable``). ``mechanism``: the configured DRBG,
+    the one instantiated (the known answers of both are checked whatever it is)."""
     from firmware.rng.health import HealthTestedEntropy
     from firmware.rng.service import RngService
 
-    known_answer_test()
+    for name in KNOWN_ANSWERS:
+        known_answer_test(name)
     lines = [("DRBG known answer", "ok")]
-    rng = RngService.production(personalization.encode("utf-8"), entropy=HealthTestedEntropy(source))
+    rng = RngService.production(personalization.encode("utf-8"), entropy=HealthTestedEntropy(source),
+                                mechanism=mechanism)
     rng.randbelow(52)
     lines.append(("entropy health tests", "ok"))
+    lines.append((f"DRBG instantiated: {rng.mechanism}", "ok"))
     return lines

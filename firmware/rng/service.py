@@ -1,10 +1,15 @@
-"""The terminal's one random number service: HMAC_DRBG output turned into unbiased integers.
+"""The terminal's one random number service: DRBG output turned into unbiased integers.
+
+The DRBG is one of the mechanisms of :mod:`firmware.rng.mechanisms`: HMAC_DRBG (SHA-256, the
+default) or CTR_DRBG (AES-256 with the derivation function), chosen by ``[rng] mechanism``.
 
 Layers, bottom up (each one is what a test lab reviews):
 
 1. **Bytes.** The service's output is one byte stream: the concatenation of successive
-   ``HmacDrbg.generate(BLOCK_BYTES)`` outputs (SP 800-90A 10.1.2.5), consumed strictly in order and
-   never reused. :meth:`RngService.random_bytes` returns the next ``n`` bytes of it.
+   ``generate(block_bytes)`` outputs of its DRBG, consumed strictly in order and never reused;
+   ``block_bytes`` is the mechanism's (:attr:`~firmware.rng.mechanisms.Mechanism.block_bytes`):
+   ``HmacDrbg.generate(1024)`` (SP 800-90A 10.1.2.5) for HMAC_DRBG and ``CtrDrbg.generate(65536)``
+   (10.2.1.5.2) for CTR_DRBG. :meth:`RngService.random_bytes` returns the next ``n`` bytes of it.
 2. **Bits.** :meth:`RngService.randbits` ``(k)`` takes the next ``ceil(k / 8)`` bytes of the
    stream, reads them as one big-endian unsigned integer and keeps its low ``k`` bits (the
    ``8 * ceil(k / 8) - k`` high bits of the first byte are discarded). Every ``k``-bit value is
@@ -23,12 +28,14 @@ Two ways to make one:
 
 * :meth:`RngService.production`: entropy input and nonce from the health-tested OS entropy source
   (``firmware.rng.health``); the DRBG reseeds itself with fresh tested entropy every
-  ``reseed_interval`` generate requests (default :data:`DEFAULT_RESEED_INTERVAL` = 2^20 requests of
-  :data:`BLOCK_BYTES`, i.e. 1 GiB of output), and :meth:`RngService.reseed` reseeds on demand.
+  ``reseed_interval`` generate requests (default :data:`DEFAULT_RESEED_INTERVAL` = 2^20 requests:
+  1 GiB of HMAC_DRBG output, 64 GiB of CTR_DRBG output), and :meth:`RngService.reseed` reseeds on
+  demand.
 * :meth:`RngService.seeded`: a deterministic DRBG for simulation, ``--seed`` replays and tests;
-  it never touches the OS entropy source, and ``deterministic`` says so.
+  it never touches the OS entropy source, and ``deterministic`` says so. The same seed gives
+  different streams under the two mechanisms.
 
-Buffering: output is generated :data:`BLOCK_BYTES` at a time, so up to that many not yet used
+Buffering: output is generated ``block_bytes`` at a time, so up to that many not yet used
 bytes wait in memory. :meth:`RngService.reseed` discards them, so that everything drawn after a
 reseed comes from the reseeded state; :meth:`RngService.zeroize` overwrites them.
 
@@ -47,9 +54,10 @@ from typing import Any, TypeVar
 
 from firmware.rng.errors import DrbgError, ReseedRequired, RngRangeError
 from firmware.rng.health import ENTROPY_INPUT_BYTES, NONCE_BYTES, HealthTestedEntropy
-from firmware.rng.hmac_drbg import MAX_RESEED_INTERVAL, HmacDrbg
+from firmware.rng.mechanisms import DEFAULT_MECHANISM, Drbg
+from firmware.rng.mechanisms import mechanism as _mechanism
 
-#: Bytes asked of the DRBG per generate request (well under its 65,536-byte maximum).
+#: Bytes asked of an HMAC_DRBG per generate request (the default mechanism's ``block_bytes``).
 BLOCK_BYTES = 1024
 #: Generate requests between automatic reseeds of a production service: 2^20 * 1 KiB = 1 GiB.
 DEFAULT_RESEED_INTERVAL = 2**20
@@ -94,12 +102,23 @@ class RngService:
     """The one RNG of a terminal (satisfies :class:`firmware.rng.interface.RandomSource`).
 
     Build it with :meth:`production` or :meth:`seeded`. The constructor takes an instantiated
-    DRBG and, for a production service, the entropy source its reseeds come from.
+    DRBG and, for a production service, the entropy source its reseeds come from; ``block_bytes``
+    and ``mechanism`` must be those of the DRBG's mechanism (``firmware.rng.mechanisms``), which
+    the two builders take care of.
     """
 
-    def __init__(self, drbg: HmacDrbg, entropy: HealthTestedEntropy | None = None) -> None:
+    def __init__(
+        self,
+        drbg: Drbg,
+        entropy: HealthTestedEntropy | None = None,
+        *,
+        block_bytes: int = BLOCK_BYTES,
+        mechanism: str = DEFAULT_MECHANISM,
+    ) -> None:
         self._drbg = drbg
         self._entropy = entropy
+        self._block_bytes = block_bytes
+        self._mechanism = mechanism
         self._buffer = bytearray()
         self._pos = 0  # next unread byte of _buffer
         self._lock = threading.Lock()
@@ -111,8 +130,12 @@ class RngService:
         *,
         reseed_interval: int = DEFAULT_RESEED_INTERVAL,
         entropy: HealthTestedEntropy | None = None,
+        mechanism: str = DEFAULT_MECHANISM,
     ) -> RngService:
         """The production service: DRBG instantiated from health-tested OS entropy.
+
+        ``mechanism`` names the DRBG (``"hmac-drbg"`` or ``"ctr-drbg"``; an unknown name raises
+        :class:`~firmware.rng.mechanisms.UnknownMechanism` before any entropy is read).
 
         Entropy input (:data:`~firmware.rng.health.ENTROPY_INPUT_BYTES`) and nonce
         (:data:`~firmware.rng.health.NONCE_BYTES`) are read from ``entropy``
@@ -121,18 +144,19 @@ class RngService:
         Pass ``entropy`` to keep a handle on the source: the cabinet reads its ``failed`` state
         and resets it when a technician clears the tilt.
         """
+        chosen = _mechanism(mechanism)
         source = entropy if entropy is not None else HealthTestedEntropy()
-        drbg = HmacDrbg(
+        drbg = chosen.factory(
             source.get(ENTROPY_INPUT_BYTES),
             source.get(NONCE_BYTES),
             personalization,
             reseed_interval=reseed_interval,
         )
-        return cls(drbg, source)
+        return cls(drbg, source, block_bytes=chosen.block_bytes, mechanism=chosen.name)
 
     @classmethod
-    def seeded(cls, seed: int | str | bytes) -> RngService:
-        """A deterministic service: the same seed always gives the same stream.
+    def seeded(cls, seed: int | str | bytes, *, mechanism: str = DEFAULT_MECHANISM) -> RngService:
+        """A deterministic service: the same seed (and mechanism) always gives the same stream.
 
         With ``s`` the seed's canonical bytes (bytes as given, str as UTF-8, int as its decimal
         text, so ``42``, ``"42"`` and ``b"42"`` are the same seed): entropy input =
@@ -140,14 +164,25 @@ class RngService:
         personalization = :data:`SEEDED_PERSONALIZATION`, reseed interval 2^48 (never reached).
         It has no entropy source: :meth:`reseed` refuses.
         """
+        chosen = _mechanism(mechanism)
         material = _seed_bytes(seed)
-        drbg = HmacDrbg(
+        drbg = chosen.factory(
             hashlib.sha256(b"egm seed entropy:" + material).digest(),
             hashlib.sha256(b"egm seed nonce:" + material).digest(),
             SEEDED_PERSONALIZATION,
-            reseed_interval=MAX_RESEED_INTERVAL,
+            reseed_interval=chosen.max_reseed_interval,
         )
-        return cls(drbg)
+        return cls(drbg, block_bytes=chosen.block_bytes, mechanism=chosen.name)
+
+    @property
+    def mechanism(self) -> str:
+        """The DRBG mechanism's name (``"hmac-drbg"`` or ``"ctr-drbg"``)."""
+        return self._mechanism
+
+    @property
+    def block_bytes(self) -> int:
+        """Bytes the service asks of its DRBG per generate request."""
+        return self._block_bytes
 
     @property
     def deterministic(self) -> bool:
@@ -181,12 +216,12 @@ class RngService:
     def _next_block(self) -> bytes:
         """The next DRBG block; a production service reseeds itself when the DRBG asks for it."""
         try:
-            return self._drbg.generate(BLOCK_BYTES)
+            return self._drbg.generate(self._block_bytes)
         except ReseedRequired:
             if self._entropy is None:
                 raise
             self._drbg.reseed(self._entropy.get(ENTROPY_INPUT_BYTES))
-            return self._drbg.generate(BLOCK_BYTES)
+            return self._drbg.generate(self._block_bytes)
 
     def _refill(self, need: int) -> None:
         """Keep the unread bytes, append blocks until at least ``need`` bytes are unread."""

@@ -3,6 +3,8 @@ one test per verdict, measurements with limits, an operator step, a test for the
 
 from __future__ import annotations
 
+import struct
+import zlib
 from pathlib import Path
 
 HEAD = '''
@@ -80,3 +82,12 @@ def write_suite(folder: Path, tests: str = TESTS, name: str = "test_synthetic.py
     folder.mkdir(parents=True, exist_ok=True)
     (folder / name).write_text(HEAD + tests, encoding="utf-8")
     return folder
+
+
+def tiny_png(width: int = 4, height: int = 3) -> bytes:
+    """A real PNG (grey pixels), made here so the test needs no image library."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    raw = b"".join(b"\x00" + b"\x80" * width for _ in range(height))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))

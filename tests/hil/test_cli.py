@@ -83,3 +83,17 @@ def test_ci_subset_against_the_simulated_cabinet(tmp_path):
     assert [c.get("name") for c in cases] == ["rng.kat", "software.signature"]
     assert "2 pass, 0 fail" in proc.stdout
     assert not list((report / "sim" / "state").glob("control.sock"))   # the terminal was stopped
+
+
+def test_run_json_prints_the_run_record(tmp_path):
+    proc = egm("hil", "run", "--target", "sim", "--only", "rng.kat", "--report", str(tmp_path / "r"), "--json")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc == json.loads((tmp_path / "r" / "run.json").read_text())
+    assert doc["counts"]["PASS"] == 1 and doc["report_dir"] == str((tmp_path / "r").resolve())
+
+
+def test_run_refuses_report_and_resume_together(tmp_path):
+    proc = egm("hil", "run", "--target", "sim", "--report", str(tmp_path / "a"), "--resume", str(tmp_path / "b"))
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "not both" in proc.stderr
+    assert not (tmp_path / "a").exists()

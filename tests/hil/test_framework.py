@@ -230,3 +230,41 @@ def test_operator_prompt_on_a_cabinet(tmp_path, answers, verdict, reason):
     assert (test.verdict, test.reason) == (verdict, reason)
     assert "OPERATOR: open the main door" in out.getvalue()
     assert record.exit_status() == (0 if verdict == "PASS" else 2)
+
+
+def test_resume_needs_a_run_folder(tmp_path):
+    suite = write_suite(tmp_path / "suite")
+    with pytest.raises(HilError, match="not a run to resume"):
+        _run(tmp_path, suite, report_dir=None, resume=tmp_path / "nothing")
+
+
+LIFECYCLE = '''
+@pytest.mark.hil(id="life.cut", title="leaves the terminal down", **M)
+def test_cut(cabinet, record):
+    cabinet.power_cut()
+    record.measure("up after the cut", cabinet.is_up(), equals=False)
+
+
+@pytest.mark.hil(id="life.extra", title="starts it differently", **M)
+def test_extra(cabinet, record):
+    record.measure("up again before the test", cabinet.is_up(), equals=True)
+    cabinet.start_extra(config='[games]\\ndefault = "three-card-poker"\\n')
+    record.measure("game with the extra configuration", cabinet.status()["game"], equals="three-card-poker")
+
+
+@pytest.mark.hil(id="life.default", title="finds the default start", **M)
+def test_default(cabinet, record):
+    record.measure("game", cabinet.status()["game"], equals="baccarat-war")
+    record.measure("extra", cabinet.extra, equals=False)
+'''
+
+
+def test_the_cabinet_is_brought_back_up_and_restored_between_tests(tmp_path):
+    suite = write_suite(tmp_path / "suite", LIFECYCLE)
+    record = _run(tmp_path, suite)
+    assert [(t.id, t.verdict, t.reason) for t in record.tests] == [
+        ("life.cut", "PASS", ""), ("life.extra", "PASS", ""), ("life.default", "PASS", "")]
+    cut = record.test("life.cut")
+    assert any("the terminal was down at the end of the test" in n for n in cut.notes)
+    log = (tmp_path / "report" / "sim" / "terminal.log").read_text()
+    assert log.count("--- egm hil: ") == 4          # start, up again, extra, default again

@@ -173,7 +173,7 @@ def test_cli_json(capsys):
 
 
 def test_cli_text_tests_the_production_source(capsys, monkeypatch):
-    monkeypatch.setattr(RngService, "production", classmethod(lambda cls: RngService.seeded("p")))
+    monkeypatch.setattr(RngService, "production", classmethod(lambda cls, **_: RngService.seeded("p")))
     assert main(ARGS) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("RNG self-test (production source)")
@@ -183,7 +183,7 @@ def test_cli_text_tests_the_production_source(capsys, monkeypatch):
 
 def test_cli_exit_status_is_1_on_failure(capsys, monkeypatch):
     biased = BiasedBits("x")
-    monkeypatch.setattr(RngService, "seeded", classmethod(lambda cls, seed: biased))
+    monkeypatch.setattr(RngService, "seeded", classmethod(lambda cls, seed, **_: biased))
     assert main([*ARGS, "--seed", "x"]) == 1
     assert capsys.readouterr().out.splitlines()[-1].startswith("FAIL")
 

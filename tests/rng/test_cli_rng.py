@@ -52,13 +52,46 @@ def test_kat_file_passes(vector_file, capsys):
     assert lines[-1] == "22 passed, 0 failed"
 
 
-def test_kat_without_a_file_runs_the_built_in_vectors(capsys):
+def test_kat_without_a_file_runs_the_built_in_vectors_of_both_mechanisms(capsys):
     assert main(["rng", "kat"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0] == "0: PASS" and lines[-1] == "22 passed, 0 failed"
+    assert lines[0] == "hmac-drbg 0: PASS" and lines[-1] == "50 passed, 0 failed"
+    assert lines[22].startswith("ctr-drbg ") and lines[22].endswith(": PASS")
     assert main(["rng", "kat", "--json"]) == 0
     document = json.loads(capsys.readouterr().out)
-    assert (document["file"], document["passed"], document["failed"]) == ("built-in", 22, 0)
+    assert (document["file"], document["passed"], document["failed"]) == ("built-in", 50, 0)
+    assert {v["mechanism"] for v in document["vectors"]} == {"hmac-drbg", "ctr-drbg"}
+    assert main(["rng", "kat", "--mechanism", "all"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "50 passed, 0 failed"
+
+
+@pytest.mark.parametrize(("mechanism", "count"), [("hmac-drbg", 22), ("ctr-drbg", 28)])
+def test_kat_built_in_vectors_of_one_mechanism(mechanism, count, capsys):
+    assert main(["rng", "kat", "--mechanism", mechanism]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[-1] == f"{count} passed, 0 failed" and len(lines) == count + 1
+    assert not lines[0].startswith(mechanism)  # one mechanism: the names need no prefix
+
+
+def test_kat_ctr_file_and_a_mechanism_that_disagrees(capsys):
+    from firmware.rng.kat import BUILTIN_FILES
+
+    path = str(BUILTIN_FILES["ctr-drbg"])
+    assert main(["rng", "kat", path]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "28 passed, 0 failed"
+    assert main(["rng", "kat", path, "--mechanism", "all"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "28 passed, 0 failed"
+    assert main(["rng", "kat", path, "--mechanism", "hmac-drbg"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "holds ctr-drbg vectors, not hmac-drbg" in err
+
+
+def test_selftest_battery_over_ctr_drbg(capsys):
+    argv = ["rng", "selftest", "--mechanism", "ctr-drbg", "--seed", "3", "--sequences", "10", "--bits", "20000",
+            "--scale", "0.05", "--json"]
+    main(argv)  # the verdict is statistics; what is checked here is which source was tested
+    document = json.loads(capsys.readouterr().out)
+    assert (document["source"], document["mechanism"]) == ("seeded", "ctr-drbg")
 
 
 def test_kat_built_in_vectors_are_checked_not_trusted(monkeypatch, capsys):
@@ -74,7 +107,7 @@ def test_kat_built_in_vectors_are_checked_not_trusted(monkeypatch, capsys):
 
     monkeypatch.setattr(hmac_drbg.HmacDrbg, "generate", off_by_one_bit)
     assert main(["rng", "kat"]) == 1
-    assert capsys.readouterr().out.splitlines()[-1] == "0 passed, 22 failed"
+    assert capsys.readouterr().out.splitlines()[-1] == "28 passed, 22 failed"
 
 
 def test_kat_json(vector_file, capsys):
@@ -164,9 +197,12 @@ def test_dump_ten_million_bytes_subprocess():
     assert result.stderr == b""
 
 
-def test_dump_into_a_closed_pipe_exits_quietly():
+@pytest.mark.parametrize(
+    "options", [["--bytes", "10000000"], ["--mechanism", "ctr-drbg", "--bytes", str(10**12)]]
+)
+def test_dump_into_a_closed_pipe_exits_quietly(options):
     process = subprocess.Popen(
-        [sys.executable, "-m", "firmware.cli", "rng", "dump", "--bytes", "10000000"],
+        [sys.executable, "-m", "firmware.cli", "rng", "dump", *options],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
@@ -178,6 +214,42 @@ def test_dump_into_a_closed_pipe_exits_quietly():
     assert stderr == b""
 
 
+@pytest.mark.parametrize("mechanism", ["ctr-drbg", "hmac-drbg"])
+def test_dump_mechanism_seeded_is_that_service_stream(mechanism, capfdbinary):
+    n = 200_001  # more than three CTR_DRBG requests, not a multiple of anything
+    assert main(["rng", "dump", "--mechanism", mechanism, "--bytes", str(n), "--seed", "lab"]) == 0
+    out = capfdbinary.readouterr().out
+    assert len(out) == n
+    assert out == RngService.seeded("lab", mechanism=mechanism).random_bytes(n)
+
+
+def test_dump_mechanisms_differ(capfdbinary):
+    assert main(["rng", "dump", "--mechanism", "ctr-drbg", "--bytes", "64", "--seed", "lab"]) == 0
+    ctr = capfdbinary.readouterr().out
+    assert main(["rng", "dump", "--bytes", "64", "--seed", "lab"]) == 0
+    assert capfdbinary.readouterr().out != ctr
+
+
+def test_dump_out_writes_the_file_and_nothing_on_stdout(tmp_path, capfdbinary):
+    path = tmp_path / "ctr.bin"
+    assert main(["rng", "dump", "--mechanism", "ctr-drbg", "--bytes", "150000", "--seed", "9",
+                 "--out", str(path)]) == 0
+    assert capfdbinary.readouterr().out == b""
+    assert path.read_bytes() == RngService.seeded("9", mechanism="ctr-drbg").random_bytes(150_000)
+    assert main(["rng", "dump", "--bytes", "5", "--out", str(tmp_path / "absent" / "x.bin")]) == 2
+    err = capfdbinary.readouterr().err.decode()
+    assert err.count("\n") == 1 and "cannot write" in err
+
+
+def test_dump_bad_mechanism_is_refused_with_one_line(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["rng", "dump", "--mechanism", "aes", "--bytes", "10"])
+    assert exc.value.code == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1
+    assert "invalid choice: 'aes'" in captured.err and "ctr-drbg" in captured.err
+
+
 # --- outcomes --------------------------------------------------------------------------------------
 
 
@@ -186,6 +258,13 @@ def test_outcomes_go_through_randbelow(capsys):
     lines = capsys.readouterr().out.splitlines()
     rng = RngService.seeded("7")
     assert [int(line) for line in lines] == [rng.randbelow(416) for _ in range(5000)]
+
+
+def test_outcomes_ctr_go_through_that_service(capsys):
+    assert main(["rng", "outcomes", "--mechanism", "ctr-drbg", "--range", "52", "--count", "300",
+                 "--seed", "7"]) == 0
+    rng = RngService.seeded("7", mechanism="ctr-drbg")
+    assert [int(v) for v in capsys.readouterr().out.splitlines()] == [rng.randbelow(52) for _ in range(300)]
 
 
 def test_outcomes_production_range_and_count(capsys):

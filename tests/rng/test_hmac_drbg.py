@@ -182,8 +182,11 @@ def test_short_entropy_and_nonce_are_refused():
 
 
 def test_inputs_longer_than_the_maximum_are_refused(monkeypatch):
-    # 2^35 bits cannot be allocated in a test: lower the limit to exercise every check.
-    monkeypatch.setattr(hmac_drbg, "MAX_INPUT_BYTES", 40)
+    # 2^35 bits cannot be allocated in a test: lower the limit to exercise every check. The limit
+    # is the one both mechanisms share (firmware/rng/drbg_common.py).
+    from firmware.rng import drbg_common
+
+    monkeypatch.setattr(drbg_common, "MAX_INPUT_BYTES", 40)
     with pytest.raises(DrbgError, match="entropy input is 41 bytes"):
         HmacDrbg(b"\x11" * 41, b"\x22" * 16)
     with pytest.raises(DrbgError, match="personalization string is 41 bytes"):

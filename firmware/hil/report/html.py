@@ -24,14 +24,29 @@ def render_html(run: RunRecord, folder: Path) -> str:
     """The report's HTML; evidence files that do not exist in ``folder`` are listed as missing."""
     tests = []
     for t in run.tests:
-        evidence = [{"name": e.name, "path": e.path, "kind": e.kind, "exists": (folder / e.path).is_file()}
-                    for e in t.evidence]
+        evidence = [{"name": e.name, "path": e.path, "kind": e.kind, "exists": (folder / e.path).is_file(),
+                     "preview": _preview(folder / e.path) if e.kind == "text" else ""} for e in t.evidence]
         tests.append({"t": t, "evidence": evidence, "anchor": "t-" + t.id.replace(".", "-").replace("[", "-")
                       .replace("]", "")})
     not_run = [t for t in run.tests if t.verdict in ("SKIPPED", "BLOCKED")]
     return str(_env().get_template("report.html.j2").render(
         run=run, counts=run.counts(), verdicts=VERDICTS, tests=tests, not_run=not_run, standards=STANDARDS,
         pending=[i for i in run.planned if run.test(i) is None]))
+
+
+#: A text evidence file is shown in the report up to this many lines (the rest behind its link).
+PREVIEW_LINES = 30
+
+
+def _preview(path: Path) -> str:
+    """The first :data:`PREVIEW_LINES` lines of a text evidence file ("" if none or unreadable)."""
+    try:
+        with path.open(encoding="utf-8", errors="replace") as f:
+            lines = [line.rstrip("\n") for _, line in zip(range(PREVIEW_LINES + 1), f, strict=False)]
+    except OSError:
+        return ""
+    more = len(lines) > PREVIEW_LINES
+    return "\n".join(lines[:PREVIEW_LINES]) + ("\n..." if more else "")
 
 
 def write_html(run: RunRecord, folder: Path) -> Path:

@@ -8,7 +8,8 @@ import pytest
 from firmware.rng.kat import BUILTIN_VECTORS, run_file
 
 
-@pytest.mark.hil(id="rng.kat", standard="gli-11", clause="3.3.2 (approx.)",
+@pytest.mark.hil(id="rng.kat", standard="gli-11",
+                 clause="3.3 Random Number Generator (RNG) Requirements (approx.)",
                  requirement="The random number generator must be shown to produce the right output: "
                              "the HMAC_DRBG reproduces the published known-answer vectors exactly. "
                              "(Section number approximate: GLI-11 'Random Number Generator (RNG) "

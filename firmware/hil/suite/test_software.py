@@ -3,6 +3,7 @@ digests on request computed by the terminal equal to those computed over the ins
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 import shutil
 from pathlib import Path
@@ -29,7 +30,22 @@ SIGNATURE_REQUIREMENT = (
     "(Section title: 'Software Verification'; number approximate.)")
 
 
-@pytest.mark.hil(id="software.signature", standard="gli-11", clause="4.6 (approx.)",
+def independent_sha256(root: Path) -> tuple[str, int]:
+    """The lab's overall SHA-256 (docs/software-verification.md, framing ``egm-lab-hash/1``)
+    computed here from the files themselves, without the product's hashing code: every file under
+    the packages but ``__pycache__``, in relative-path order, each framed as path, NUL, size, NUL,
+    bytes. (The overall digest, the number of files.)"""
+    files = sorted(p.relative_to(root).as_posix() for package in DEFAULT_PACKAGES
+                   for p in (root / package).rglob("*")
+                   if p.is_file() and "__pycache__" not in p.relative_to(root).parts)
+    digest = hashlib.sha256()
+    for rel in files:
+        data = (root / rel).read_bytes()
+        digest.update(rel.encode("utf-8") + b"\x00" + str(len(data)).encode("ascii") + b"\x00" + data)
+    return digest.hexdigest(), len(files)
+
+
+@pytest.mark.hil(id="software.signature", standard="gli-11", clause="4.6 Software Verification (approx.)",
                  requirement=SIGNATURE_REQUIREMENT, title="Software signature verified and lab digests match",
                  operator=False, duration=10, targets=("sim", "cabinet"))
 def test_signature(cabinet, record):
@@ -38,6 +54,13 @@ def test_signature(cabinet, record):
     verification = answer.get("verification") or {}
     record.attach("software-verification", answer, "json")
     record.measure("power-up verification of the signed manifest", verification.get("ok"), equals=True)
+    record.step("the overall SHA-256 of the installed files, computed by the suite from the files "
+                "themselves (not with the product's code), against the terminal's")
+    independent, count = independent_sha256(default_root())
+    theirs = cabinet.service("software", "hash", "sha256")
+    record.measure("sha256 overall digest (terminal) equals the suite's own computation", theirs["overall"],
+                   equals=independent)
+    record.measure("files the terminal hashed", len(theirs["files"]), equals=count)
     seed = secrets.token_hex(16)
     record.note(f"HMAC seed chosen for this run: {seed}")
     root = default_root()
@@ -92,7 +115,7 @@ def _flip_a_docstring_byte(root: Path) -> tuple[str, int]:
     raise AssertionError("no docstring letter to change in the copied software")
 
 
-@pytest.mark.hil(id="software.changed-byte", standard="gli-11", clause="4.6 (approx.)",
+@pytest.mark.hil(id="software.changed-byte", standard="gli-11", clause="4.6 Software Verification (approx.)",
                  requirement=CHANGED_REQUIREMENT, title="One changed byte of the software stops play at power-up",
                  operator=False, duration=30, targets=("sim",))
 def test_changed_byte(record):
