@@ -128,3 +128,17 @@ def backdated_voucher(state_dir: Path, cfg: Config, cents: int, *, days_ago: int
         issued = book.issue(cents)
         book.printed(issued.validation)
     return issued.validation
+
+
+def fresh(cabinet: Target, record: Any) -> dict[str, Any]:
+    """A test's start: the cabinet IDLE with no credits, whatever an earlier test left (a handpay
+    lockup is paid by the attendant, credits are cashed out; each noted in the report). The status then."""
+    snap = cabinet.status()
+    if snap.get("state") == "HANDPAY":
+        record.note(f"the cabinet was in a handpay lockup at the start ({snap.get('handpay')}): paid by the attendant")
+        cabinet.control("attendant_handpay", {})
+        until(lambda: cabinet.status()["state"] == "IDLE", timeout=30, what="the cabinet IDLE after the handpay")
+    if settle(cabinet).get("credits_cents"):
+        record.note(f"{cabinet.status()['credits_cents']} cents on the credit meter at the start: cashed out")
+        cash_out_all(cabinet)
+    return settle(cabinet)

@@ -5,7 +5,11 @@ note's credit and bill meters; from the unchanged software the same test passes.
 
 from __future__ import annotations
 
+import pytest
+
 from tests.hil.broken import broken_copy, run_hil, verdicts
+
+pytestmark = pytest.mark.slow          # two suite runs, one from a copy of the software: about 30 s
 
 CREDIT_NOTE = "        self.t.ledger.bill_in(event.value_cents, denom_cents=event.value_cents)\n"
 

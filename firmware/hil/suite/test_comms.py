@@ -15,7 +15,7 @@ from drivers.sas.exceptions import ExceptionCode
 from drivers.sas.host import SasHost
 from drivers.sas.messages import Meters, SelectedMeters, SelectedMetersRequest
 from firmware.hil.checks_comms import HostProcess, free_port
-from firmware.hil.checks_money import cash_out_all, config_of, settle, until
+from firmware.hil.checks_money import cash_out_all, config_of, fresh, settle, until
 from firmware.hil.errors import TargetError
 
 HOST_LOST = (
@@ -33,6 +33,7 @@ def _host(cabinet) -> dict:
                  requirement=HOST_LOST, title="Host link lost mid-play: play goes on, the backlog drains, meters agree",
                  operator=True, duration=15, targets=("sim", "cabinet"))
 def test_host_lost(cabinet, record, operator):
+    fresh(cabinet, record)
     host = None
     if cabinet.kind == "sim":
         work = record.report_dir / "sim-host-lost"
@@ -98,6 +99,7 @@ def sas_host(cabinet, record) -> Iterator[SasHost]:
     """The terminal restarted with ``--sas pty`` and a SAS host (the product's) on its port; after
     the block, the terminal as the run started it, its credits cashed out (under SAS, a cash-out
     waits for the casino system's validation, which this test does not run)."""
+    fresh(cabinet, record)
     record.step("restart the terminal with SAS on a pty (egm run --sas pty), 5-cent accounting credits")
     cabinet.start_extra("--sas", "pty", config=SAS_CONFIG)
     sas = until(lambda: cabinet.status().get("sas"), timeout=30, what="SAS running (status sas)")

@@ -18,6 +18,7 @@ from firmware.hil.checks_money import (
     config_of,
     delta,
     events_since,
+    fresh,
     last_seq,
     meter_values,
     settle,
@@ -63,7 +64,7 @@ def test_denominations(cabinet, record, operator):
     notes = list(config_of(cabinet).money.notes_cents)
     record.note(f"the configured note table ([money] notes_cents): {notes}")
     record.measure("notes in the configured table", len(notes), low=1)
-    settle(cabinet)
+    fresh(cabinet, record)
     for cents in notes:
         before = meter_values(cabinet)
         bills_before = cabinet.service("bills", "1")["bills"]
@@ -97,7 +98,7 @@ REJECTED = (
                  requirement=REJECTED, title="A rejected note credits nothing and is logged", operator=True,
                  duration=2, targets=TARGETS)
 def test_rejected(cabinet, record, operator):
-    settle(cabinet)
+    fresh(cabinet, record)
     before, seq = meter_values(cabinet), last_seq(cabinet)
     operator.do("insert a note the validator cannot accept (damaged, foreign or a photocopy)", sim="bad-note",
                 verify=lambda: bool(events_since(cabinet, seq, "bill_rejected")))
@@ -132,7 +133,7 @@ FAULTS_REQUIREMENT = (
                  requirement=FAULTS_REQUIREMENT, title="Validator jam, stacker full and stacker removed tilt and clear",
                  operator=True, duration=3, targets=TARGETS)
 def test_faults(cabinet, record, operator):
-    settle(cabinet)
+    fresh(cabinet, record)
     for name, provoke, word, tilt, fix in FAULTS:
         seq = last_seq(cabinet)
         before = meter_values(cabinet)
@@ -182,7 +183,7 @@ def _dashed(validation: str) -> str:
                  operator=True, duration=6, targets=TARGETS)
 def test_voucher_fields(cabinet, record, operator):
     cfg = config_of(cabinet)
-    settle(cabinet)
+    fresh(cabinet, record)
     for dollars in (20, 5):
         _insert(cabinet, operator, dollars)
     record.measure("credits before the cash-out", cabinet.status()["credits_cents"], equals=AMOUNT_CENTS, unit="cents")
@@ -231,6 +232,23 @@ def test_voucher_fields(cabinet, record, operator):
     record.measure("paper: kind", fields["kind"], equals="CASHOUT TICKET")
 
 
+def _refused(cabinet, record, operator, instruction: str, validation: str, reason: str, label: str = "") -> None:
+    """Voucher ``validation`` inserted (``instruction`` on a cabinet): refused once with ``reason``
+    in the refusal logged, nothing credited."""
+    before, seq = meter_values(cabinet), last_seq(cabinet)
+    operator.do(instruction, sim=f"ticket {validation}",
+                verify=lambda: bool(events_since(cabinet, seq, "voucher_refused")))
+    settle(cabinet)
+    after = meter_values(cabinet)
+    refused = events_since(cabinet, seq, "voucher_refused")
+    record.attach(f"{label}voucher-refused-events", refused, "json")
+    record.measure(f"{label}refusals logged", len(refused), equals=1)
+    record.measure(f"{label}refused as {reason}", bool(refused) and reason in str(refused[0].get("reason")),
+                   equals=True)
+    record.measure(f"{label}credit meter change", delta(after, before, "credits"), equals=0, unit="cents")
+    record.measure(f"{label}ticket_in meter change", delta(after, before, "ticket_in"), equals=0, unit="cents")
+
+
 REDEEM_REQUIREMENT = (
     "A valid voucher inserted in the bill validator is paid to the credit meter once; the same "
     "voucher inserted again is refused and returned with nothing credited. "
@@ -241,13 +259,13 @@ REDEEM_REQUIREMENT = (
                  requirement=REDEEM_REQUIREMENT, title="A voucher redeems once; again it is refused",
                  operator=True, duration=8, targets=TARGETS)
 def test_voucher_redeem(cabinet, record, operator):
-    settle(cabinet)
+    fresh(cabinet, record)
     _insert(cabinet, operator, 5)
     record.step("cash out $5: the voucher to redeem")
     validation = cash_out_all(cabinet)
     assert validation is not None, "no voucher printed"
     record.note(f"voucher {validation}")
-    before, seq = meter_values(cabinet), last_seq(cabinet)
+    before = meter_values(cabinet)
     operator.do("insert the voucher just printed into the bill validator", sim=f"ticket {validation}",
                 verify=lambda: cabinet.status()["credits_cents"] >= before["credits"] + 500)
     settle(cabinet)
@@ -257,19 +275,8 @@ def test_voucher_redeem(cabinet, record, operator):
                    unit="cents")
     state = next((v["state"] for v in tickets(cabinet, 5) if v["validation"] == validation), None)
     record.measure("first insertion: voucher state (service tickets)", state, equals="redeemed")
-    before, seq = after, last_seq(cabinet)
-    operator.do("take the same voucher out of the stacker and insert it again", sim=f"ticket {validation}",
-                verify=lambda: bool(events_since(cabinet, seq, "voucher_refused")))
-    settle(cabinet)
-    after = meter_values(cabinet)
-    refused = events_since(cabinet, seq, "voucher_refused")
-    record.attach("voucher-refused-events", refused, "json")
-    record.measure("second insertion: refusals logged", len(refused), equals=1)
-    record.measure("second insertion: refused as already redeemed",
-                   bool(refused) and "already redeemed" in str(refused[0].get("reason")), equals=True)
-    record.measure("second insertion: credit meter change", delta(after, before, "credits"), equals=0, unit="cents")
-    record.measure("second insertion: ticket_in meter change", delta(after, before, "ticket_in"), equals=0,
-                   unit="cents")
+    _refused(cabinet, record, operator, "take the same voucher out of the stacker and insert it again", validation,
+             "already redeemed", "second insertion: ")
     record.step("cash out (the cabinet is left with no credits)")
     cash_out_all(cabinet)
 
@@ -287,7 +294,7 @@ def test_voucher_expired(cabinet, record, operator):
     expiry = cfg.money.voucher_expiry_days
     if expiry == 0:
         raise Blocked("vouchers never expire in this configuration ([money] voucher_expiry_days = 0)")
-    settle(cabinet)
+    fresh(cabinet, record)
     _insert(cabinet, operator, 5)
     record.step(f"power off; with the terminal's own voucher book, issue and print a $5 voucher for the "
                 f"credits dated {expiry + 1} days ago (expiry {expiry} days), as if cashed out then")
@@ -296,19 +303,8 @@ def test_voucher_expired(cabinet, record, operator):
     record.note(f"voucher {validation}, issued {expiry + 1} days ago")
     cabinet.power_on()
     settle(cabinet)
-    before, seq = meter_values(cabinet), last_seq(cabinet)
-    record.measure("credits before the insertion", before["credits"], equals=0, unit="cents")
-    operator.do("insert the expired voucher", sim=f"ticket {validation}",
-                verify=lambda: bool(events_since(cabinet, seq, "voucher_refused")))
-    settle(cabinet)
-    after = meter_values(cabinet)
-    refused = events_since(cabinet, seq, "voucher_refused")
-    record.attach("voucher-refused-events", refused, "json")
-    record.measure("refusals logged", len(refused), equals=1)
-    record.measure("refused as expired", bool(refused) and "expired" in str(refused[0].get("reason")), equals=True)
-    record.measure("credit meter change", delta(after, before, "credits"), equals=0, unit="cents")
-    record.measure("ticket_in meter change", delta(after, before, "ticket_in"), equals=0, unit="cents")
-
+    record.measure("credits before the insertion", cabinet.status()["credits_cents"], equals=0, unit="cents")
+    _refused(cabinet, record, operator, "insert the expired voucher", validation, "expired")
 
 PAPER_REQUIREMENT = (
     "If the printer fails while printing a voucher (paper out), no credit may be lost and no voucher "
@@ -321,7 +317,7 @@ PAPER_REQUIREMENT = (
                  requirement=PAPER_REQUIREMENT, title="Paper out mid-voucher: nothing lost, nothing printed twice",
                  operator=True, duration=6, targets=TARGETS)
 def test_paper_out(cabinet, record, operator):
-    settle(cabinet)
+    fresh(cabinet, record)
     _insert(cabinet, operator, 5)
     before, seq = meter_values(cabinet), last_seq(cabinet)
     operator.do("leave less than one ticket of paper in the printer (it runs out halfway through the next one)",

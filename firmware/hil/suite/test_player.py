@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from firmware.hil.checks_money import cash_out_all, config_of, settle, until
+from firmware.hil.checks_money import cash_out_all, config_of, fresh, settle, until
 from firmware.hil.checks_player import (
     Screens,
     recorded_cards,
@@ -56,7 +56,7 @@ def _check_state(cabinet, record, label: str) -> None:
 def test_help_pay(cabinet, record):
     record.note("the product's screens (firmware/ui UiApp) run in the suite over the live terminal's status "
                 "and last round; touches are left clicks at the drawn hit areas")
-    settle(cabinet)
+    fresh(cabinet, record)
     record.step("idle, no credits")
     _check_state(cabinet, record, "idle")
     record.step("betting: credits on the meter")
@@ -128,7 +128,7 @@ def _expected_pays(options: dict) -> list[tuple[str, str, str, str]]:
                  operator=False, duration=2, targets=("sim", "cabinet"))
 def test_pays(cabinet, record):
     cfg = config_of(cabinet)
-    settle(cabinet)
+    fresh(cabinet, record)
     snap = cabinet.status()
     enabled = list(cfg.games.enabled)
     record.note(f"enabled games: {', '.join(enabled)}")
@@ -162,7 +162,7 @@ OUTCOME = (
                  requirement=OUTCOME, title="The outcome shown equals the round's record", operator=False,
                  duration=4, targets=("sim", "cabinet"))
 def test_outcome(cabinet, record):
-    settle(cabinet)
+    fresh(cabinet, record)
     cabinet.insert_note(20)
     record.step("play one round")
     cabinet.play_rounds(1)
