@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -17,6 +18,7 @@ from drivers.sas.messages import Meters, SelectedMeters, SelectedMetersRequest
 from firmware.hil.checks_comms import HostProcess, free_port
 from firmware.hil.checks_money import cash_out_all, config_of, fresh, settle, until
 from firmware.hil.errors import TargetError
+from firmware.hil.target import Target
 
 HOST_LOST = (
     "When the link to the casino system is lost during play, the gaming device must keep every "
@@ -25,8 +27,9 @@ HOST_LOST = (
     "(Section title: 'Communications' / loss of communication with the system; number approximate.)")
 
 
-def _host(cabinet) -> dict:
-    return cabinet.status().get("host") or {}
+def _host(cabinet: Target) -> dict[str, Any]:
+    host: dict[str, Any] = cabinet.status().get("host") or {}
+    return host
 
 
 @pytest.mark.hil(id="comms.host-lost", standard="gli-16", clause="2.5 Loss of Communication (approx.)",

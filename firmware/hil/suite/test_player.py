@@ -10,6 +10,8 @@ copies of its screens act on nothing. What a player can open is tapped on the dr
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from firmware.hil.checks_money import cash_out_all, config_of, fresh, settle, until
@@ -20,6 +22,7 @@ from firmware.hil.checks_player import (
     shown_cards,
     shown_results,
 )
+from firmware.hil.target import Target
 
 HELP_PAY = (
     "The rules of the game and its pay table must be available to the player at any time the "
@@ -27,7 +30,7 @@ HELP_PAY = (
     "after a result. (Section title: 'Game Rules' / information displayed to the player; number approximate.)")
 
 
-def _newest_round(cabinet):
+def _newest_round(cabinet: Target) -> dict[str, Any] | None:
     rounds = cabinet.recall(1)
     return rounds[0] if rounds else None
 
@@ -94,7 +97,7 @@ PAYS = (
     "(Section title: 'Game Rules and Paytable' / paytable display; number approximate.)")
 
 
-def _expected_pays(options: dict) -> list[tuple[str, str, str, str]]:
+def _expected_pays(options: dict[str, Any]) -> list[tuple[str, str, str, str]]:
     """(what, section heading, row label, pays text) the pay table must show, from the options in
     force (heading "": any section; label "": any row): each
     ``*_pays`` table (hand -> N to 1; 0 loses) of a side bet that is on, each ``*_pays`` number
