@@ -24,6 +24,7 @@ from hal.errors import BackendError
 from hal.events import Button, Door, KeySwitch
 from hal.hotplug import Hotplug, PortMatch
 from sim_hardware.pty_link import PtyLink, ServeThread
+from sim_hardware.tcl_printer import MidTicket
 from sim_hardware.twins import simulator_for
 
 log = logging.getLogger(__name__)
@@ -228,10 +229,12 @@ def _button(rig: SimRig, rest: Sequence[str]) -> dict[str, Any]:
 
 
 def _paper(rig: SimRig, rest: Sequence[str]) -> dict[str, Any]:
-    (what,) = _args(rest, 1, "paper out|low|ok|load")
+    (what,) = _args(rest, 1, "paper out|out-mid-ticket|low|ok|load")
     sim = rig.simulator("printer")
     actions: dict[str, Callable[[], Any]] = {
         "out": sim.paper_out, "low": sim.paper_low, "ok": lambda: sim.paper_low(False), "load": sim.load_paper,
+        # the next ticket stops halfway, before its validation number, with the paper out
+        "out-mid-ticket": lambda: sim.fail_mid_ticket(MidTicket.PAPER_OUT),
     }
     if what not in actions:
         raise RigError(f"paper {what!r}? say one of {', '.join(actions)}")
@@ -252,14 +255,21 @@ def _printer(rig: SimRig, rest: Sequence[str]) -> dict[str, Any]:
 
 
 def _last_ticket(sim: Any) -> dict[str, Any]:
-    """The voucher the printer printed last, as read back from its paper (barcode and amount)."""
+    """The voucher the printer printed last, as read back from its paper: barcode and amount, every
+    field it shows, and the paper's text regions as printed (``paper``: region id -> text)."""
     if not sim.printed:
         raise RigError("the printer has printed no ticket yet")
+    paper = sim.printed[-1]
     try:
-        voucher = sim.printed[-1].voucher()
+        voucher = paper.voucher()
     except ValueError as exc:
         raise RigError(f"the last ticket is unreadable: {exc}") from None
-    return {"validation": voucher.validation, "amount_cents": voucher.amount_cents}
+    return {"validation": voucher.validation, "amount_cents": voucher.amount_cents,
+            "fields": {"venue": voucher.venue, "address": list(voucher.address), "machine": voucher.machine,
+                       "issued": voucher.issued.isoformat(), "validation_text": voucher.validation_text,
+                       "ticket_number": voucher.sequence, "expiry_days": voucher.expiry_days,
+                       "kind": voucher.kind.value},
+            "paper": dict(sorted(paper.texts.items())), "incomplete_tickets": len(sim.partial)}
 
 
 def _shoe(rig: SimRig, rest: Sequence[str]) -> dict[str, Any]:

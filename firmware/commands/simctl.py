@@ -5,7 +5,7 @@ one request. Simulator controls (what happens to the hardware)::
 
     note DOLLARS | bad-note | ticket VALIDATION | validator jam|stacker-full|stacker-removed|cheat|clear
     door open|close main|cash_box|logic | key audit|jackpot_reset on|off | button NAME
-    paper out|low|ok|load | printer jam|clear-jam|open|close|last | shoe misread|shuffle N|load CARDS|draw [N]
+    paper out|out-mid-ticket|low|ok|load | printer jam|clear-jam|open|close|last | shoe misread|shuffle N|load CARDS|draw [N]
     touch X Y | power off|on DEVICE | unplug DEVICE | replug DEVICE
     rng entropy stuck|ok | rng reseed      (the RNG's entropy source: a forced failure, docs/rng.md)
 

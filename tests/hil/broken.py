@@ -51,7 +51,10 @@ def run_hil(software: Path | None, tmp_path: Path, *only: str, timeout: float = 
                           cwd=software if software is not None else None)
     run_json = report / "run.json"
     assert run_json.exists(), f"no run.json (exit {done.returncode}): {done.stdout[-2000:]}{done.stderr[-2000:]}"
-    return done.returncode, json.loads(run_json.read_text())
+    record = json.loads(run_json.read_text())
+    for test in record["tests"]:          # shown by pytest when the calling test fails
+        print(f"{test['id']}: {test['verdict']} {test.get('reason') or ''}")
+    return done.returncode, record
 
 
 def verdicts(record: dict[str, Any]) -> dict[str, str]:
