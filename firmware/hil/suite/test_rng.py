@@ -262,13 +262,22 @@ class _Source:
         return bytes(data)
 
 
-def _error(action: Callable[[], Any]) -> str:
-    """The EntropyError ``action`` raises ("" when it raises none)."""
+def _raised(action: Callable[[], Any], error: type[Exception]) -> str:
+    """The message of the ``error`` that ``action`` raises ("" when it raises none): an RNG's
+    EntropyError, a terminal's refusal (TargetError)."""
     try:
         action()
-    except EntropyError as exc:
+    except error as exc:
         return str(exc)
     return ""
+
+
+def _error(action: Callable[[], Any]) -> str:
+    return _raised(action, EntropyError)
+
+
+def _refusal(action: Callable[[], Any]) -> str:
+    return _raised(action, TargetError)
 
 
 @pytest.mark.hil(id="rng.health.source", standard="gli-11", clause="3.3.4 RNG Seeding and Entropy (approx.)",
@@ -314,15 +323,6 @@ def test_health_source(record):
     source.mode = "ok"
     record.measure("sound source again: the service still refuses until a reset", bool(_error(rng.reseed)),
                    equals=True)
-
-
-def _refusal(action: Callable[[], Any]) -> str:
-    """What the terminal said when it refused ``action`` ("" when it did it)."""
-    try:
-        action()
-    except TargetError as exc:
-        return str(exc)
-    return ""
 
 
 def _clear_rng_tilt(cabinet: Target, record: Recorder, *, expect_cleared: bool) -> str:
