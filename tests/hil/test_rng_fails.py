@@ -70,7 +70,12 @@ def test_a_biased_shuffle_fails_the_shuffle_test(tmp_path, path, old, new, broke
 
 
 def test_the_unbroken_software_passes(tmp_path):
+    """A sound RNG fails each of these tests by chance once in about 1,000 runs (their family-wise
+    significance), so a FAIL is run once more: two chance failures in a row are one in a million,
+    while a real fault fails both."""
     ids = ("rng.outcomes-chi2", "rng.shuffle")
-    code, record = run_hil(None, tmp_path, *ids)
+    code, record = run_hil(None, tmp_path / "first", *ids)
+    if code != 0 and set(verdicts(record).values()) <= {"PASS", "FAIL"}:
+        code, record = run_hil(None, tmp_path / "again", *ids)
     assert verdicts(record) == dict.fromkeys(ids, "PASS"), record["tests"]
     assert code == 0
