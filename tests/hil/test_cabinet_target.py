@@ -115,3 +115,41 @@ def test_a_cabinet_target_that_starts_the_terminal_itself(tmp_path):
     assert (tmp_path / "report" / excerpt.path).is_file()
     assert "power-up self-test" in (tmp_path / "report" / "cabinet" / "terminal.log").read_text()
     assert not (tmp_path / "state" / "control.sock").exists()          # stopped at the end
+
+
+SCREEN = '''
+@pytest.mark.hil(id="cab.door", title="a door by hand", operator=True, duration=10, **M)
+def test_door(cabinet, record, operator):
+    operator.do("open the main door", verify=lambda: cabinet.status()["state"] == "TILT")
+'''
+
+
+def test_a_prompt_on_the_cabinets_screen_answered_there_could_not_do_it_blocks_the_test(tmp_path, terminal):
+    """The prompt reaches the running terminal's lab panel (status ``lab``), the answer given there
+    ("could not do it") comes back to the suite: BLOCKED, never PASS."""
+    suite = write_suite(tmp_path / "suite", SCREEN)
+    target = tmp_path / "cabinet.toml"
+    target.write_text(f"[cabinet]\nstate_dir = {str(terminal)!r}\noperator = 'Olga'\n")
+    read, write = os.pipe()                            # nobody at the console
+    shown: list[dict] = []
+
+    def technician_at_the_screen() -> None:
+        deadline = time.monotonic() + 60
+        while not (lab := request(terminal, "status").get("lab")):
+            assert time.monotonic() < deadline, "the prompt never reached the cabinet's screen"
+            time.sleep(0.05)
+        shown.append(lab)
+        request(terminal, "lab_answer", {"id": lab["id"], "answer": "cannot"})
+
+    hand = threading.Thread(target=technician_at_the_screen, daemon=True)
+    hand.start()
+    try:
+        record = run(str(target), (), tmp_path / "report", None, "", 30.0, progress=False, suite=suite,
+                     answers=os.fdopen(read, "r"), out=io.StringIO())
+    finally:
+        os.close(write)
+    hand.join(timeout=5)
+    assert shown and "open the main door" in shown[0]["text"] and shown[0]["answer"] is None
+    door = record.test("cab.door")
+    assert door.verdict == "BLOCKED" and "could not do it" in door.reason
+    assert request(terminal, "status")["state"] == "IDLE"
