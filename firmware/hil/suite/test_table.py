@@ -109,6 +109,11 @@ def _last_round(cabinet: Any, record: Any) -> dict[str, Any]:
     return last
 
 
+def _load(operator: Any, instruction: str, cards: list[str]) -> None:
+    """The shoe loaded with ``cards``, top first (``shoe load`` on the simulated cabinet)."""
+    operator.do(f"{instruction}, top first: {' '.join(cards)}", sim=["shoe", "load", *cards], verify=None)
+
+
 def _deal(cabinet: Any, record: Any, operator: Any, cards: list[str], instruction: str, rounds: int) -> bool:
     """The dealer draws ``cards`` past the reader; whether round ``rounds`` then ended."""
     operator.do(instruction, sim=lambda: cabinet.sim("shoe", "draw", str(len(cards))), verify=None)
@@ -130,8 +135,7 @@ SHOE_CARDS = (
 def test_shoe_cards(cabinet, record, operator):
     _table(cabinet, record, operator, shoe=True)
     try:
-        operator.do(f"load the prepared shoe, top first: {' '.join(STACK + SPARE)}",
-                    sim=["shoe", "load", *STACK, *SPARE], verify=None)
+        _load(operator, "load the prepared shoe", STACK + SPARE)
         before, snap = meter_values(cabinet), cabinet.status()
         record.step(f"deal a round with the wagers {TWO_SEATS}")
         cabinet.play(TWO_SEATS)
@@ -171,8 +175,7 @@ MISREAD = (
 def test_shoe_misread(cabinet, record, operator):
     _table(cabinet, record, operator, shoe=True)
     try:
-        operator.do(f"load the prepared shoe, top first: {' '.join(WAR_STACK + AFTER_MISREAD)}",
-                    sim=["shoe", "load", *WAR_STACK, *AFTER_MISREAD], verify=None)
+        _load(operator, "load the prepared shoe", WAR_STACK + AFTER_MISREAD)
         before, seq, snap = meter_values(cabinet), last_seq(cabinet), cabinet.status()
         played = snap["rounds_played"]
         record.step(f"deal a round with the wagers {TWO_SEATS}: both seats tie the dealer and go to war")
@@ -211,8 +214,7 @@ def test_shoe_misread(cabinet, record, operator):
         record.measure("misread cleared by the next good card (tilt_cleared events)", len(cleared), equals=1)
 
         record.step("play goes on: a new shoe, one round")
-        operator.do(f"empty the shoe and load a new prepared shoe, top first: {' '.join(NEXT_SHOE)}",
-                    sim=["shoe", "load", *NEXT_SHOE], verify=None)
+        _load(operator, "empty the shoe and load a new prepared shoe", NEXT_SHOE)
         cabinet.play(ONE_SEAT)
         if not _deal(cabinet, record, operator, NEXT_SHOE, f"deal the round: draw the {len(NEXT_SHOE)} cards",
                      played + 2):
