@@ -25,6 +25,7 @@ import socket
 import socketserver
 import threading
 import time
+from collections.abc import Iterator
 from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,27 @@ class ControlError(EgmError):
 
 def socket_path(state_dir: str | Path) -> Path:
     return Path(state_dir) / SOCKET_NAME
+
+
+#: A Unix socket's address holds at most 107 bytes (``sun_path``); longer state dirs are reached
+#: through their directory's descriptor.
+MAX_SOCKET_ADDRESS = 100
+
+
+@contextlib.contextmanager
+def socket_address(path: Path) -> Iterator[str]:
+    """An address ``bind``/``connect`` accept for the socket file ``path``: the path itself, or for a
+    path too long for a Unix socket address (a deep state dir, a lab's report folder),
+    ``/proc/self/fd/N/control.sock`` through an open descriptor of its directory (Linux), which
+    names the same file."""
+    if len(os.fsencode(path)) <= MAX_SOCKET_ADDRESS:
+        yield str(path)
+        return
+    fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        yield f"/proc/self/fd/{fd}/{path.name}"
+    finally:
+        os.close(fd)
 
 
 class _Handler(socketserver.StreamRequestHandler):
@@ -77,7 +99,8 @@ class ControlServer:
             self.path.unlink()
         old = os.umask(0o177)
         try:
-            self._server = _Server(str(self.path), _Handler)
+            with socket_address(self.path) as address:
+                self._server = _Server(address, _Handler)
         finally:
             os.umask(old)
         self._server.control = self  # type: ignore[attr-defined]
@@ -168,7 +191,8 @@ def request(state_dir: str | Path, op: str, args: dict[str, Any] | None = None, 
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.settimeout(timeout)
         try:
-            sock.connect(str(path))
+            with socket_address(path) as address:
+                sock.connect(address)
             sock.sendall((json.dumps({"op": op, "args": args or {}}) + "\n").encode("utf-8"))
             data = b""
             while not data.endswith(b"\n"):

@@ -13,8 +13,8 @@ from typing import Any
 
 STANDARDS: dict[str, str] = {
     "gli-11": "GLI-11 v3.0 Gaming Devices",
-    "gli-16": "GLI-16 v3.0 Cashless Systems (TITO)",
-    "gli-24": "GLI-24 v3.0 Electronic Table Game Systems",
+    "gli-16": "GLI-16 v3.0 Cashless Systems and Technologies (TITO)",
+    "gli-24": "GLI-24 v1.3 Electronic Table Game Systems",
 }
 TARGET_KINDS: tuple[str, ...] = ("sim", "cabinet")
 ID_PATTERN = re.compile(r"[a-z0-9][a-z0-9_-]*(\.[a-z0-9][a-z0-9_-]*)*\Z")

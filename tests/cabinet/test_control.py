@@ -51,3 +51,24 @@ def test_an_op_is_answered_even_when_the_loop_publishes_nothing_more(tmp_path, m
         assert request(tmp_path, "cashout", timeout=10) == {"state": "CASHOUT"}
     finally:
         server.close()
+
+
+def test_a_state_dir_too_deep_for_a_unix_socket_address_is_still_served(tmp_path):
+    """A Unix socket's address holds about 107 bytes; a terminal whose state dir is deeper (a lab's
+    report folder) is still reached by ``egm simctl`` and the suite."""
+    from firmware.cabinet.control import ControlServer, request, socket_path
+
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    deep.mkdir(parents=True)
+    assert len(str(socket_path(deep))) > 120
+
+    class Idle:
+        snapshot = {"state": "IDLE"}
+
+    server = ControlServer(Idle(), socket_path(deep)).start()
+    try:
+        assert socket_path(deep).exists()
+        assert request(deep, "status") == {"state": "IDLE"}
+    finally:
+        server.close()
+    assert not socket_path(deep).exists()
