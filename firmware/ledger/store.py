@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from firmware.ledger.errors import CriticalMemoryError
-from firmware.ledger.mark import MARK_FILE, HighWaterMark, check, fsync_dir
+from firmware.ledger.mark import MARK_FILE, HighWaterMark, Mark, check, fsync_dir
 
 T = TypeVar("T")
 
@@ -403,6 +403,11 @@ class DualStore:
         fixing = repair and not self.read_only
         # A missing file reads as an empty copy: rebuilt from the other one, or, both missing,
         # a new ledger only if the high-water mark says nothing was ever committed.
+        # The mark first, then the copies: the writer commits both copies before it advances the
+        # mark, so a reader beside a running terminal (read-only) never sees a mark ahead of the
+        # log it loads afterwards (read the other way round, a commit in between would look like
+        # lost records).
+        mark, mark_damaged = self.mark.read(), self.mark.damaged
         missing = [not c.path.exists() for c in self.copies]
         if base is not None and any(missing):
             raise _NeedFull("a copy is missing")
@@ -499,7 +504,7 @@ class DualStore:
                 raise _NeedFull("the high-water mark is older than the checkpoint")
             return rows[seq - start - 1].mac if start < seq <= start + len(rows) else None
 
-        self._check_mark(meta, mac_at, repairs, repair=repair)
+        self._check_mark(meta, mac_at, repairs, repair=repair, mark=mark, mark_damaged=mark_damaged)
 
         # A missing or damaged copy's meters are rewritten after its rebuild, not reported apart.
         meter_tables = [x.meters if x and not x.damaged and not gone else None
@@ -519,12 +524,12 @@ class DualStore:
         return Verified(rows=rows, meta=meta, repairs=repairs, meter_tables=meter_tables, base=base)
 
     def _check_mark(self, meta: Mapping[str, str], mac_at: Callable[[int], bytes | None], repairs: list[str],
-                    *, repair: bool) -> None:
-        """The verified log against the high-water mark: behind it is the critical-memory error;
-        ahead of it (a cut after the copies committed, before the mark) rolls the mark forward."""
+                    *, repair: bool, mark: Mark | None, mark_damaged: bool) -> None:
+        """The verified log against the high-water ``mark`` (read before the log was loaded): behind
+        it is the critical-memory error; ahead of it (a cut after the copies committed, before the
+        mark) rolls the mark forward."""
         fixing = repair and not self.read_only
-        mark = self.mark.read()
-        if mark is None and self.mark.damaged:
+        if mark is None and mark_damaged:
             raise CriticalMemoryError(f"critical memory: the high-water mark {MARK_FILE} is damaged "
                                       "(no authentic slot): it cannot be told whether records were lost")
         if mark is None:
@@ -536,7 +541,7 @@ class DualStore:
                                    "created from the log", "create it from the log", fixing=fixing))
         else:
             check(mark, self.last_seq, mac_at(mark.seq))
-            if self.mark.damaged:
+            if mark_damaged:
                 repairs.append(finding(MARK_FILE, "a torn or damaged slot", "rewritten from the log",
                                        "rewrite it from the log", fixing=fixing))
         if fixing:
@@ -544,7 +549,7 @@ class DualStore:
                 meta_row = [(MARKED, "1", meta_mac(self.key, MARKED, "1"))]
                 for copy in self.copies:
                     copy.write([], [], meta_row)
-            if mark is None or self.mark.damaged:
+            if mark is None or mark_damaged:
                 self.mark.create(self.last_seq, self.last_mac)
             elif mark.seq != self.last_seq:
                 self.mark.advance(self.last_seq, self.last_mac)
