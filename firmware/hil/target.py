@@ -19,6 +19,7 @@ import subprocess
 import sys
 import time
 import tomllib
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,7 +48,7 @@ def _request(state_dir: Path, op: str, args: Mapping[str, Any] | None, timeout: 
         raise TargetError(f"{op}: {exc}") from None
 
 
-class Target:
+class Target(ABC):
     """What a test may ask of the terminal under test (see the module docstring)."""
 
     kind: str = ""
@@ -187,15 +188,18 @@ class Target:
         result: dict[str, Any] = self.control("wait", {"timeout": timeout, "printing": False}, timeout=timeout + 30)
         return result
 
+    @abstractmethod
     def insert_note(self, dollars: int, *, timeout: float = 30) -> dict[str, Any]:
-        raise NotImplementedError
+        """A $``dollars`` note in the validator, credited; the status after it."""
 
     # -- power --------------------------------------------------------------------------------
+    @abstractmethod
     def power_cut(self) -> None:
-        raise NotImplementedError
+        """The power goes (no clean shutdown)."""
 
+    @abstractmethod
     def power_on(self) -> None:
-        raise NotImplementedError
+        """The power comes back; the terminal is up."""
 
     def restart(self) -> None:
         """A power cut, then power on."""
@@ -207,6 +211,7 @@ class Target:
 
     def restore(self) -> None:
         """Back to the terminal as the run started it (after :meth:`start_extra`)."""
+        return None
 
     @property
     def extra(self) -> bool:
@@ -253,6 +258,7 @@ class Target:
 
     def close(self) -> None:
         """End of the run: stop what the run started."""
+        return None
 
 
 def _pending_decisions(snap: Mapping[str, Any]) -> list[tuple[int, str]]:

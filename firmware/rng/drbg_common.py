@@ -9,6 +9,8 @@ ERROR_FLAG), a request past the reseed interval :class:`~firmware.rng.errors.Res
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 from firmware.rng.errors import DrbgError, ReseedRequired
 
 #: Security strength of both instantiations, in bits.
@@ -44,7 +46,7 @@ def checked_seed(entropy: bytes, nonce: bytes, personalization: bytes) -> tuple[
     )
 
 
-class DrbgState:
+class DrbgState(ABC):
     """The reseed counter and interval, the generate preamble and zeroisation of one DRBG.
 
     A mechanism subclasses it, keeps its secret state in ``bytearray`` objects that
@@ -70,8 +72,9 @@ class DrbgState:
         """The most generate requests allowed between reseeds."""
         return self._reseed_interval
 
+    @abstractmethod
     def _secrets(self) -> tuple[bytearray, ...]:
-        raise NotImplementedError
+        """The working state's secret buffers (overwritten by zeroize)."""
 
     def _check_usable(self) -> None:
         if self._zeroized:

@@ -30,6 +30,15 @@ class Fake(Target):
         self.sent.append((op, args))
         return self.answer(op, args or {})
 
+    def insert_note(self, dollars: int, *, timeout: float = 30) -> dict:
+        raise AssertionError("not used by these tests")
+
+    def power_cut(self) -> None:
+        raise AssertionError("not used by these tests")
+
+    def power_on(self) -> None:
+        raise AssertionError("not used by these tests")
+
 
 def unknown(op, args):
     raise TargetError(f"{op}: unknown op {op!r}; ops are status, wait")
