@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from firmware.errors import EgmError
 
@@ -41,3 +43,13 @@ def read_text(path: Path, what: str, missing: str = "does not exist") -> str:
         raise HilError(f"{what} {path} {missing}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise HilError(f"{what} {path} cannot be read: {exc}") from None
+
+
+def raised(action: Callable[[], Any], error: type[Exception] = TargetError) -> str:
+    """The message of the ``error`` that ``action`` raises, "" when it raises none (a refusal the
+    terminal answers, an RNG's EntropyError): what a test measures as "refused"."""
+    try:
+        action()
+    except error as exc:
+        return str(exc)
+    return ""

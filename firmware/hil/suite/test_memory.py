@@ -14,6 +14,7 @@ the suite's cabinet alone.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import shutil
 import sqlite3
@@ -25,7 +26,7 @@ from typing import Any
 import pytest
 
 from firmware.hil.checks_meters import flat, identity_difference
-from firmware.hil.errors import TargetError
+from firmware.hil.errors import TargetError, raised
 from firmware.hil.target import SimTarget
 from firmware.ledger.meters import RESETTABLE
 from firmware.ledger.store import KEY_FILE, MIRROR_FILE, PRIMARY_FILE
@@ -314,14 +315,6 @@ def _locked(terminal: SimTarget, timeout: float = 60) -> dict[str, Any]:
         time.sleep(0.2)
 
 
-def _refused(call: Any) -> str:
-    try:
-        call()
-    except TargetError as exc:
-        return str(exc)
-    return ""
-
-
 @pytest.mark.hil(id="memory.corruption", standard="gli-11", clause="4.8 Critical Memory Requirements (approx.)",
                  requirement=CORRUPTION_REQUIREMENT, title="Corrupt critical memory is detected at power-up and stops play",
                  operator=False, duration=25, targets=("sim",))
@@ -361,8 +354,8 @@ def test_corruption(record):
         record.measure("the terminal's log records the lock", sum(
             1 for line in terminal.log_lines() if "LOCKED" in line and str(status.get("halted")) in line), low=1)
         record.measure("notes accepted", status.get("accepting_notes"), equals=False)
-        record.measure("DEAL refused", bool(_refused(lambda: terminal.play())), equals=True)
-        record.measure("the meters are not offered from the failed memory", bool(_refused(terminal.meters)),
+        record.measure("DEAL refused", bool(raised(lambda: terminal.play())), equals=True)
+        record.measure("the meters are not offered from the failed memory", bool(raised(terminal.meters)),
                        equals=True)
         record.step("wait 3 s: the cabinet must stay locked")
         time.sleep(3)
@@ -396,16 +389,16 @@ def test_ram_clear(record):
         terminal.insert_note(20)
         for role in ("attendant", "auditor"):
             record.step(f"service ram-clear as the {role}")
-            refusal = _refused(lambda role=role: terminal.service("ram-clear", "CLEAR", "hil", "test", role=role))
+            refusal = raised(functools.partial(terminal.service, "ram-clear", "CLEAR", "hil", "test", role=role))
             record.note(f"{role}: {refusal}")
             record.measure(f"RAM clear refused to the {role}", bool(refusal), equals=True)
         record.step("service ram-clear as the technician with credits on the meter")
-        refusal = _refused(lambda: terminal.service("ram-clear", "CLEAR", "hil", "test", role="technician"))
+        refusal = raised(lambda: terminal.service("ram-clear", "CLEAR", "hil", "test", role="technician"))
         record.note(f"technician with credits: {refusal}")
         record.measure("RAM clear refused with credits on the meter", bool(refusal), equals=True)
         record.step("cash out; service ram-clear as the technician on the running terminal")
         terminal.cashout()
-        refusal = _refused(lambda: terminal.service("ram-clear", "CLEAR", "hil", "test", role="technician"))
+        refusal = raised(lambda: terminal.service("ram-clear", "CLEAR", "hil", "test", role="technician"))
         record.note(f"technician, no credits, running terminal: {refusal or 'accepted'} (docs/service.md: the "
                     "running terminal clears only through `egm ledger clear` while stopped, or in the locked cabinet)")
         record.measure("RAM clear refused on the running terminal", bool(refusal), equals=True)
@@ -426,7 +419,7 @@ def test_ram_clear(record):
         record.attach("status-locked", status, "json")
         record.measure("cabinet state with the memory lost", status["state"], equals="HALTED")
         record.step("service ram-clear as the attendant in the locked cabinet")
-        refusal = _refused(lambda: terminal.service("ram-clear", "CLEAR", "memory", "lost", role="attendant"))
+        refusal = raised(lambda: terminal.service("ram-clear", "CLEAR", "memory", "lost", role="attendant"))
         record.note(f"attendant, locked: {refusal}")
         record.measure("RAM clear refused to the attendant in the locked cabinet", bool(refusal), equals=True)
         record.step("service ram-clear as the technician in the locked cabinet")

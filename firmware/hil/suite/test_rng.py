@@ -38,7 +38,7 @@ from firmware.hil.checks_rng import (
     sidak,
     uniform_chi2,
 )
-from firmware.hil.errors import TargetError
+from firmware.hil.errors import TargetError, raised
 from firmware.hil.operator import Operator
 from firmware.hil.recorder import Recorder
 from firmware.hil.target import Target
@@ -262,22 +262,12 @@ class _Source:
         return bytes(data)
 
 
-def _raised(action: Callable[[], Any], error: type[Exception]) -> str:
-    """The message of the ``error`` that ``action`` raises ("" when it raises none): an RNG's
-    EntropyError, a terminal's refusal (TargetError)."""
-    try:
-        action()
-    except error as exc:
-        return str(exc)
-    return ""
-
-
 def _error(action: Callable[[], Any]) -> str:
-    return _raised(action, EntropyError)
+    return raised(action, EntropyError)
 
 
 def _refusal(action: Callable[[], Any]) -> str:
-    return _raised(action, TargetError)
+    return raised(action, TargetError)
 
 
 @pytest.mark.hil(id="rng.health.source", standard="gli-11", clause="3.3.4 RNG Seeding and Entropy (approx.)",
