@@ -294,6 +294,31 @@ class ServiceSection(Section):
         return v
 
 
+class TableSection(Section):
+    """A live table (issue 24, docs/protocols/table.md): the controller's settings (``egm table
+    serve``) and, with ``controller`` set, this terminal as one of its player stations."""
+
+    controller: str = Field("", description="'' plays alone; HOST:PORT joins the table controller there "
+                            "as a player station")
+    seat: int = Field(0, ge=0, le=7, description="the station's seat at the table (0: the first free one)")
+    table_id: str = Field("TABLE-1", pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$")
+    pki: str = Field("", description="PKI directory of the table's certificates; '' = the host link's")
+    controller_name: str = Field("egm-table", min_length=1,
+                                 description="the controller's certificate (issued/<name>)")
+    listen: str = Field("127.0.0.1:7717", description="where the controller listens (HOST:PORT)")
+    source: Literal["rng", "physical"] = Field(
+        "rng", description="the controller's cards: the certified RNG (a virtual dealer) or the card-reading shoe")
+    game: Literal[GAME_IDS] = "baccarat-war"  # type: ignore[valid-type]
+    max_stations: int = Field(7, ge=1, le=7)
+    betting_window_s: float = Field(15.0, ge=0.05, le=600, description="how long the betting window stays open")
+    close_when_all_bet: bool = Field(True, description="close the window early once every joined station has bet")
+    auto_open: bool = Field(True, description="open the next betting window by itself (a virtual dealer); "
+                            "false: the dealer opens it from the dealer's screen")
+    between_rounds_s: float = Field(2.0, ge=0, le=600, description="the settled round stays shown this long")
+    decision_timeout_s: int = Field(30, ge=1, le=3600, description="seconds a station has to decide")
+    link_timeout_s: float = Field(5.0, ge=0.1, le=600, description="a link silent this long is down")
+
+
 class Config(Section):
     terminal: TerminalSection = TerminalSection()
     limits: LimitsSection = LimitsSection()
@@ -307,3 +332,4 @@ class Config(Section):
     software: SoftwareSection = SoftwareSection()
     service: ServiceSection = ServiceSection()
     sas: SasSection = SasSection()
+    table: TableSection = TableSection()
