@@ -79,3 +79,46 @@ def snapshot(record: dict[str, Any] | None, *, phase: str, game: str = "baccarat
         "dealer": {"cards": d_cards, "hand": label(record, dealer) if record and (dealt is None or dealt >= 2) else None},
         "record": record if phase == "settled" else None, "messages": list(messages), "dealer_prompt": prompt,
     }
+
+
+def write_images(out_dir: str) -> list[str]:
+    """The docs' images of both screens (docs/ui.md, "A live table"), from the settled pool round."""
+    import os
+
+    import pygame
+
+    from firmware.ui.betting import BetSlip
+    from firmware.ui.games import game_ui
+    from firmware.ui.livetable.dealer import DealerConsole
+    from firmware.ui.livetable.station import StationScreen, station_view
+
+    ctx = table_ctx()
+    record = pool_record(ctx)
+    snap = snapshot(record, phase="settled", messages=("Round settled: SEAT 2 wins the war pool",))
+
+    class Idle:
+        def open_betting(self) -> None: ...
+        def close_betting(self) -> None: ...
+        def deal(self) -> None: ...
+        def declare_misdeal(self, reason: str) -> None: ...
+
+    console = DealerConsole(lambda: snap, Idle())
+    console.step()
+    gui = game_ui(ctx)
+    surface = pygame.Surface((1920, 1080))
+    status = {"state": "IDLE", "credits": 1500, "credits_cents": 1500,
+              "table": {**snap, "own_seat": 3, "link": "up"}}
+    StationScreen().render(surface, station_view(gui, status, BetSlip(ctx.limits, ctx.chips, link=gui.link),
+                                                 betting=False))
+    paths = [os.path.join(out_dir, "ui-table-dealer.png"), os.path.join(out_dir, "ui-table-station.png")]
+    pygame.image.save(console.surface, paths[0])
+    pygame.image.save(surface, paths[1])
+    return paths
+
+
+if __name__ == "__main__":
+    import os
+    import sys
+
+    os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
+    print("\n".join(write_images(sys.argv[1])))

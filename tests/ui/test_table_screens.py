@@ -14,8 +14,8 @@ import pytest
 from firmware.errors import EgmError
 from firmware.ui import theme
 from firmware.ui.betting import BetSlip
-from firmware.ui.games import game_ui
-from firmware.ui.layout import Scaler
+from firmware.ui.games import GAME_UIS, game_ui
+from firmware.ui.layout import SUPPORTED, Scaler
 from firmware.ui.livetable import draw as table_draw
 from firmware.ui.livetable.dealer import ACTION_PHASES, DealerConsole, run_dealer_screen
 from firmware.ui.livetable.pool import pool_view
@@ -24,6 +24,7 @@ from firmware.ui.money import Money
 from tests.ui.conftest import colour_at
 from tests.ui.golden import compare
 from tests.ui.table_round import pool_record, snapshot, table_ctx
+from tests.ui.test_layout_sizes import assert_laid_out
 
 SIZE = (1920, 1080)
 FRAME = 1 / 30
@@ -74,19 +75,19 @@ def settled(record, **more):
     return snapshot(record, phase="settled", messages=("Round settled",), **more)
 
 
-def dealer_frame(snap, actions=None):
-    console = DealerConsole(lambda: snap, actions or Actions())
+def dealer_frame(snap, actions=None, size=SIZE):
+    console = DealerConsole(lambda: snap, actions or Actions(), size=size)
     frame = console.step(FRAME)
     return console, frame
 
 
-def station_frame(snap, own_seat=3, link="up", betting=False, game="baccarat-war", status_more=None):
+def station_frame(snap, own_seat=3, link="up", betting=False, game="baccarat-war", status_more=None, size=SIZE):
     ctx = table_ctx(game) if game != "baccarat-war" else table_ctx()
     gui = game_ui(ctx)
     slip = BetSlip(ctx.limits, ctx.chips, link=gui.link)
     status = {"state": "IDLE", "credits": 1500, "credits_cents": 1500,
               "table": {**snap, "own_seat": own_seat, "link": link, **(status_more or {})}}
-    surface = pygame.Surface(SIZE)
+    surface = pygame.Surface(size)
     frame = StationScreen().render(surface, station_view(gui, status, slip, betting=betting))
     return surface, frame
 
@@ -296,3 +297,29 @@ def test_the_app_switches_to_the_table_view_on_a_table_status_and_deal_places_th
     table.clear()
     app.step(FRAME)
     assert "seat.1" not in app.frame.regions
+
+
+@pytest.mark.parametrize("size", SUPPORTED, ids=[f"{w}x{h}" for w, h in SUPPORTED])
+def test_both_screens_lay_out_at_every_size(record, size):
+    """The layout checks of every screen (test_layout_sizes.py) on the dealer's screen and a station's."""
+    console, frame = dealer_frame(settled(record), size=size)
+    assert_laid_out(console.surface, frame, size, banded=True)
+    surface, frame = station_frame(settled(record), size=size)
+    assert_laid_out(surface, frame, size, banded=True)
+
+
+@pytest.mark.parametrize("game", sorted(GAME_UIS))
+def test_every_games_bets_are_named_on_the_dealers_screen(game):
+    """A table of any game: the seats' bets named as the game's own table names its areas."""
+    gui = game_ui(table_ctx(game))
+    wager = next(w for _, w in gui.bet_areas())
+    _, frame = dealer_frame(snapshot(None, phase="betting", game=game, bets={2: {wager: 10}}))
+    assert f"{gui.area_label(wager)} 10" in " ".join(frame.texts_in("seat.2.bets"))
+    assert "Baccarat" not in " ".join(frame.texts_in("title")) or game == "baccarat-war"
+
+
+def test_the_docs_images_are_written_by_their_command(tmp_path):
+    from tests.ui.table_round import write_images
+
+    for path in write_images(str(tmp_path)):
+        assert pygame.image.load(path).get_size() == SIZE
