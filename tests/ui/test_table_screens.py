@@ -158,6 +158,25 @@ def test_a_touch_on_the_dealers_buttons_calls_the_controller(record):
     assert "Not possible now: no round to deal" in " | ".join(frame.texts_in("messages"))
 
 
+def test_a_click_in_the_dealers_window_calls_the_controller():
+    actions = Actions()
+    console, frame = dealer_frame(snapshot(None, phase="betting"), actions)
+    pos = console.scaler.point(*frame.hit("button.table_close").rect.center)
+    console.step(FRAME, [pygame.event.Event(pygame.MOUSEBUTTONDOWN, button=1, pos=pos)])
+    assert actions.calls == [("close_betting",)]
+
+
+def test_the_pool_names_a_dealers_win_a_single_winner_and_a_pool_misdeal(record):
+    def summary(**pool):
+        changed = {**record, "war_pool": {**record["war_pool"], **pool}}
+        return pool_view(settled(changed), changed, Money()).summary
+
+    assert summary(winner="dealer") == ("Pot 60 credits", "The dealer wins the pot")
+    assert summary(contestants=[6], winner=6, steps=0, eliminated=[]) == (
+        "Pot 60 credits", "SEAT 6 wins 57 credits", "Commission 3 credits", "No tie: the highest hand takes the pot")
+    assert summary(winner=None, misdeal=True) == ("Pot 60 credits", "Pool misdeal: the antes are returned")
+
+
 def test_run_dealer_screen_draws_until_stopped(record):
     frames = []
 

@@ -196,15 +196,17 @@ class DealerConsole:
 
 def run_dealer_screen(provider: Callable[[], Mapping[str, Any]], actions: DealerActions, *, headless: bool,
                       stop: Callable[[], bool], fps: int = 30, size: tuple[int, int] = (1920, 1080),
-                      fullscreen: bool = False, config: Config | None = None) -> DealerConsole:
-    """Run the dealer's screen until ``stop()`` is true (or its window is closed): in a window, or
-    ``headless`` drawn off screen (no display; the frames still answer :meth:`DealerConsole.touch`).
-    Returns the console (its last frame)."""
+                      fullscreen: bool = False, config: Config | None = None,
+                      on_close: Callable[[], None] | None = None) -> DealerConsole:
+    """Run the dealer's screen until ``stop()`` is true (or its window is closed: ``on_close`` is
+    called then): in a window, or ``headless`` drawn off screen (no display; the frames still answer
+    :meth:`DealerConsole.touch`). Returns the console (its last frame)."""
     console = DealerConsole(provider, actions, size=size, config=config)
     if headless:
         while not stop():
             console.step(1 / fps)
             time.sleep(1 / fps)
         return console
-    run_window(console, caption=text("tbl.dealer.title", table=""), stopping=stop, fps=fps, fullscreen=fullscreen)
+    run_window(console, caption=text("tbl.dealer.caption"), stopping=stop, fps=fps, fullscreen=fullscreen,
+               on_close=on_close)
     return console
