@@ -241,6 +241,9 @@ def test_the_station_shows_the_clock_and_a_link_down(record):
     assert "Bets close in 4 s" in frame.texts_in("clock")
     assert "Link down: waiting for the table" in frame.texts_in("banner")
     assert "button.deal" not in {h.name for h in frame.hits}
+    _, frame = station_frame(snap, own_seat=None)                  # joined, no seat yet
+    assert frame.texts_in("bets") == ["Waiting for a seat at the table"]
+    assert not any(n.endswith(".you") for n in frame.regions)
 
 
 def test_decision_buttons_when_the_own_seat_is_deciding():
