@@ -224,3 +224,22 @@ def test_soak_two_players_match_the_brute_force_closely(game_id):
     assert mc is not None
     assert abs(mc.p_dealer - float(dealer)) < Z999 * mc.p_dealer_se
     assert abs(mc.p_contest - float(contest)) < Z999 * mc.p_contest_se
+
+
+def test_the_documented_table_is_the_shipped_figures():
+    from pathlib import Path
+
+    doc = (Path(__file__).parents[2] / "docs" / "math" / "README.md").read_text("utf-8")
+    figures = {g: war_pool.player_figures(g, pool_options(g), 7) for g in war_pool.GAMES}
+    for i in range(7):
+        f = figures["baccarat-war"][i]
+        contests = []
+        for g in war_pool.GAMES:
+            x = figures[g][i]
+            se = "" if x.p_contest_se is None else f" ± {100 * x.p_contest_se:.2f}"
+            contests.append(f"{100 * float(x.p_contest):.2f}%{se}")
+        ret = f"{100 * float(f.rtp):.4f}%"
+        ret = f"{ret} (one-seat sheet)" if i == 0 else f"{f.rtp.numerator}/{f.rtp.denominator} = {ret}"
+        row = (f"| {f.players} | {f.pot} | {f.paid} | {ret} | 1/{f.players + 1} | "
+               f"{float(f.commission_per_round):.4f} | " + " | ".join(contests) + " |")
+        assert row in doc, row
