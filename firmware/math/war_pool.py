@@ -10,16 +10,21 @@ the commission the house keeps per round in credits.
 **Method.**
 * ``N = 1`` is the one-seat sheet's WAR_POOL (:mod:`firmware.math.war`, Hold'em War's from
   :mod:`firmware.math.holdem_war`): exact, the contest probability is the initial tie.
-* ``N >= 2``: Monte Carlo through the real round kernel and game code
-  (:class:`firmware.math.montecarlo.AutomaticPlay`: every offered wager at ``unit`` on seats
-  1..N, one seat per player), cards from DRBGs seeded ``"{seed}/players-{N}:{chunk}"``; the
+* ``N >= 2``: the dealer and the N players are N + 1 participants dealt alike whom step 6 treats
+  alike, so each takes the pot with probability exactly ``1 / (N + 1)`` (:func:`exact_figures`):
+  the return, the dealer's share and the commission per round are exact, to the probability of a
+  contest misdeal (:func:`contest_misdeal`).
+* The contest probability for ``N >= 2``, and the check of the exact figures, come from Monte
+  Carlo through the real round kernel and game code (:class:`PoolPlay`, the documented automatic
+  play of N seats, one per player), cards from DRBGs seeded ``"{seed}/players-{N}:{chunk}"``; the
   kernel's own pool contest, payout and commission decide every round. The pool of one round
-  involves every player, so the standard errors come from per-round sums (the covariance of
-  the seats' nets), not from independent seats.
+  involves every player, so the standard errors come from per-round sums (the covariance of the
+  seats' nets), not from independent seats.
 
 **Symmetry.** The players' hands are dealt alike and the contest treats them alike, so every
-player's figure is the same; each seat's own estimate is kept, and :attr:`PlayerFigures.symmetry_z`
-is the largest deviation, in standard errors, of one seat's return from the mean of the others.
+player's figure is the same; each seat's own Monte Carlo estimate is kept, and
+:attr:`MonteCarloFigures.symmetry_z` is the largest deviation, in standard errors, of one seat's
+return from the mean of the others.
 
 A pool among one player's own spots (today's terminal) returns the same per unit as N players,
 but that one player collects every seat's share; the figures here are each player's own.
@@ -42,6 +47,7 @@ from firmware.games.base import Settlement
 from firmware.games.options import GameOptions, percent_fraction
 from firmware.games.war_engine import DEALER, WarScoring, pool_payout
 from firmware.math import cache, montecarlo
+from firmware.math.par import ParError, par_sheet
 from firmware.math.sheet import Z95
 
 #: The war-family games: one hand per player, a WAR_POOL ante each.
@@ -285,8 +291,6 @@ def monte_carlo_figures(tally: PoolTally, unit: int, *, seed: str | None) -> Mon
 
 def one_player(game_id: str, options: GameOptions, unit: int) -> PlayerFigures:
     """``N = 1``: the one-seat sheet's exact WAR_POOL, its initial tie the contest."""
-    from firmware.math.par import par_sheet
-
     sheet = par_sheet(game_id, options, method="exact", seats=1, unit=unit)
     pool = sheet.wagers["war_pool"]
     p = {line.name: Fraction(line.probability) for line in pool.outcomes}
@@ -409,8 +413,6 @@ def player_figures(
 
 def check(game_id: str, options: GameOptions, players: int, unit: int) -> None:
     """Refuse what has no pool figures: another game, the pool off, a player count outside 1..7."""
-    from firmware.math.par import ParError
-
     if game_id not in GAMES:
         raise ParError(f"{game_id} has no war pool; the players' pool figures are for {', '.join(GAMES)}")
     pool = getattr(options, "pool", None)
