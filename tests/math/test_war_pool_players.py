@@ -94,6 +94,7 @@ def test_two_players_through_the_kernel_match_the_brute_force(game_id):
     assert fig.p_contest == mc.p_contest
     assert abs(mc.rtp - float(rtp)) < Z999 * mc.rtp_se
     assert abs(mc.commission_per_round - float(fig.commission_per_round)) < Z999 * mc.commission_se
+    assert abs(mc.rtp - float(fig.rtp)) < Z999 * mc.rtp_se          # the dealer ante is the players' gain
     # The same check refuses a computation that forgets the commission (it pays the whole pot)
     # or the dealer (each player wins half the pots).
     for broken in ((1 - dealer) / 2 * Fraction(pot, 10), Fraction(paid, 2 * 10)):
@@ -130,6 +131,7 @@ def test_the_commission_is_the_house_share_of_every_pot_a_player_wins():
     mc = war_pool.monte_carlo_figures(tally, 10, seed="share")
     assert mc.commission_per_round == pytest.approx(won * 4 / tally.rounds)
     assert abs(mc.commission_per_round - float(fig.commission_per_round)) < Z999 * mc.commission_se
+    assert abs(mc.rtp - float(fig.rtp)) < Z999 * mc.rtp_se          # the dealer ante is the players' gain
     assert fig.house_pool_per_round == 3 * 10 * (1 - fig.rtp)
     # Without commission the players get every pot they win.
     free = pool_options("baccarat-war", pool={"enabled": True, "commission": 0})
