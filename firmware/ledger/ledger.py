@@ -118,6 +118,9 @@ class Ledger(LedgerHistory):
         #: Called with every record once it is durable: ``(seq, kind, ref, time, body)`` (the host
         #: link's outbox numbers its reports from them). A listener must not write to the ledger.
         self.listeners: list[Callable[[int, str, str | None, str, dict[str, Any]], None]] = []
+        #: Fields every round record's body carries besides the journal entry: a live table's
+        #: controller sets ``{"table": TABLE_ID}`` (its rounds move no credit meter, meters.py).
+        self.round_tags: dict[str, Any] = {}
 
     # --- opening -------------------------------------------------------------------------------
     @classmethod
@@ -410,6 +413,15 @@ class Ledger(LedgerHistory):
             raise LedgerError(f"a voucher record needs a state, not {state!r}")
         self._commit("voucher", validation, {**data, "validation": validation, "state": state})
 
+    # --- a live table's controller (firmware/table) ------------------------------------------
+    def controller_record(self, kind: str, ref: str, body: Mapping[str, Any]) -> None:
+        """Commit one of a table controller's records, ``tablectl.<kind>`` keyed by ``ref`` (a bet's
+        answer by its bet id, a betting window by its round id): meter-neutral, found again with
+        :meth:`records_for`."""
+        if not kind or not ref:
+            raise LedgerError(f"a table record needs a kind and a reference, not {kind!r}, {ref!r}")
+        self._commit(f"tablectl.{kind}", ref, dict(body))
+
     # --- the host link (firmware/hostlink) ----------------------------------------------------------
     def meters_snapshot(self, reason: str) -> dict[str, Any]:
         """Record the meters as they stand (the host's periodic and on-request meter reports are
@@ -432,7 +444,8 @@ class Ledger(LedgerHistory):
             "cards": list(entry.cards), "decisions": [list(d) for d in entry.decisions],
             "data": entry.data,
         }
-        body: dict[str, Any] = {"round_id": entry.round_id, "denom_cents": self.denom_cents, "entry": record}
+        body: dict[str, Any] = {**self.round_tags, "round_id": entry.round_id, "denom_cents": self.denom_cents,
+                                 "entry": record}
         current = self.open_round
         if entry.trigger == "deal":
             if current is not None:

@@ -85,7 +85,18 @@ def _round_deltas(body: Mapping[str, Any]) -> dict[str, int]:
     """A round transition: stakes leave the credit meter on ``deal``; returns come back on
     ``complete`` (with any stake placed by a decision, such as PLAY, taken at the same time).
     Coin in and out are also kept per game and per wager, games played, won and lost per game
-    (``coin_in.GAME``, ``games_played.GAME``...: SAS reads them per game number)."""
+    (``coin_in.GAME``, ``games_played.GAME``...: SAS reads them per game number).
+
+    A live table's controller journals its rounds with ``table`` in the body: it holds no credits
+    (each station keeps its player's), so its rounds move coin in/out and the games meters but not
+    ``credits``. The pool's commission (the house's fee) is its own meter, ``pool_commission``."""
+    d = _round_money(body)
+    if body.get("table"):
+        d.pop("credits", None)
+    return d
+
+
+def _round_money(body: Mapping[str, Any]) -> dict[str, int]:
     d: dict[str, int] = {}
     entry = body["entry"]
     denom = body["denom_cents"]
@@ -131,6 +142,8 @@ def _round_deltas(body: Mapping[str, Any]) -> dict[str, int]:
             d[f"games_lost.{game}"] = 1
         d["games_since_power_up"] = 1
         d["games_since_door_close"] = 1
+        if data.get("commission"):
+            d["pool_commission"] = data["commission"] * denom
     return d
 
 

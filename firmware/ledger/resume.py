@@ -29,8 +29,19 @@ from firmware.rng.interface import RandomSource
 
 
 def rebuild_record(entries: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """The ``egm round`` record of a completed round, replayed from its journal entries."""
+    """The ``egm round`` record of a completed round, replayed from its journal entries.
+
+    A round a live table ended in a misdeal (the shoe misread: every wager returned) was never
+    played out, so there is nothing to replay: its record is the wagers, the cards dealt and the
+    misdeal's reason from its journal."""
     first = entries[0]["data"]
+    last = entries[-1]["data"]
+    if last.get("misdeal"):
+        return {"game": first["game"], "options": first["options"], "source": first.get("source", "rng"),
+                "seats": [{"seat": int(s), "wagers": w, "results": last["results"][s]}
+                          for s, w in first["wagers"].items()],
+                "cards_dealt": [c for e in entries for c in e["cards"]], "decisions": [],
+                "misdeal": last["misdeal"], "net": 0, "house_net": 0}
     record = {
         "game": first["game"],
         "options": first["options"],

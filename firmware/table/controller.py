@@ -1,0 +1,569 @@
+"""The table controller: runs the live table's round for its player stations and alone decides it.
+
+One seat per joined station; a betting window (``[table] betting_window_s``, closed early when every
+joined station has bet); the round kernel (``firmware.kernel.round.RoundKernel``) with one seat per
+accepted bet, journaled into the controller's own critical memory (``firmware.ledger``, its rounds
+tagged ``table`` so they move no credit meter); the seats' decisions asked of their stations; the
+results sent to each bet's station until it acknowledges them (docs/protocols/table.md).
+
+Sans-I/O: the transport (``firmware.table.transport``) calls :meth:`TableController.join`,
+:meth:`bet`, :meth:`decision`, :meth:`result_ack` and :meth:`leave` from its connections, and
+:meth:`tick` on a clock; the controller answers through the :class:`Outbound` it is given. The
+dealer's screen calls the operator methods (:meth:`open_betting`, :meth:`close_betting`,
+:meth:`deal`, :meth:`declare_misdeal`, :meth:`pause`, :meth:`unpause`) and draws :meth:`snapshot`.
+Every public method holds the controller's lock.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from firmware.cards.errors import ShoeExhausted
+from firmware.config.schema import TableSection
+from firmware.errors import EgmError
+from firmware.games.base import DecisionRequest, Game, GameOptions
+from firmware.games.errors import DecisionError, WagerError
+from firmware.kernel.journal import JournalEntry
+from firmware.kernel.limits import BetLimits, validate_wagers
+from firmware.kernel.round import RoundKernel
+from firmware.kernel.states import RoundState
+from firmware.ledger.errors import CriticalMemoryError
+from firmware.ledger.ledger import Ledger
+from firmware.ledger.resume import resume_round
+from firmware.table.cards import CardSupply, ObservedSource
+from firmware.table.errors import TableError
+from firmware.table.phases import TABLE_PHASES, TablePhase
+from firmware.table.protocol import check_id, check_wagers
+from firmware.table.records import TableRecords
+from firmware.table.snapshot import build_snapshot
+
+log = logging.getLogger("egm.table")
+P = TablePhase
+
+
+class Outbound(Protocol):
+    """How the controller reaches a station (the transport queues; never blocks)."""
+
+    def send(self, station: str, type_: str, body: dict[str, Any]) -> None: ...
+
+
+class NoOutbound:
+    def send(self, station: str, type_: str, body: dict[str, Any]) -> None:
+        return None
+
+
+@dataclass
+class Station:
+    station: str
+    seat: int
+    online: bool = True
+
+
+@dataclass
+class Bet:
+    bet_id: str
+    station: str
+    seat: int
+    round_id: str
+    wagers: dict[str, int]
+    cover: int = 0
+
+    def answer(self, accepted: bool, reason: str) -> dict[str, Any]:
+        return {"bet_id": self.bet_id, "station": self.station, "seat": self.seat, "round_id": self.round_id,
+                "accepted": accepted, "reason": reason, "wagers": self.wagers, "cover": self.cover}
+
+
+@dataclass
+class RoundState_:
+    """The round at the table now: its window, bets, kernel and what was sent."""
+
+    round_id: str | None = None
+    round_no: int = 0
+    bets: dict[str, Bet] = field(default_factory=dict)       # by bet id
+    kernel: RoundKernel[Any, Any] | None = None
+    source: ObservedSource | None = None
+    window_closes_at: float | None = None
+    closed_at_ns: int | None = None
+    ended_at: float | None = None
+    record: dict[str, Any] | None = None
+    misdeal: str | None = None
+    decision_ids: set[str] = field(default_factory=set)
+    asked: set[int] = field(default_factory=set)             # seats whose request was sent
+    shown: int = 0                                           # journal entries the snapshot shows
+
+
+def table_round_id(table_id: str, round_no: int) -> str:
+    return f"{table_id}-{round_no:06d}"
+
+
+class TableController:
+    """The table of one game; see the module's docstring."""
+
+    def __init__(self, ledger: Ledger, settings: TableSection, game: Game[Any, Any], options: GameOptions,
+                 limits: BetLimits, cards: CardSupply, *, out: Outbound | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.ledger = ledger
+        self.settings = settings
+        self.game = game
+        self.options = options
+        self.limits = limits
+        #: A round's limits: each seat's bets are checked with ``limits`` when accepted; the round
+        #: holds up to one seat per station, so its total is ``max_total_bet`` per seat.
+        self.round_limits = BetLimits(limits.min_bet, limits.max_bet, limits.max_total_bet * game.max_seats)
+        self.cards = cards
+        self.out: Outbound = out or NoOutbound()
+        self.clock = clock
+        self.records = TableRecords(ledger)
+        self.lock = threading.RLock()
+        self.phase: TablePhase = TABLE_PHASES.initial          # type: ignore[assignment]
+        self.stations: dict[str, Station] = {}
+        self.round = RoundState_()
+        self.results: dict[str, dict[str, Any]] = {}            # sent, not yet acknowledged (by bet id)
+        #: Betting window close -> first card at each station, in seconds (from the acks).
+        self.latencies: list[float] = []
+        #: Called with every snapshot (the dealer's screen); the stations get theirs over the link.
+        self.listeners: list[Callable[[dict[str, Any]], None]] = []
+        ledger.round_tags = {"table": settings.table_id}
+        self._recover()
+
+    # --- power-up ------------------------------------------------------------------------------
+    def _recover(self) -> None:
+        """Take up where the journal stands: a round in progress is resumed (and its results sent
+        as its stations come back), a window with accepted bets opens again."""
+        last = self.records.last_window()
+        if last is None:
+            return
+        seq, window = last
+        r = self.round = RoundState_(round_id=window["round_id"], round_no=window["round_no"])
+        if self.cards.stack is not None:
+            self.cards.stack.pos = window["stack_pos"] + sum(len(e["cards"]) for e in
+                                                              self.records.round_entries(r.round_id))
+        for body in self.records.accepted_since(seq):
+            if body["round_id"] == r.round_id:
+                r.bets[body["bet_id"]] = Bet(body["bet_id"], body["station"], body["seat"], body["round_id"],
+                                             dict(body["wagers"]), body.get("cover", 0))
+        for bet in r.bets.values():
+            self.stations.setdefault(bet.station, Station(bet.station, bet.seat, online=False))
+        open_round = self.ledger.open_round
+        if open_round is not None and open_round.round_id == r.round_id:
+            log.info("table: resuming round %s from the journal", r.round_id)
+            if self.cards.stack is not None:
+                self.cards.stack.pos = window["stack_pos"] + sum(len(e["cards"]) for e in open_round.entries)
+            self.phase = self._move("resume")
+            r.closed_at_ns = time.monotonic_ns()
+            kernel = resume_round(self.ledger, self.cards.rng, decider=None, continuation=self.cards.continuation())
+            assert kernel is not None
+            r.kernel = kernel
+            self._after_deal()
+        elif self.records.completed(r.round_id) is not None:
+            r.record = self.records.round_record(r.round_id)
+            self.phase = self._move("settle", from_=P.SHOWDOWN)
+            r.ended_at = self.clock()
+        elif r.bets:
+            log.info("table: window of round %s opens again with %d bets", r.round_id, len(r.bets))
+            self.phase = self._move("open")
+            r.window_closes_at = self.clock() + self.settings.betting_window_s
+
+    # --- the phases ----------------------------------------------------------------------------
+    def _move(self, trigger: str, dest: object = None, *, from_: TablePhase | None = None) -> TablePhase:
+        state = from_ if from_ is not None else self.phase
+        moved = TABLE_PHASES.move(state, trigger) if dest is None else TABLE_PHASES.move(state, trigger, dest)
+        assert isinstance(moved, TablePhase)
+        return moved
+
+    def _set(self, trigger: str, dest: object = None) -> None:
+        self.phase = self._move(trigger, dest)
+        self.broadcast()
+
+    # --- stations (the transport's calls) ------------------------------------------------------
+    def join(self, station: str, seat_wanted: int) -> dict[str, Any]:
+        """A station joins (or comes back): its seat, or :class:`TableError` saying why not."""
+        with self.lock:
+            known = self.stations.get(station)
+            if known is not None:
+                if seat_wanted and seat_wanted != known.seat:
+                    raise TableError(f"{station} sits at seat {known.seat}, not {seat_wanted}")
+                known.online = True
+                seat = known.seat
+            else:
+                taken = {s.seat: s.station for s in self.stations.values()}
+                if len(self.stations) >= self.settings.max_stations:
+                    raise TableError(f"the table is full ({self.settings.max_stations} stations)")
+                if seat_wanted:
+                    if not 1 <= seat_wanted <= self.game.max_seats:
+                        raise TableError(f"seat {seat_wanted} does not exist; seats are 1 to {self.game.max_seats}")
+                    if seat_wanted in taken:
+                        raise TableError(f"seat {seat_wanted} is taken by {taken[seat_wanted]}")
+                    seat = seat_wanted
+                else:
+                    free = [s for s in range(1, self.game.max_seats + 1) if s not in taken]
+                    if not free:
+                        raise TableError("no seat is free")
+                    seat = free[0]
+                self.stations[station] = Station(station, seat)
+            log.info("table: %s joined at seat %d", station, seat)
+            self.broadcast()
+            self._ask_decisions(station)
+            return {"table_id": self.settings.table_id, "station": station, "seat": seat, "game": self.game.id}
+
+    def leave(self, station: str) -> None:
+        """A station's connection ended: its seat stays while it has a bet in the round."""
+        with self.lock:
+            known = self.stations.get(station)
+            if known is None:
+                return
+            if any(b.station == station for b in self.round.bets.values()):
+                known.online = False
+            else:
+                del self.stations[station]
+            log.info("table: %s left", station)
+            self.broadcast()
+
+    def bet(self, station: str, body: dict[str, Any]) -> None:
+        """A bet (new or sent again): answered once per bet id; its result follows if settled."""
+        with self.lock:
+            bet_id = check_id(body["bet_id"], "bet_id")
+            answer = self.records.answer_of(bet_id)
+            if answer is None:
+                answer = self._answer_new(station, body)
+                self.records.record_answer(answer)
+                if answer["accepted"]:
+                    self.round.bets[bet_id] = Bet(bet_id, station, answer["seat"], answer["round_id"],
+                                                  dict(answer["wagers"]), answer["cover"])
+                    log.info("table: bet %s of %s accepted into %s", bet_id, station, answer["round_id"])
+                else:
+                    log.info("table: bet %s of %s refused: %s", bet_id, station, answer["reason"])
+            elif answer["station"] != station:
+                log.warning("table: %s re-sent bet %s of %s: ignored", station, bet_id, answer["station"])
+                return
+            self.out.send(station, "bet_answer", {k: answer[k] for k in ("bet_id", "accepted", "round_id", "reason")})
+            if answer["accepted"]:
+                self._send_result_if_settled(answer)
+                self.broadcast()
+                self._close_if_all_bet()
+
+    def _answer_new(self, station: str, body: dict[str, Any]) -> dict[str, Any]:
+        r = self.round
+        known = self.stations.get(station)
+        seat = known.seat if known is not None else body["seat"]
+        bet = Bet(body["bet_id"], station, seat, body["round_id"] or r.round_id or "", {}, body["cover"])
+
+        def refused(reason: str) -> dict[str, Any]:
+            return bet.answer(False, reason)
+
+        try:
+            bet.wagers = check_wagers(body["wagers"])
+        except TableError as exc:
+            return refused(str(exc))
+        if known is None:
+            return refused(f"{station} has not joined the table")
+        if body["seat"] not in (0, seat):
+            return refused(f"{station} sits at seat {seat}, not {body['seat']}")
+        if body["game"] != self.game.id:
+            return refused(f"this table plays {self.game.id}, not {body['game']}")
+        if self.phase is not P.BETTING or r.round_id is None:
+            return refused("the betting window is closed")
+        if body["round_id"] not in (None, r.round_id):
+            return refused(f"round {body['round_id']} is not open for bets (round {r.round_id} is)")
+        if any(b.seat == seat for b in r.bets.values()):
+            return refused(f"seat {seat} already has a bet in round {r.round_id}")
+        try:
+            validate_wagers(self.game, self.options, {seat: bet.wagers}, self.limits)
+            validate_wagers(self.game, self.options, {**self._wagers(), seat: bet.wagers}, self.round_limits)
+        except WagerError as exc:
+            return refused(str(exc))
+        bet.round_id = r.round_id
+        return bet.answer(True, "accepted")
+
+    def decision(self, station: str, body: dict[str, Any]) -> None:
+        with self.lock:
+            r, kernel = self.round, self.round.kernel
+            decision_id = check_id(body["decision_id"], "decision_id")
+            known = self.stations.get(station)
+            if decision_id in r.decision_ids:
+                return
+            if kernel is None or self.phase is not P.DECISIONS or body["round_id"] != r.round_id:
+                log.info("table: decision %s of %s for round %s: no decision is awaited", decision_id, station,
+                         body["round_id"])
+                return
+            if known is None or known.seat != body["seat"]:
+                log.warning("table: %s may not decide for seat %s", station, body["seat"])
+                return
+            try:
+                kernel.decide(body["seat"], body["action"])
+            except DecisionError as exc:
+                log.warning("table: decision of %s refused: %s", station, exc)
+                return
+            r.decision_ids.add(decision_id)
+            self._after_decisions()
+
+    def result_ack(self, station: str, body: dict[str, Any]) -> None:
+        with self.lock:
+            result = self.results.pop(body["bet_id"], None)
+            if result is not None and "latency_us" in body:
+                self.latencies.append(body["latency_us"] / 1e6)
+
+    # --- the clock -----------------------------------------------------------------------------
+    def tick(self) -> None:
+        """Called often (the transport's loop): closes the window, times decisions out, deals for
+        a virtual dealer, opens the next window."""
+        with self.lock:
+            now = self.clock()
+            r = self.round
+            if self.phase is P.BETTING and r.window_closes_at is not None and now >= r.window_closes_at:
+                self._close()
+            elif self.phase is P.DEALING and r.kernel is None and self.settings.auto_open:
+                self._deal()
+            elif self.phase is P.DECISIONS and r.kernel is not None:
+                if r.kernel.expire():
+                    self._after_decisions()
+            elif self.phase in (P.CLOSED, P.SETTLED, P.MISDEAL) and self.settings.auto_open:
+                if r.ended_at is None or now >= r.ended_at + self.settings.between_rounds_s:
+                    self._open()
+
+    # --- operator ------------------------------------------------------------------------------
+    def open_betting(self) -> None:
+        with self.lock:
+            self._open()
+
+    def close_betting(self) -> None:
+        with self.lock:
+            self._close()
+
+    def deal(self) -> None:
+        """The live dealer confirms the deal (a table with ``auto_open`` false)."""
+        with self.lock:
+            if self.phase is not P.DEALING or self.round.kernel is not None:
+                raise TableError(f"nothing to deal ({self.phase.value})")
+            self._deal()
+
+    def declare_misdeal(self, reason: str) -> None:
+        """The dealer (or a misread of the shoe) ends the round: every wager returned."""
+        with self.lock:
+            TABLE_PHASES.move(self.phase, "misdeal")
+            self._misdeal(reason)
+
+    def pause(self) -> None:
+        with self.lock:
+            self._set("pause")
+
+    def unpause(self) -> None:
+        with self.lock:
+            self.round.ended_at = self.clock()
+            self._set("unpause")
+
+    # --- the round -----------------------------------------------------------------------------
+    def _open(self) -> None:
+        phase = self._move("open")
+        round_no = self.round.round_no + 1
+        round_id = table_round_id(self.settings.table_id, round_no)
+        stack = self.cards.stack
+        self.records.open_window(round_id, round_no, stack.pos if stack is not None else 0)
+        self.round = RoundState_(round_id=round_id, round_no=round_no,
+                                 window_closes_at=self.clock() + self.settings.betting_window_s)
+        for known in [s for s in self.stations.values() if not s.online]:
+            del self.stations[known.station]
+        self.phase = phase
+        log.info("table: betting open for %s", round_id)
+        self.broadcast()
+
+    def _close_if_all_bet(self) -> None:
+        if not self.settings.close_when_all_bet or self.phase is not P.BETTING:
+            return
+        online = {s.station for s in self.stations.values() if s.online}
+        if online and online <= {b.station for b in self.round.bets.values()}:
+            self._close()
+
+    def _close(self) -> None:
+        r = self.round
+        if r.bets:
+            self.phase = self._move("close", P.DEALING)
+            r.closed_at_ns = time.monotonic_ns()
+            log.info("table: betting closed for %s with %d bets", r.round_id, len(r.bets))
+            self.broadcast()
+            if self.settings.auto_open:
+                self._deal()
+        else:
+            self.phase = self._move("close", P.CLOSED)
+            r.ended_at = self.clock()
+            self.broadcast()
+
+    def _wagers(self) -> dict[int, dict[str, int]]:
+        return {b.seat: dict(b.wagers) for b in self.round.bets.values()}
+
+    def _deal(self) -> None:
+        r = self.round
+        assert r.round_id is not None
+        source = r.source = ObservedSource(self.cards.source())
+        kernel = r.kernel = RoundKernel(self.game, self.options, limits=self.round_limits,
+                                        journal=_ShowingJournal(self), clock=self.clock,
+                                        decision_timeout_s=self.settings.decision_timeout_s)
+        try:
+            kernel.begin(self._wagers(), source, round_id=r.round_id)
+        except ShoeExhausted as exc:
+            self._misdeal(f"the shoe could not deal: {exc}")
+            return
+        except CriticalMemoryError:
+            raise
+        except EgmError as exc:
+            if kernel.phase is RoundState.BETTING:     # refused before anything was journaled
+                raise
+            self._misdeal(f"the round stopped: {exc}")
+            return
+        self._after_deal()
+
+    def _after_deal(self) -> None:
+        kernel = self.round.kernel
+        assert kernel is not None
+        if kernel.phase is RoundState.DECISIONS:
+            if self.phase is not P.DECISIONS:
+                self.phase = self._move("await_decisions")
+            self.broadcast()
+            for station in list(self.stations):
+                self._ask_decisions(station)
+        elif kernel.phase is RoundState.COMPLETE:
+            self._settled()
+
+    def _ask_decisions(self, station: str) -> None:
+        r, kernel = self.round, self.round.kernel
+        known = self.stations.get(station)
+        if kernel is None or self.phase is not P.DECISIONS or known is None or not known.online:
+            return
+        for request in kernel.pending():
+            if request.seat == known.seat:
+                self.out.send(station, "decision_request", self._request_body(request))
+
+    def _request_body(self, request: DecisionRequest) -> dict[str, Any]:
+        kernel = self.round.kernel
+        assert kernel is not None and self.round.round_id is not None
+        left = self.decision_left_s()
+        return {"round_id": self.round.round_id, "seat": request.seat, "kind": request.kind,
+                "actions": list(request.actions), "default": request.default,
+                "view": kernel.decision_view(request.seat),
+                "time_left_ms": None if left is None else round(left * 1000)}
+
+    def _after_decisions(self) -> None:
+        kernel = self.round.kernel
+        assert kernel is not None
+        if kernel.phase is RoundState.COMPLETE:
+            self._settled()
+        else:
+            self.broadcast()
+
+    def _settled(self) -> None:
+        r, kernel = self.round, self.round.kernel
+        assert kernel is not None and r.round_id is not None
+        if self.phase is not P.SHOWDOWN:
+            self.phase = self._move("showdown")
+        r.record = kernel.record()
+        self.phase = self._move("settle")
+        r.ended_at = self.clock()
+        log.info("table: round %s settled (players net %d)", r.round_id, r.record["net"])
+        self.broadcast()
+        data = self.records.completed(r.round_id)
+        assert data is not None
+        for bet in r.bets.values():
+            self._send_result(bet, data, r.record)
+
+    def _misdeal(self, reason: str) -> None:
+        """Journal the round's end with every wager returned (rules: a misdeal), then the results."""
+        r, kernel = self.round, self.round.kernel
+        assert r.round_id is not None
+        open_round = self.ledger.open_round
+        if open_round is not None and open_round.round_id == r.round_id:
+            journaled = sum(len(e["cards"]) for e in open_round.entries)
+            seen = r.source.dealt[journaled:] if r.source is not None else []
+            wagers = {str(b.seat): dict(b.wagers) for b in r.bets.values()}
+            data = {"net": 0, "house_net": 0, "stakes": wagers, "misdeal": reason,
+                    "results": {s: {n: {"outcome": "void", "net": 0} for n in w} for s, w in wagers.items()}}
+            self.ledger.transition(JournalEntry(
+                round_id=r.round_id, seq=len(open_round.entries), trigger="complete",
+                source=kernel.phase.value if kernel is not None else RoundState.DEALING.value,
+                dest=RoundState.COMPLETE.value, cards=tuple(str(c) for c in seen), data=data))
+        self.ledger.event("table_misdeal", round_id=r.round_id, reason=reason)
+        log.warning("table: misdeal in %s: %s", r.round_id, reason)
+        r.misdeal = reason
+        r.kernel = None
+        self.phase = self._move("misdeal")
+        r.ended_at = self.clock()
+        data_done = self.records.completed(r.round_id)
+        r.record = self.records.round_record(r.round_id) if data_done is not None else None
+        self.broadcast()
+        if data_done is not None and r.record is not None:
+            for bet in r.bets.values():
+                self._send_result(bet, data_done, r.record)
+
+    # --- results -------------------------------------------------------------------------------
+    def _send_result(self, bet: Bet, data: dict[str, Any], record: dict[str, Any]) -> None:
+        seat = str(bet.seat)
+        result = {"round_id": bet.round_id, "bet_id": bet.bet_id, "seat": bet.seat,
+                  "stakes": data["stakes"][seat], "results": data["results"][seat], "record": record}
+        self.results[bet.bet_id] = result
+        known = self.stations.get(bet.station)
+        if known is not None and known.online:
+            self.out.send(bet.station, "result", result)
+
+    def _send_result_if_settled(self, answer: dict[str, Any]) -> None:
+        """A bet sent again whose round is over: its result again (the station missed it)."""
+        round_id = answer["round_id"]
+        if round_id == self.round.round_id and self.phase not in (P.SETTLED, P.MISDEAL, P.CLOSED):
+            return
+        data = self.records.completed(round_id)
+        if data is None:
+            return
+        record = self.round.record if round_id == self.round.round_id and self.round.record is not None \
+            else self.records.round_record(round_id)
+        bet = Bet(answer["bet_id"], answer["station"], answer["seat"], round_id, dict(answer["wagers"]),
+                  answer.get("cover", 0))
+        self._send_result(bet, data, record)
+
+    # --- what the screens draw -----------------------------------------------------------------
+    def betting_left_s(self) -> float | None:
+        r = self.round
+        if self.phase is not P.BETTING or r.window_closes_at is None:
+            return None
+        return max(0.0, r.window_closes_at - self.clock())
+
+    def decision_left_s(self) -> float | None:
+        kernel = self.round.kernel
+        if self.phase is not P.DECISIONS or kernel is None or kernel.decisions_deadline is None:
+            return None
+        return max(0.0, kernel.decisions_deadline - self.clock())
+
+    def snapshot(self) -> dict[str, Any]:
+        """The table as it stands (docs/protocols/table.md, "The snapshot")."""
+        with self.lock:
+            return build_snapshot(self)
+
+    def broadcast(self) -> None:
+        snap = build_snapshot(self)
+        for listener in self.listeners:
+            listener(snap)
+        for known in self.stations.values():
+            if known.online:
+                self.out.send(known.station, "snapshot", snap)
+
+    def meters(self) -> dict[str, int]:
+        """The controller's meters in credits: coin in/out, games played and the pool's commission."""
+        m, denom = self.ledger.meters, self.ledger.denom_cents
+        return {"coin_in": m.get("coin_in", 0) // denom, "coin_out": m.get("coin_out", 0) // denom,
+                "games_played": m.get("games_played", 0),
+                "pool_commission": m.get("pool_commission", 0) // denom}
+
+
+class _ShowingJournal:
+    """The kernel's journal at the table: the controller's ledger, then a snapshot of what the entry
+    made final (cards are shown only once they are in critical memory)."""
+
+    def __init__(self, controller: TableController) -> None:
+        self._controller = controller
+
+    def transition(self, entry: JournalEntry) -> None:
+        self._controller.ledger.transition(entry)
+        if entry.cards:
+            self._controller.broadcast()
