@@ -181,8 +181,11 @@ class TableController:
         self.broadcast()
 
     # --- stations (the transport's calls) ------------------------------------------------------
-    def join(self, station: str, seat_wanted: int) -> dict[str, Any]:
-        """A station joins (or comes back): its seat, or :class:`TableError` saying why not."""
+    def join(self, station: str, seat_wanted: int,
+             on_seated: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+        """A station joins (or comes back): its welcome (its seat), or :class:`TableError` saying why
+        not. ``on_seated`` is given the welcome before anything else is sent to the station (the
+        snapshot, a decision awaited from its seat)."""
         with self.lock:
             known = self.stations.get(station)
             if known is not None:
@@ -207,9 +210,12 @@ class TableController:
                     seat = free[0]
                 self.stations[station] = Station(station, seat)
             log.info("table: %s joined at seat %d", station, seat)
+            welcome = {"table_id": self.settings.table_id, "station": station, "seat": seat, "game": self.game.id}
+            if on_seated is not None:
+                on_seated(welcome)
             self.broadcast()
             self._ask_decisions(station)
-            return {"table_id": self.settings.table_id, "station": station, "seat": seat, "game": self.game.id}
+            return welcome
 
     def leave(self, station: str) -> None:
         """A station's connection ended: its seat stays while it has a bet in the round."""
@@ -322,9 +328,9 @@ class TableController:
             elif self.phase is P.DECISIONS and r.kernel is not None:
                 if r.kernel.expire():
                     self._after_decisions()
-            elif self.phase in (P.CLOSED, P.SETTLED, P.MISDEAL) and self.settings.auto_open:
-                if r.ended_at is None or now >= r.ended_at + self.settings.between_rounds_s:
-                    self._open()
+            elif self.phase in (P.CLOSED, P.SETTLED, P.MISDEAL) and self.settings.auto_open and (
+                    r.ended_at is None or now >= r.ended_at + self.settings.between_rounds_s):
+                self._open()
 
     # --- operator ------------------------------------------------------------------------------
     def open_betting(self) -> None:
@@ -430,7 +436,7 @@ class TableController:
             self._settled()
 
     def _ask_decisions(self, station: str) -> None:
-        r, kernel = self.round, self.round.kernel
+        kernel = self.round.kernel
         known = self.stations.get(station)
         if kernel is None or self.phase is not P.DECISIONS or known is None or not known.online:
             return

@@ -90,3 +90,20 @@ def check_wagers(wagers: Any) -> dict[str, int]:
             raise TableProtocolError("bad_body", f"wager {name!r:.40}: {amount!r:.20} is not a positive number of credits")
         out[name] = amount
     return out
+
+
+def wire_body(type_: str, body: dict[str, Any]) -> dict[str, Any]:
+    """A message's body as it travels: a snapshot's seconds in milliseconds."""
+    return {"snapshot": snapshot_to_wire(body)} if type_ == "snapshot" else body
+
+
+def body_from_wire(type_: str, body: dict[str, Any]) -> dict[str, Any]:
+    """A message's body as the station's rounds take it (TableEvents): seconds again."""
+    if type_ == "snapshot":
+        return snapshot_from_wire(body["snapshot"])
+    if type_ == "decision_request":
+        out = dict(body)
+        left = out.pop("time_left_ms")
+        out["time_left_s"] = None if left is None else left / 1000
+        return out
+    return body

@@ -1,0 +1,94 @@
+"""The table over loopback TLS: in-process stations join, bet, get their results; a station whose
+certificate the table's CA did not issue, or revoked, never joins."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import ssl
+from pathlib import Path
+
+import pytest
+
+from egmproto.pki import create_ca, issue, revoke
+from firmware.config.schema import TableSection
+from firmware.ledger.ledger import Ledger
+from firmware.table.build import build_controller
+from firmware.table.client import TableClient
+from firmware.table.identity import ensure_table_pki
+from firmware.table.server import TableServer
+from tests.table.stations import FakeRounds
+
+STATIONS = ["station-1", "station-2", "station-3"]
+
+
+@pytest.fixture
+def served(tmp_path: Path):
+    pki = ensure_table_pki(tmp_path, "egm-table", STATIONS)
+    ledger = Ledger.open(tmp_path / "table")
+    settings = TableSection(betting_window_s=5.0, between_rounds_s=0.0, link_timeout_s=5.0)
+    controller = build_controller(ledger, settings, source="rng", seed=b"link tests")
+    server = TableServer(controller, pki, "127.0.0.1:0")
+    host, port = server.start()
+    clients: list[TableClient] = []
+
+    def station(name: str, pki_dir: Path = pki, **kw) -> tuple[TableClient, FakeRounds]:
+        rounds = FakeRounds(name)
+        client = TableClient(rounds, station_id=name, pki_dir=pki_dir, controller=f"{host}:{port}", **kw)
+        rounds.port = client
+        clients.append(client)
+        client.start()
+        return client, rounds
+
+    yield controller, server, station, pki
+    for client in clients:
+        client.stop()
+    server.stop()
+    ledger.close()
+
+
+def test_three_stations_play_rounds_and_the_money_adds_up(served) -> None:
+    controller, _, station, _ = served
+    stations = [station(name) for name in STATIONS]
+    for _, rounds in stations:
+        assert rounds.wait(lambda r=rounds: len(r.results) >= 2), rounds.links
+    for client, rounds in stations:
+        rounds.betting = False
+        assert client.seat in (1, 2, 3)
+        assert client.latencies                          # the first card was seen after the close
+    for _, rounds in stations:                           # every bet placed is settled
+        assert rounds.wait(lambda r=rounds: not r.open)
+    with controller.lock:
+        m = controller.meters()
+        staked = sum(r.staked() for _, r in stations)
+        returned = sum(r.returned() for _, r in stations)
+    assert (staked, returned) == (m["coin_in"], m["coin_out"])
+    assert {a["accepted"] for _, r in stations for a in r.answers} == {True}
+
+
+def test_a_station_of_another_ca_is_refused_at_the_handshake(served, tmp_path: Path) -> None:
+    controller, server, _, pki = served
+    rogue = tmp_path / "rogue"
+    create_ca(rogue, name="Rogue CA")
+    files = issue(rogue, "terminal", "station-1")
+    ctx = ssl.create_default_context(cafile=str(pki / "ca.cert.pem"))
+    ctx.load_cert_chain(str(files.cert), str(files.key))
+    with socket.create_connection(server.address, timeout=10) as raw:
+        with pytest.raises((ssl.SSLError, ConnectionError)):
+            with ctx.wrap_socket(raw, server_hostname="127.0.0.1") as tls:
+                tls.sendall(b"\x00\x00\x00\x10" + b"x" * 16)
+                assert tls.recv(100) == b""
+                raise ConnectionError("closed by the controller")
+    assert "station-1" not in controller.stations
+
+
+def test_a_revoked_station_cannot_join(served, tmp_path: Path) -> None:
+    controller, _, station, pki = served
+    own = tmp_path / "station-2-pki"            # the station's copy, from before the revocation
+    shutil.copytree(pki, own)
+    revoke(pki, "station-2", reason="key-compromise")
+    client, rounds = station("station-2", own)
+    assert rounds.wait(lambda: any(not up for up, _ in rounds.links))
+    assert not client.connected()
+    assert "station-2" not in controller.stations
+    assert "revoked" in rounds.links[0][1]
