@@ -39,15 +39,19 @@ class StackedSupply:
 
 
 class ObservedSource:
-    """A round's card source that counts what it dealt (a misdeal journals the cards seen)."""
+    """A round's card source that counts what it dealt (a misdeal journals the cards seen) and, before
+    each card, calls ``card_wanted`` (the card-reading shoe: the dealer is asked for the next card)."""
 
-    def __init__(self, source: Any) -> None:
+    def __init__(self, source: Any, card_wanted: Callable[[], None] | None = None) -> None:
         self._source = source
+        self._card_wanted = card_wanted
         self.kind = source.kind
         self.exhaustion_is_misdeal = getattr(source, "exhaustion_is_misdeal", True)
         self.dealt: list[Card] = []
 
     def next_card(self) -> Card:
+        if self._card_wanted is not None:
+            self._card_wanted()
         card = self._source.next_card()
         self.dealt.append(card)
         return card
@@ -71,6 +75,9 @@ class CardSupply:
         self._physical = PhysicalShoeSource(shoe, timeout=shoe_timeout_s) if shoe is not None else None
         self.stack = stack
         self._rng_shoe: RngShoe | None = None
+        #: Called before each card from the shoe (a live dealer's prompt; the simulated shoe's
+        #: dealer draws one). None: nothing to ask.
+        self.card_wanted: Callable[[], None] | None = None
 
     def source(self) -> CardSource:
         if self.kind == "stacked":
@@ -84,8 +91,15 @@ class CardSupply:
             self._rng_shoe = RngShoe(self._rng, self._shoe_cards())
         return self._rng_shoe
 
+    def observed(self) -> ObservedSource:
+        """This round's source, observed."""
+        return ObservedSource(self.source(), self.card_wanted if self.kind == "physical" else None)
+
     def continuation(self) -> Any:
-        return None if self.kind == "rng" else self.source()
+        """What a resumed round deals from after its journaled cards (None: the RNG's rest of the shoe)."""
+        if self.kind == "rng":
+            return None
+        return self.observed() if self.kind == "physical" else self.source()
 
     @property
     def rng(self) -> RandomSource | None:

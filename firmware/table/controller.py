@@ -405,7 +405,7 @@ class TableController:
     def _deal(self) -> None:
         r = self.round
         assert r.round_id is not None
-        source = r.source = ObservedSource(self.cards.source())
+        source = r.source = self.cards.observed()
         kernel = r.kernel = RoundKernel(self.game, self.options, limits=self.round_limits,
                                         journal=_ShowingJournal(self), clock=self.clock,
                                         decision_timeout_s=self.settings.decision_timeout_s)

@@ -66,3 +66,138 @@ def test_a_seat_taken_is_refused_and_a_station_keeps_its_seat(table) -> None:
     assert controller.join("station-2", 0)["seat"] == 1
     with pytest.raises(TableError, match="sits at seat 3"):
         controller.join("station-1", 4)
+
+
+def _returned(result: dict) -> int:
+    return sum(result["stakes"][n] + result["results"][n]["net"] for n in result["stakes"])
+
+
+def test_a_bet_sent_again_after_the_settlement_gets_the_same_result_and_the_round_counts_once(table) -> None:
+    controller, out, _ = table(stack=TWO_SEATS)
+    controller.join("station-1", 0)
+    controller.join("station-2", 0)
+    controller.open_betting()
+    controller.bet("station-1", bet("b1", {"bac": 10, "war": 10}))
+    controller.bet("station-2", bet("b2", {"bac": 20, "war": 20}))
+    controller.deal()
+    controller.bet("station-1", bet("b1", {"bac": 10, "war": 10}))     # its link dropped: sent again
+    first, again = out.of("station-1", "result")
+    assert first["results"] == again["results"] and first["bet_id"] == again["bet_id"] == "b1"
+    assert controller.meters()["games_played"] == 1
+
+
+def test_a_station_gone_mid_round_is_settled_by_the_record_when_it_comes_back(table) -> None:
+    controller, out, _ = table(stack=TWO_SEATS)
+    controller.join("station-1", 0)
+    controller.join("station-2", 0)
+    controller.open_betting()
+    controller.bet("station-1", bet("b1", {"bac": 10, "war": 10}))
+    controller.bet("station-2", bet("b2", {"bac": 20, "war": 20}))
+    controller.leave("station-2")                      # gone after betting, before the deal
+    assert controller.snapshot()["seats"][1] == {**controller.snapshot()["seats"][1], "station": "station-2",
+                                                 "online": False, "bet": {"bac": 20, "war": 20}}
+    controller.deal()
+    assert out.of("station-2", "result") == []
+    assert controller.join("station-2", 0)["seat"] == 2          # its seat was kept
+    controller.bet("station-2", bet("b2", {"bac": 20, "war": 20}))   # its open bet, re-sent on joining
+    (result,) = out.of("station-2", "result")
+    assert result["results"]["bac"] == {"outcome": "lose", "net": -20}
+
+
+def test_a_seat_that_does_not_decide_takes_the_default_on_time_out(table) -> None:
+    controller, out, clock = table(source="rng", game="three-card-poker", decision_timeout_s=10)
+    controller.join("station-1", 0)
+    controller.join("station-2", 0)
+    controller.open_betting()
+    controller.bet("station-1", bet("t1", {"ante": 5}, game="three-card-poker"))
+    controller.bet("station-2", bet("t2", {"ante": 5}, game="three-card-poker"))
+    controller.deal()
+    (request,) = out.of("station-1", "decision_request")
+    assert request["actions"] == ["play", "fold"] and len(request["view"]["cards"]) == 3
+    controller.decision("station-1", {"round_id": request["round_id"], "seat": 1, "action": "play",
+                                      "decision_id": "d1"})
+    assert controller.snapshot()["phase"] == "decisions"
+    clock.now += 10
+    controller.tick()
+    assert controller.snapshot()["phase"] == "settled"
+    record = controller.round.record
+    assert record["decisions"] == [{"seat": 1, "action": "play"}, {"seat": 2, "action": "fold", "timed_out": True}]
+    (r2,) = out.of("station-2", "result")
+    assert r2["results"]["ante"]["net"] == -5
+
+
+def test_a_controller_restarted_mid_round_resumes_it_and_the_identities_hold(table) -> None:
+    controller, out, _ = table(source="rng", game="three-card-poker")
+    controller.join("station-1", 0)
+    controller.join("station-2", 0)
+    controller.open_betting()
+    controller.bet("station-1", bet("t1", {"ante": 5}, game="three-card-poker"))
+    controller.bet("station-2", bet("t2", {"ante": 7}, game="three-card-poker"))
+    controller.deal()
+    round_id = controller.round.round_id
+    cards = out.of("station-1", "decision_request")[0]["view"]["cards"]
+
+    controller, out, _ = table(source="rng", game="three-card-poker")      # the power came back
+    assert (controller.phase.value, controller.round.round_id) == ("decisions", round_id)
+    controller.join("station-1", 0)
+    controller.join("station-2", 0)
+    (request,) = out.of("station-1", "decision_request")
+    assert request["view"]["cards"] == cards                   # the same hand, from the journal
+    for station, seat, bet_id in (("station-1", 1, "t1"), ("station-2", 2, "t2")):
+        controller.bet(station, bet(bet_id, {"ante": 5 if seat == 1 else 7}, game="three-card-poker"))
+        controller.decision(station, {"round_id": round_id, "seat": seat, "action": "play",
+                                      "decision_id": f"d{seat}"})
+    assert controller.phase.value == "settled"
+    results = [r for s in ("station-1", "station-2") for r in out.of(s, "result")]
+    assert len(results) == 2
+    m = controller.meters()
+    assert sum(sum(r["stakes"].values()) for r in results) == m["coin_in"]
+    assert sum(_returned(r) for r in results) == m["coin_out"]
+    assert m["games_played"] == 1
+    recalled = controller.ledger.round_record(round_id)
+    assert [s["seat"] for s in recalled["seats"]] == [1, 2]
+
+
+#: Seven seats: seats 1 and 2 hold 9 points, the others 1-5, the dealer 6; in the pool contest seat 1
+#: draws 2c (1 point) and seat 2 draws 5d (4 points): seat 2 takes the pot of 70 less 5% (4 kept).
+SEVEN = ["9h", "9d", "Ac", "2d", "3h", "4s", "5c", "6h", "Kc", "Qd", "Ks", "Kd", "Kh", "Qs", "Jc", "Th", "2c", "5d"]
+
+
+def test_the_pool_among_seven_stations_pays_the_winner_and_meters_the_commission(table) -> None:
+    controller, out, _ = table(stack=SEVEN)
+    stations = [f"station-{n}" for n in range(1, 8)]
+    for name in stations:
+        controller.join(name, 0)
+    controller.open_betting()
+    for name in stations:
+        controller.bet(name, bet(f"{name}-b", {"bac": 10, "war": 10, "war_pool": 10}))
+    controller.deal()
+    pool = controller.round.record["war_pool"]
+    assert (pool["pot"], pool["winner"], pool["paid"], pool["commission"]) == (70, 2, 66, 4)
+    results = {name: out.of(name, "result")[0] for name in stations}
+    assert results["station-2"]["results"]["war_pool"] == {"outcome": "win", "net": 56}
+    assert results["station-1"]["results"]["war_pool"] == {"outcome": "lose", "net": -10}
+    m = controller.meters()
+    assert m["pool_commission"] == 4
+    assert sum(sum(r["stakes"].values()) for r in results.values()) == m["coin_in"] == 210
+    assert sum(_returned(r) for r in results.values()) == m["coin_out"]
+
+
+def test_a_misread_of_the_shoe_is_a_misdeal_and_every_wager_comes_back(table) -> None:
+    controller, out, _ = table(stack=TWO_SEATS[:4])          # the shoe gives 4 cards, the deal needs 6
+    controller.join("station-1", 0)
+    controller.join("station-2", 0)
+    controller.open_betting()
+    controller.bet("station-1", bet("b1", {"bac": 10, "war": 10}))
+    controller.bet("station-2", bet("b2", {"bac": 20, "war": 20}))
+    controller.deal()
+    snap = controller.snapshot()
+    assert snap["phase"] == "misdeal" and "every wager is returned" in snap["messages"][0]
+    for station in ("station-1", "station-2"):
+        (result,) = out.of(station, "result")
+        assert {r["outcome"] for r in result["results"].values()} == {"void"}
+        assert _returned(result) == sum(result["stakes"].values())
+    m = controller.meters()
+    assert m["coin_in"] == m["coin_out"] == 60
+    assert controller.ledger.round_record(snap["round_id"])["misdeal"].startswith("the shoe could not deal")
+    assert controller.ledger.open_round is None

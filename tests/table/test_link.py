@@ -73,12 +73,12 @@ def test_a_station_of_another_ca_is_refused_at_the_handshake(served, tmp_path: P
     files = issue(rogue, "terminal", "station-1")
     ctx = ssl.create_default_context(cafile=str(pki / "ca.cert.pem"))
     ctx.load_cert_chain(str(files.cert), str(files.key))
-    with socket.create_connection(server.address, timeout=10) as raw:
-        with pytest.raises((ssl.SSLError, ConnectionError)):
-            with ctx.wrap_socket(raw, server_hostname="127.0.0.1") as tls:
-                tls.sendall(b"\x00\x00\x00\x10" + b"x" * 16)
-                assert tls.recv(100) == b""
-                raise ConnectionError("closed by the controller")
+    with socket.create_connection(server.address, timeout=10) as raw, \
+            pytest.raises((ssl.SSLError, ConnectionError)), \
+            ctx.wrap_socket(raw, server_hostname="127.0.0.1") as tls:
+        tls.sendall(b"\x00\x00\x00\x10" + b"x" * 16)
+        assert tls.recv(100) == b""
+        raise ConnectionError("closed by the controller")
     assert "station-1" not in controller.stations
 
 
