@@ -28,7 +28,6 @@ from typing import Any
 from firmware.kernel.journal import JournalEntry
 from firmware.ledger import meters as M
 from firmware.ledger.errors import CriticalMemoryError, LedgerError, LedgerStateError
-from firmware.ledger.history import LedgerHistory
 from firmware.ledger.mark import MARK_FILE
 from firmware.ledger.store import (
     FORMAT,
@@ -40,6 +39,7 @@ from firmware.ledger.store import (
     DualStore,
     load_or_create_key,
 )
+from firmware.ledger.table import TableBook, table_bets_after
 
 ROLES = ("attendant", "technician", "auditor", "operator", "regulator")
 #: meta key of the critical memory's epoch: a random id made with the ledger, so a RAM clear (a new
@@ -91,7 +91,7 @@ class OpenRound:
         }
 
 
-class Ledger(LedgerHistory):
+class Ledger(TableBook):
     """Critical memory of one terminal. Open it with :meth:`open`; one writer at a time."""
 
     def __init__(self, store: DualStore, state_dir: Path, denom_cents: int, clock: Callable[[], str]) -> None:
@@ -102,6 +102,9 @@ class Ledger(LedgerHistory):
         self.meters: dict[str, int] = {}
         self._meter_seq: dict[str, int] = {}
         self.open_round: OpenRound | None = None
+        #: The live table's bets committed and not yet settled or refused, by ``bet_id``: the
+        #: ``table.bet`` body, with ``accepted`` (and the accepted ``round_id``) once answered.
+        self.table_bets: dict[str, dict[str, Any]] = {}
         #: How many records of each kind the log holds (the host link numbers its reports from them).
         self.kind_counts: dict[str, int] = {}
         #: The highest report number a ``host_ack`` record holds (0: none).
@@ -223,6 +226,8 @@ class Ledger(LedgerHistory):
             self.host_acked = max(self.host_acked, body["upto"])
         if kind.startswith("round."):
             self.open_round = OpenRound.after(self.open_round, body)
+        elif kind.startswith("table."):
+            table_bets_after(self.table_bets, kind, body)
 
     # --- checkpoints -------------------------------------------------------------------------
     #: Records between checkpoints: start-up verifies at most about this many (and what a power
@@ -230,7 +235,8 @@ class Ledger(LedgerHistory):
     CHECKPOINT_EVERY = 1000
 
     #: What a checkpoint's state holds; one written before the last three were kept lacks them.
-    _STATE_KEYS = frozenset({"meters", "meter_seq", "open_round", "kind_counts", "host_acked", "doors"})
+    _STATE_KEYS = frozenset({"meters", "meter_seq", "open_round", "kind_counts", "host_acked", "doors",
+                             "table_bets"})
 
     def _state(self) -> str:
         """What a checkpoint keeps: the meters (and the record each last changed at), the round in
@@ -242,7 +248,8 @@ class Ledger(LedgerHistory):
                                "round_id": round_.round_id, "game": round_.game,
                                "initial_stakes": round_.initial_stakes, "credits_before": round_.credits_before,
                                "entries": round_.entries},
-                           "kind_counts": self.kind_counts, "host_acked": self.host_acked, "doors": self._doors},
+                           "kind_counts": self.kind_counts, "host_acked": self.host_acked, "doors": self._doors,
+                           "table_bets": self.table_bets},
                           separators=(",", ":"), sort_keys=True)
 
     def _restore(self, seq: int, state: Mapping[str, Any]) -> bool:
@@ -255,6 +262,7 @@ class Ledger(LedgerHistory):
         self.kind_counts = dict(state["kind_counts"])
         self.host_acked = state["host_acked"]
         self._doors = dict(state["doors"])
+        self.table_bets = {k: dict(v) for k, v in state["table_bets"].items()}
         self._checkpoint_seq = seq
         return True
 
@@ -353,8 +361,11 @@ class Ledger(LedgerHistory):
             raise LedgerError(f"{kind}: amount must be a positive whole number of cents, not {cents!r}")
         if cents % self.denom_cents:
             raise LedgerError(f"{kind}: {cents} cents is not a whole number of {self.denom_cents}-cent credits")
-        if self.open_round is not None and kind in ("ticket_out", "handpay", "transfer_out"):
-            raise LedgerStateError(f"{kind} is not allowed while a round is in progress")
+        if kind in ("ticket_out", "handpay", "transfer_out"):
+            if self.open_round is not None:
+                raise LedgerStateError(f"{kind} is not allowed while a round is in progress")
+            if self.table_bets:
+                raise LedgerStateError(f"{kind} is not allowed while a table bet is open")
         self._commit(kind, body.get("validation", body.get("reference")), {"cents": cents, **body})
 
     def bill_in(self, cents: int, *, denom_cents: int | None = None) -> None:
@@ -523,9 +534,10 @@ def epoch_of(meta: Mapping[str, str]) -> str:
 
 
 def accounting_difference(meters: Mapping[str, int]) -> int:
-    """CONTRACTS.md accounting identity, in cents: 0 when the credit meter is exactly explained."""
+    """CONTRACTS.md accounting identity, in cents: 0 when the credit meter is exactly explained
+    (credits held for a live table's open bet, ``table_held``, are neither on the meter nor played yet)."""
     g = meters.get
     expected = (g("bills_in", 0) + g("ticket_in", 0) + g("transfers_in", 0) - g("ticket_out", 0)
                 - g("handpay_cancelled_credits", 0) - g("transfers_out", 0) - g("coin_in", 0)
-                + g("coin_out", 0))
+                + g("coin_out", 0) - g(M.TABLE_HELD, 0))
     return g("credits", 0) - expected
