@@ -52,7 +52,7 @@ class ObservedSource:
     def next_card(self) -> Card:
         if self._card_wanted is not None:
             self._card_wanted()
-        card = self._source.next_card()
+        card: Card = self._source.next_card()
         self.dealt.append(card)
         return card
 

@@ -26,7 +26,8 @@ from typing import Any, Protocol
 from firmware.cards.errors import ShoeExhausted
 from firmware.config.schema import TableSection
 from firmware.errors import EgmError
-from firmware.games.base import DecisionRequest, Game, GameOptions
+from firmware.games.base import DecisionRequest, Game
+from firmware.games.options import GameOptions
 from firmware.games.errors import DecisionError, WagerError
 from firmware.kernel.journal import JournalEntry
 from firmware.kernel.limits import BetLimits, validate_wagers
@@ -139,10 +140,11 @@ class TableController:
         if last is None:
             return
         seq, window = last
-        r = self.round = RoundState_(round_id=window["round_id"], round_no=window["round_no"])
-        if self.cards.stack is not None:
-            self.cards.stack.pos = window["stack_pos"] + sum(len(e["cards"]) for e in
-                                                              self.records.round_entries(r.round_id))
+        round_id: str = window["round_id"]
+        r = self.round = RoundState_(round_id=round_id, round_no=window["round_no"])
+        if self.cards.stack is not None:      # on from the window's place, past the cards journaled
+            dealt: int = sum(len(e["cards"]) for e in self.records.round_entries(round_id))
+            self.cards.stack.pos = window["stack_pos"] + dealt
         for body in self.records.accepted_since(seq):
             if body["round_id"] == r.round_id:
                 r.bets[body["bet_id"]] = Bet(body["bet_id"], body["station"], body["seat"], body["round_id"],
@@ -152,16 +154,14 @@ class TableController:
         open_round = self.ledger.open_round
         if open_round is not None and open_round.round_id == r.round_id:
             log.info("table: resuming round %s from the journal", r.round_id)
-            if self.cards.stack is not None:
-                self.cards.stack.pos = window["stack_pos"] + sum(len(e["cards"]) for e in open_round.entries)
             self.phase = self._move("resume")
             r.closed_at_ns = time.monotonic_ns()
             kernel = resume_round(self.ledger, self.cards.rng, decider=None, continuation=self.cards.continuation())
             assert kernel is not None
             r.kernel = kernel
             self._after_deal()
-        elif self.records.completed(r.round_id) is not None:
-            r.record = self.records.round_record(r.round_id)
+        elif self.records.completed(round_id) is not None:
+            r.record = self.records.round_record(round_id)
             self.phase = self._move("settle", from_=P.SHOWDOWN)
             r.ended_at = self.clock()
         elif r.bets:
