@@ -27,6 +27,7 @@ from typing import Any
 
 from firmware.kernel.journal import JournalEntry
 from firmware.ledger import meters as M
+from firmware.ledger.controller_book import ControllerBook
 from firmware.ledger.errors import CriticalMemoryError, LedgerError, LedgerStateError
 from firmware.ledger.mark import MARK_FILE
 from firmware.ledger.store import (
@@ -91,7 +92,7 @@ class OpenRound:
         }
 
 
-class Ledger(TableBook):
+class Ledger(TableBook, ControllerBook):
     """Critical memory of one terminal. Open it with :meth:`open`; one writer at a time."""
 
     def __init__(self, store: DualStore, state_dir: Path, denom_cents: int, clock: Callable[[], str]) -> None:
@@ -121,9 +122,6 @@ class Ledger(TableBook):
         #: Called with every record once it is durable: ``(seq, kind, ref, time, body)`` (the host
         #: link's outbox numbers its reports from them). A listener must not write to the ledger.
         self.listeners: list[Callable[[int, str, str | None, str, dict[str, Any]], None]] = []
-        #: Fields every round record's body carries besides the journal entry: a live table's
-        #: controller sets ``{"table": TABLE_ID}`` (its rounds move no credit meter, meters.py).
-        self.round_tags: dict[str, Any] = {}
 
     # --- opening -------------------------------------------------------------------------------
     @classmethod
@@ -424,15 +422,6 @@ class Ledger(TableBook):
             raise LedgerError(f"a voucher record needs a state, not {state!r}")
         self._commit("voucher", validation, {**data, "validation": validation, "state": state})
 
-    # --- a live table's controller (firmware/table) ------------------------------------------
-    def controller_record(self, kind: str, ref: str, body: Mapping[str, Any]) -> None:
-        """Commit one of a table controller's records, ``tablectl.<kind>`` keyed by ``ref`` (a bet's
-        answer by its bet id, a betting window by its round id): meter-neutral, found again with
-        :meth:`records_for`."""
-        if not kind or not ref:
-            raise LedgerError(f"a table record needs a kind and a reference, not {kind!r}, {ref!r}")
-        self._commit(f"tablectl.{kind}", ref, dict(body))
-
     # --- the host link (firmware/hostlink) ----------------------------------------------------------
     def meters_snapshot(self, reason: str) -> dict[str, Any]:
         """Record the meters as they stand (the host's periodic and on-request meter reports are
@@ -455,8 +444,7 @@ class Ledger(TableBook):
             "cards": list(entry.cards), "decisions": [list(d) for d in entry.decisions],
             "data": entry.data,
         }
-        body: dict[str, Any] = {**self.round_tags, "round_id": entry.round_id, "denom_cents": self.denom_cents,
-                                 "entry": record}
+        body: dict[str, Any] = {**self.round_tags, "round_id": entry.round_id, "denom_cents": self.denom_cents, "entry": record}
         current = self.open_round
         if entry.trigger == "deal":
             if current is not None:

@@ -27,21 +27,23 @@ from firmware.cards.errors import ShoeExhausted
 from firmware.config.schema import TableSection
 from firmware.errors import EgmError
 from firmware.games.base import DecisionRequest, Game
+from firmware.games.errors import DecisionError
 from firmware.games.options import GameOptions
-from firmware.games.errors import DecisionError, WagerError
 from firmware.kernel.journal import JournalEntry
-from firmware.kernel.limits import BetLimits, validate_wagers
+from firmware.kernel.limits import BetLimits
 from firmware.kernel.round import RoundKernel
 from firmware.kernel.states import RoundState
 from firmware.ledger.errors import CriticalMemoryError
 from firmware.ledger.ledger import Ledger
 from firmware.ledger.resume import resume_round
+from firmware.table.betting import Bet, judge_bet
 from firmware.table.cards import CardSupply, ObservedSource
 from firmware.table.errors import TableError
 from firmware.table.phases import TABLE_PHASES, TablePhase
-from firmware.table.protocol import check_id, check_wagers
-from firmware.table.records import TableRecords
-from firmware.table.snapshot import build_snapshot
+from firmware.table.protocol import check_id
+from firmware.table.records import TableRecords, misdeal_entry
+from firmware.table.seating import Seating, Station
+from firmware.table.snapshot import build_snapshot, decision_left_s
 
 log = logging.getLogger("egm.table")
 P = TablePhase
@@ -59,28 +61,7 @@ class NoOutbound:
 
 
 @dataclass
-class Station:
-    station: str
-    seat: int
-    online: bool = True
-
-
-@dataclass
-class Bet:
-    bet_id: str
-    station: str
-    seat: int
-    round_id: str
-    wagers: dict[str, int]
-    cover: int = 0
-
-    def answer(self, accepted: bool, reason: str) -> dict[str, Any]:
-        return {"bet_id": self.bet_id, "station": self.station, "seat": self.seat, "round_id": self.round_id,
-                "accepted": accepted, "reason": reason, "wagers": self.wagers, "cover": self.cover}
-
-
-@dataclass
-class RoundState_:
+class TableRound:
     """The round at the table now: its window, bets, kernel and what was sent."""
 
     round_id: str | None = None
@@ -122,8 +103,8 @@ class TableController:
         self.records = TableRecords(ledger)
         self.lock = threading.RLock()
         self.phase: TablePhase = TABLE_PHASES.initial          # type: ignore[assignment]
-        self.stations: dict[str, Station] = {}
-        self.round = RoundState_()
+        self.seating = Seating(game.max_seats, settings.max_stations)
+        self.round = TableRound()
         self.results: dict[str, dict[str, Any]] = {}            # sent, not yet acknowledged (by bet id)
         #: Betting window close -> first card at each station, in seconds (from the acks).
         self.latencies: list[float] = []
@@ -131,6 +112,11 @@ class TableController:
         self.listeners: list[Callable[[dict[str, Any]], None]] = []
         ledger.round_tags = {"table": settings.table_id}
         self._recover()
+
+    @property
+    def stations(self) -> dict[str, Station]:
+        """The seated stations by id (online or holding a seat for their bet)."""
+        return self.seating.stations
 
     # --- power-up ------------------------------------------------------------------------------
     def _recover(self) -> None:
@@ -141,16 +127,15 @@ class TableController:
             return
         seq, window = last
         round_id: str = window["round_id"]
-        r = self.round = RoundState_(round_id=round_id, round_no=window["round_no"])
+        r = self.round = TableRound(round_id=round_id, round_no=window["round_no"])
         if self.cards.stack is not None:      # on from the window's place, past the cards journaled
             dealt: int = sum(len(e["cards"]) for e in self.records.round_entries(round_id))
             self.cards.stack.pos = window["stack_pos"] + dealt
         for body in self.records.accepted_since(seq):
             if body["round_id"] == r.round_id:
-                r.bets[body["bet_id"]] = Bet(body["bet_id"], body["station"], body["seat"], body["round_id"],
-                                             dict(body["wagers"]), body.get("cover", 0))
+                r.bets[body["bet_id"]] = Bet.of(body)
         for bet in r.bets.values():
-            self.stations.setdefault(bet.station, Station(bet.station, bet.seat, online=False))
+            self.seating.hold(bet.station, bet.seat)
         open_round = self.ledger.open_round
         if open_round is not None and open_round.round_id == r.round_id:
             log.info("table: resuming round %s from the journal", r.round_id)
@@ -187,28 +172,7 @@ class TableController:
         not. ``on_seated`` is given the welcome before anything else is sent to the station (the
         snapshot, a decision awaited from its seat)."""
         with self.lock:
-            known = self.stations.get(station)
-            if known is not None:
-                if seat_wanted and seat_wanted != known.seat:
-                    raise TableError(f"{station} sits at seat {known.seat}, not {seat_wanted}")
-                known.online = True
-                seat = known.seat
-            else:
-                taken = {s.seat: s.station for s in self.stations.values()}
-                if len(self.stations) >= self.settings.max_stations:
-                    raise TableError(f"the table is full ({self.settings.max_stations} stations)")
-                if seat_wanted:
-                    if not 1 <= seat_wanted <= self.game.max_seats:
-                        raise TableError(f"seat {seat_wanted} does not exist; seats are 1 to {self.game.max_seats}")
-                    if seat_wanted in taken:
-                        raise TableError(f"seat {seat_wanted} is taken by {taken[seat_wanted]}")
-                    seat = seat_wanted
-                else:
-                    free = [s for s in range(1, self.game.max_seats + 1) if s not in taken]
-                    if not free:
-                        raise TableError("no seat is free")
-                    seat = free[0]
-                self.stations[station] = Station(station, seat)
+            seat = self.seating.seat(station, seat_wanted)
             log.info("table: %s joined at seat %d", station, seat)
             welcome = {"table_id": self.settings.table_id, "station": station, "seat": seat, "game": self.game.id}
             if on_seated is not None:
@@ -220,13 +184,8 @@ class TableController:
     def leave(self, station: str) -> None:
         """A station's connection ended: its seat stays while it has a bet in the round."""
         with self.lock:
-            known = self.stations.get(station)
-            if known is None:
+            if not self.seating.leave(station, any(b.station == station for b in self.round.bets.values())):
                 return
-            if any(b.station == station for b in self.round.bets.values()):
-                known.online = False
-            else:
-                del self.stations[station]
             log.info("table: %s left", station)
             self.broadcast()
 
@@ -236,11 +195,10 @@ class TableController:
             bet_id = check_id(body["bet_id"], "bet_id")
             answer = self.records.answer_of(bet_id)
             if answer is None:
-                answer = self._answer_new(station, body)
+                answer = judge_bet(self, station, body)
                 self.records.record_answer(answer)
                 if answer["accepted"]:
-                    self.round.bets[bet_id] = Bet(bet_id, station, answer["seat"], answer["round_id"],
-                                                  dict(answer["wagers"]), answer["cover"])
+                    self.round.bets[bet_id] = Bet.of(answer)
                     log.info("table: bet %s of %s accepted into %s", bet_id, station, answer["round_id"])
                 else:
                     log.info("table: bet %s of %s refused: %s", bet_id, station, answer["reason"])
@@ -252,39 +210,6 @@ class TableController:
                 self._send_result_if_settled(answer)
                 self.broadcast()
                 self._close_if_all_bet()
-
-    def _answer_new(self, station: str, body: dict[str, Any]) -> dict[str, Any]:
-        r = self.round
-        known = self.stations.get(station)
-        seat = known.seat if known is not None else body["seat"]
-        bet = Bet(body["bet_id"], station, seat, body["round_id"] or r.round_id or "", {}, body["cover"])
-
-        def refused(reason: str) -> dict[str, Any]:
-            return bet.answer(False, reason)
-
-        try:
-            bet.wagers = check_wagers(body["wagers"])
-        except TableError as exc:
-            return refused(str(exc))
-        if known is None:
-            return refused(f"{station} has not joined the table")
-        if body["seat"] not in (0, seat):
-            return refused(f"{station} sits at seat {seat}, not {body['seat']}")
-        if body["game"] != self.game.id:
-            return refused(f"this table plays {self.game.id}, not {body['game']}")
-        if self.phase is not P.BETTING or r.round_id is None:
-            return refused("the betting window is closed")
-        if body["round_id"] not in (None, r.round_id):
-            return refused(f"round {body['round_id']} is not open for bets (round {r.round_id} is)")
-        if any(b.seat == seat for b in r.bets.values()):
-            return refused(f"seat {seat} already has a bet in round {r.round_id}")
-        try:
-            validate_wagers(self.game, self.options, {seat: bet.wagers}, self.limits)
-            validate_wagers(self.game, self.options, {**self._wagers(), seat: bet.wagers}, self.round_limits)
-        except WagerError as exc:
-            return refused(str(exc))
-        bet.round_id = r.round_id
-        return bet.answer(True, "accepted")
 
     def decision(self, station: str, body: dict[str, Any]) -> None:
         with self.lock:
@@ -370,10 +295,9 @@ class TableController:
         round_id = table_round_id(self.settings.table_id, round_no)
         stack = self.cards.stack
         self.records.open_window(round_id, round_no, stack.pos if stack is not None else 0)
-        self.round = RoundState_(round_id=round_id, round_no=round_no,
+        self.round = TableRound(round_id=round_id, round_no=round_no,
                                  window_closes_at=self.clock() + self.settings.betting_window_s)
-        for known in [s for s in self.stations.values() if not s.online]:
-            del self.stations[known.station]
+        self.seating.free_offline()
         self.phase = phase
         log.info("table: betting open for %s", round_id)
         self.broadcast()
@@ -381,7 +305,7 @@ class TableController:
     def _close_if_all_bet(self) -> None:
         if not self.settings.close_when_all_bet or self.phase is not P.BETTING:
             return
-        online = {s.station for s in self.stations.values() if s.online}
+        online = self.seating.online()
         if online and online <= {b.station for b in self.round.bets.values()}:
             self._close()
 
@@ -399,7 +323,7 @@ class TableController:
             r.ended_at = self.clock()
             self.broadcast()
 
-    def _wagers(self) -> dict[int, dict[str, int]]:
+    def wagers(self) -> dict[int, dict[str, int]]:
         return {b.seat: dict(b.wagers) for b in self.round.bets.values()}
 
     def _deal(self) -> None:
@@ -410,7 +334,7 @@ class TableController:
                                         journal=_ShowingJournal(self), clock=self.clock,
                                         decision_timeout_s=self.settings.decision_timeout_s)
         try:
-            kernel.begin(self._wagers(), source, round_id=r.round_id)
+            kernel.begin(self.wagers(), source, round_id=r.round_id)
         except ShoeExhausted as exc:
             self._misdeal(f"the shoe could not deal: {exc}")
             return
@@ -447,7 +371,7 @@ class TableController:
     def _request_body(self, request: DecisionRequest) -> dict[str, Any]:
         kernel = self.round.kernel
         assert kernel is not None and self.round.round_id is not None
-        left = self.decision_left_s()
+        left = decision_left_s(self)
         return {"round_id": self.round.round_id, "seat": request.seat, "kind": request.kind,
                 "actions": list(request.actions), "default": request.default,
                 "view": kernel.decision_view(request.seat),
@@ -482,15 +406,9 @@ class TableController:
         assert r.round_id is not None
         open_round = self.ledger.open_round
         if open_round is not None and open_round.round_id == r.round_id:
-            journaled = sum(len(e["cards"]) for e in open_round.entries)
-            seen = r.source.dealt[journaled:] if r.source is not None else []
-            wagers = {str(b.seat): dict(b.wagers) for b in r.bets.values()}
-            data = {"net": 0, "house_net": 0, "stakes": wagers, "misdeal": reason,
-                    "results": {s: {n: {"outcome": "void", "net": 0} for n in w} for s, w in wagers.items()}}
-            self.ledger.transition(JournalEntry(
-                round_id=r.round_id, seq=len(open_round.entries), trigger="complete",
-                source=kernel.phase.value if kernel is not None else RoundState.DEALING.value,
-                dest=RoundState.COMPLETE.value, cards=tuple(str(c) for c in seen), data=data))
+            self.ledger.transition(misdeal_entry(
+                open_round, r.source.dealt if r.source is not None else [], self.wagers(), reason,
+                kernel.phase.value if kernel is not None else RoundState.DEALING.value))
         self.ledger.event("table_misdeal", round_id=r.round_id, reason=reason)
         log.warning("table: misdeal in %s: %s", r.round_id, reason)
         r.misdeal = reason
@@ -510,8 +428,7 @@ class TableController:
         result = {"round_id": bet.round_id, "bet_id": bet.bet_id, "seat": bet.seat,
                   "stakes": data["stakes"][seat], "results": data["results"][seat], "record": record}
         self.results[bet.bet_id] = result
-        known = self.stations.get(bet.station)
-        if known is not None and known.online:
+        if self.seating.is_online(bet.station):
             self.out.send(bet.station, "result", result)
 
     def _send_result_if_settled(self, answer: dict[str, Any]) -> None:
@@ -524,23 +441,9 @@ class TableController:
             return
         record = self.round.record if round_id == self.round.round_id and self.round.record is not None \
             else self.records.round_record(round_id)
-        bet = Bet(answer["bet_id"], answer["station"], answer["seat"], round_id, dict(answer["wagers"]),
-                  answer.get("cover", 0))
-        self._send_result(bet, data, record)
+        self._send_result(Bet.of(answer), data, record)
 
     # --- what the screens draw -----------------------------------------------------------------
-    def betting_left_s(self) -> float | None:
-        r = self.round
-        if self.phase is not P.BETTING or r.window_closes_at is None:
-            return None
-        return max(0.0, r.window_closes_at - self.clock())
-
-    def decision_left_s(self) -> float | None:
-        kernel = self.round.kernel
-        if self.phase is not P.DECISIONS or kernel is None or kernel.decisions_deadline is None:
-            return None
-        return max(0.0, kernel.decisions_deadline - self.clock())
-
     def snapshot(self) -> dict[str, Any]:
         """The table as it stands (docs/protocols/table.md, "The snapshot")."""
         with self.lock:
@@ -550,9 +453,8 @@ class TableController:
         snap = build_snapshot(self)
         for listener in self.listeners:
             listener(snap)
-        for known in self.stations.values():
-            if known.online:
-                self.out.send(known.station, "snapshot", snap)
+        for station in self.seating.online():
+            self.out.send(station, "snapshot", snap)
 
     def meters(self) -> dict[str, int]:
         """The controller's meters in credits: coin in/out, games played and the pool's commission."""

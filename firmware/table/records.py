@@ -12,9 +12,13 @@ The round itself is the kernel's journal (``round.deal`` ... ``round.complete``,
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from firmware.ledger.ledger import Ledger
+from firmware.cards.card import Card
+from firmware.kernel.journal import JournalEntry
+from firmware.kernel.states import RoundState
+from firmware.ledger.ledger import Ledger, OpenRound
 
 WINDOW = "window"
 ANSWER = "answer"
@@ -72,3 +76,16 @@ class TableRecords:
         for key in ("credits_before", "credits_after", "time", "status"):
             record.pop(key, None)
         return record
+
+
+def misdeal_entry(open_round: OpenRound, dealt: Sequence[Card], wagers: dict[int, dict[str, int]], reason: str,
+                  phase: str) -> JournalEntry:
+    """The journal entry that ends ``open_round`` in a misdeal (rules step 5): every wager returned
+    (``void``, net 0), the cards seen since the last entry, and the reason (recall shows it)."""
+    journaled = sum(len(e["cards"]) for e in open_round.entries)
+    stakes = {str(seat): dict(w) for seat, w in wagers.items()}
+    data = {"net": 0, "house_net": 0, "stakes": stakes, "misdeal": reason,
+            "results": {s: {n: {"outcome": "void", "net": 0} for n in w} for s, w in stakes.items()}}
+    return JournalEntry(round_id=open_round.round_id, seq=len(open_round.entries), trigger="complete",
+                        source=phase, dest=RoundState.COMPLETE.value,
+                        cards=tuple(str(c) for c in dealt[journaled:]), data=data)

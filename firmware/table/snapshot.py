@@ -10,6 +10,20 @@ if TYPE_CHECKING:
     from firmware.table.controller import TableController
 
 
+def betting_left_s(c: TableController) -> float | None:
+    r = c.round
+    if c.phase.value != "betting" or r.window_closes_at is None:
+        return None
+    return max(0.0, r.window_closes_at - c.clock())
+
+
+def decision_left_s(c: TableController) -> float | None:
+    kernel = c.round.kernel
+    if c.phase.value != "decisions" or kernel is None or kernel.decisions_deadline is None:
+        return None
+    return max(0.0, kernel.decisions_deadline - c.clock())
+
+
 def _hands(c: TableController) -> tuple[dict[int, dict[str, Any]], dict[str, Any]]:
     r, kernel = c.round, c.round.kernel
     doc: dict[str, Any] = {}
@@ -40,7 +54,7 @@ def seat_result(results: dict[str, Any] | None, decision: str | None = None) -> 
 def _message(c: TableController) -> str:
     r, phase = c.round, c.phase.value
     if phase == "betting":
-        left = c.betting_left_s() or 0.0
+        left = betting_left_s(c) or 0.0
         return f"Place your bets: {left:.0f} s left"
     if phase == "dealing":
         return "Dealing"
@@ -93,8 +107,8 @@ def build_snapshot(c: TableController) -> dict[str, Any]:
         "phase": c.phase.value,
         "round_id": r.round_id,
         "round_no": r.round_no,
-        "betting_left_s": c.betting_left_s(),
-        "decision_left_s": c.decision_left_s(),
+        "betting_left_s": betting_left_s(c),
+        "decision_left_s": decision_left_s(c),
         "min_bet": c.limits.min_bet,
         "max_bet": c.limits.max_bet,
         "seats": rows,
