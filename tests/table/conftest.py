@@ -42,12 +42,13 @@ def bet(bet_id: str, wagers: dict[str, int], *, round_id: str | None = None, sea
 
 @pytest.fixture
 def table(tmp_path: Path) -> Iterator[Callable[..., Any]]:
-    """``table(stack=[...], **settings)``: a controller (and its fake stations and clock) over the
-    ledger in tmp_path/table; call it again to restart the controller on the same ledger."""
+    """``table(stack=[...], source=..., shoe=..., **settings)``: a controller (and its fake stations
+    and clock) over the ledger in tmp_path/table; call it again to restart the controller on the
+    same ledger."""
     opened: list[Ledger] = []
 
     def make(*, stack: list[str] | None = None, source: str = "stacked", game: str = "baccarat-war",
-             ledger_dir: Path | None = None, **settings: Any) -> tuple[Any, FakeStations, Clock]:
+             ledger_dir: Path | None = None, shoe: Any = None, **settings: Any) -> tuple[Any, FakeStations, Clock]:
         for ledger in opened:
             ledger.close()
         opened.clear()
@@ -57,7 +58,7 @@ def table(tmp_path: Path) -> Iterator[Callable[..., Any]]:
         values.update(settings)
         out, clock = FakeStations(), Clock()
         controller = build_controller(ledger, TableSection(**values), source=source, stack=stack, out=out,
-                                      clock=clock, seed=b"table tests")
+                                      clock=clock, seed=b"table tests", shoe=shoe)
         return controller, out, clock
 
     yield make

@@ -201,3 +201,29 @@ def test_a_misread_of_the_shoe_is_a_misdeal_and_every_wager_comes_back(table) ->
     assert m["coin_in"] == m["coin_out"] == 60
     assert controller.ledger.round_record(snap["round_id"])["misdeal"].startswith("the shoe could not deal")
     assert controller.ledger.open_round is None
+
+
+def test_the_card_reading_shoe_deals_and_its_misread_is_a_misdeal(table) -> None:
+    from firmware.commands.table import _sim_shoe
+
+    rig = _sim_shoe(3)
+    try:
+        shoe = rig.simulator("shoe")
+        controller, out, _ = table(source="physical", shoe=rig.device("shoe"))
+        controller.cards.card_wanted = shoe.draw            # the simulated dealer draws each card asked
+        controller.join("station-1", 0)
+        controller.open_betting()
+        controller.bet("station-1", bet("p1", {"bac": 10, "war": 10}))
+        assert controller.snapshot()["dealer_prompt"] == "Press deal to start dealing"
+        controller.deal()
+        assert controller.snapshot()["phase"] == "settled"
+        assert controller.round.record["source"] == "physical"
+        shoe.misread_next()
+        controller.open_betting()
+        controller.bet("station-1", bet("p2", {"bac": 10, "war": 10}))
+        controller.deal()
+        assert controller.snapshot()["phase"] == "misdeal"
+        result = out.of("station-1", "result")[-1]
+        assert result["bet_id"] == "p2" and _returned(result) == 20
+    finally:
+        rig.close()
