@@ -7,35 +7,28 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from firmware.cards.card import Card, parse_card
-from firmware.cards.errors import ShoeExhausted
-from firmware.cards.source import CardSource, PhysicalShoeSource, RngShoe
+from firmware.cards.source import CardSource, PhysicalShoeSource, RngShoe, StackedSource
 from firmware.rng.interface import RandomSource
 
 SOURCES = ("rng", "physical", "stacked")
 
 
-class StackedSupply:
-    """One list of cards dealt in order, round after round, from ``start`` (a restarted controller
+class StackedSupply(StackedSource):
+    """One list of cards dealt in order, round after round, from :attr:`pos` (a restarted controller
     goes on from where its journal says the stack stood). Running out is a misdeal at the table."""
 
-    kind = "stacked"
-    exhaustion_is_misdeal = False
-
     def __init__(self, cards: Sequence[str | int | Card], start: int = 0) -> None:
-        self.cards = [parse_card(c) if isinstance(c, str) else Card(c) for c in cards]
+        super().__init__(parse_card(c) if isinstance(c, str) else Card(c) for c in cards)
         self.pos = start
-        self.dealt: list[Card] = []
 
-    def next_card(self) -> Card:
-        if self.pos >= len(self.cards):
-            raise ShoeExhausted(f"the stacked cards ran out: {len(self.cards)} given, another one is needed")
-        card = self.cards[self.pos]
-        self.pos += 1
-        self.dealt.append(card)
-        return card
+    @property
+    def pos(self) -> int:
+        """The place of the next card in the list."""
+        return self._pos
 
-    def new_round(self) -> None:
-        self.dealt = []
+    @pos.setter
+    def pos(self, value: int) -> None:
+        self._pos = value
 
 
 class ObservedSource:

@@ -68,17 +68,22 @@ def test_a_seat_taken_is_refused_and_a_station_keeps_its_seat(table) -> None:
         controller.join("station-1", 4)
 
 
+def two_bets(controller) -> None:
+    """station-1 at seat 1 bets 10+10, station-2 at seat 2 bets 20+20 (the window then closes)."""
+    controller.join("station-1", 0)
+    controller.join("station-2", 0)
+    controller.open_betting()
+    controller.bet("station-1", bet("b1", {"bac": 10, "war": 10}))
+    controller.bet("station-2", bet("b2", {"bac": 20, "war": 20}))
+
+
 def _returned(result: dict) -> int:
     return sum(result["stakes"][n] + result["results"][n]["net"] for n in result["stakes"])
 
 
 def test_a_bet_sent_again_after_the_settlement_gets_the_same_result_and_the_round_counts_once(table) -> None:
     controller, out, _ = table(stack=TWO_SEATS)
-    controller.join("station-1", 0)
-    controller.join("station-2", 0)
-    controller.open_betting()
-    controller.bet("station-1", bet("b1", {"bac": 10, "war": 10}))
-    controller.bet("station-2", bet("b2", {"bac": 20, "war": 20}))
+    two_bets(controller)
     controller.deal()
     controller.bet("station-1", bet("b1", {"bac": 10, "war": 10}))     # its link dropped: sent again
     first, again = out.of("station-1", "result")
@@ -88,11 +93,7 @@ def test_a_bet_sent_again_after_the_settlement_gets_the_same_result_and_the_roun
 
 def test_a_station_gone_mid_round_is_settled_by_the_record_when_it_comes_back(table) -> None:
     controller, out, _ = table(stack=TWO_SEATS)
-    controller.join("station-1", 0)
-    controller.join("station-2", 0)
-    controller.open_betting()
-    controller.bet("station-1", bet("b1", {"bac": 10, "war": 10}))
-    controller.bet("station-2", bet("b2", {"bac": 20, "war": 20}))
+    two_bets(controller)
     controller.leave("station-2")                      # gone after betting, before the deal
     assert controller.snapshot()["seats"][1] == {**controller.snapshot()["seats"][1], "station": "station-2",
                                                  "online": False, "bet": {"bac": 20, "war": 20}}
@@ -104,14 +105,19 @@ def test_a_station_gone_mid_round_is_settled_by_the_record_when_it_comes_back(ta
     assert result["results"]["bac"] == {"outcome": "lose", "net": -20}
 
 
-def test_a_seat_that_does_not_decide_takes_the_default_on_time_out(table) -> None:
-    controller, out, clock = table(source="rng", game="three-card-poker", decision_timeout_s=10)
+def poker_bets(controller, second_ante: int) -> None:
+    """Three Card Poker: station-1 antes 5 at seat 1, station-2 ``second_ante`` at seat 2; dealt."""
     controller.join("station-1", 0)
     controller.join("station-2", 0)
     controller.open_betting()
     controller.bet("station-1", bet("t1", {"ante": 5}, game="three-card-poker"))
-    controller.bet("station-2", bet("t2", {"ante": 5}, game="three-card-poker"))
+    controller.bet("station-2", bet("t2", {"ante": second_ante}, game="three-card-poker"))
     controller.deal()
+
+
+def test_a_seat_that_does_not_decide_takes_the_default_on_time_out(table) -> None:
+    controller, out, clock = table(source="rng", game="three-card-poker", decision_timeout_s=10)
+    poker_bets(controller, 5)
     (request,) = out.of("station-1", "decision_request")
     assert request["actions"] == ["play", "fold"] and len(request["view"]["cards"]) == 3
     controller.decision("station-1", {"round_id": request["round_id"], "seat": 1, "action": "play",
@@ -128,12 +134,7 @@ def test_a_seat_that_does_not_decide_takes_the_default_on_time_out(table) -> Non
 
 def test_a_controller_restarted_mid_round_resumes_it_and_the_identities_hold(table) -> None:
     controller, out, _ = table(source="rng", game="three-card-poker")
-    controller.join("station-1", 0)
-    controller.join("station-2", 0)
-    controller.open_betting()
-    controller.bet("station-1", bet("t1", {"ante": 5}, game="three-card-poker"))
-    controller.bet("station-2", bet("t2", {"ante": 7}, game="three-card-poker"))
-    controller.deal()
+    poker_bets(controller, 7)
     round_id = controller.round.round_id
     cards = out.of("station-1", "decision_request")[0]["view"]["cards"]
 
@@ -185,11 +186,7 @@ def test_the_pool_among_seven_stations_pays_the_winner_and_meters_the_commission
 
 def test_a_misread_of_the_shoe_is_a_misdeal_and_every_wager_comes_back(table) -> None:
     controller, out, _ = table(stack=TWO_SEATS[:4])          # the shoe gives 4 cards, the deal needs 6
-    controller.join("station-1", 0)
-    controller.join("station-2", 0)
-    controller.open_betting()
-    controller.bet("station-1", bet("b1", {"bac": 10, "war": 10}))
-    controller.bet("station-2", bet("b2", {"bac": 20, "war": 20}))
+    two_bets(controller)
     controller.deal()
     snap = controller.snapshot()
     assert snap["phase"] == "misdeal" and "every wager is returned" in snap["messages"][0]
