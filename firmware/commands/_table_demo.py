@@ -5,8 +5,9 @@ own process with a configuration whose ``[table] controller`` points at the cont
 
 :class:`TableDemo` is also the fixture of the table's longer tests: :meth:`TableDemo.start_station`,
 :meth:`kill_station` (SIGKILL: a power cut) and :meth:`restart_station` drive the stations one by
-one, :meth:`restart_controller` cuts the controller's power (its ledger closed without a word to the
-stations) and starts it again on the same port.
+one, :meth:`restart_controller` cuts the controller's power (its connections end without a bye, its
+ledger is closed wherever the round stood) and starts it again on the same port, where the stations
+find it again.
 """
 
 from __future__ import annotations
@@ -66,15 +67,15 @@ class TableDemo:
         self.address = f"{host}:{port}"
         return self.controller
 
-    def stop_controller(self) -> None:
+    def stop_controller(self, *, bye: bool = True) -> None:
         if self.server is not None:
-            self.server.stop()
+            self.server.stop(bye=bye)
         if self.ledger is not None:
             self.ledger.close()
         self.server = self.controller = self.ledger = None
 
     def restart_controller(self) -> TableController:
-        self.stop_controller()
+        self.stop_controller(bye=False)
         return self.start_controller()
 
     # --- the stations --------------------------------------------------------------------------

@@ -87,7 +87,8 @@ class TableServer:
                  *self.address)
         return self.address
 
-    def stop(self) -> None:
+    def stop(self, *, bye: bool = True) -> None:
+        """Stop serving; ``bye=False``: the connections just end (what a power cut looks like)."""
         self._stop.set()
         for thread in self._threads:
             thread.join(timeout=2.0)
@@ -96,7 +97,8 @@ class TableServer:
         with self._lock:
             conns = list(self._conns.values())
         for conn in conns:
-            conn.send("bye", {"reason": "the table controller stops"})
+            if bye:
+                conn.send("bye", {"reason": "the table controller stops"})
             conn.close("the controller stops")
 
     def _tick_loop(self) -> None:
