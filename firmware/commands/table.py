@@ -44,7 +44,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--pki", metavar="DIR", help="the table's PKI (default: [table] pki, else DIR/pki)")
     s.add_argument("--dev-pki", metavar="STATION", action="append", default=[],
                    help="make a development PKI in --pki with a certificate for STATION (repeatable)")
-    s.add_argument("--game", type=game_id, choices=game_ids(), metavar="GAME", help="the table's game")
+    s.add_argument("--game", type=game_id, choices=game_ids(), metavar="GAME",
+                   help=f"the table's game (default: [table] game): {', '.join(game_ids())}")
     s.add_argument("--source", choices=("rng", "physical", "stacked"),
                    help="the cards: the certified RNG, the card-reading shoe, or --stack")
     s.add_argument("--stack", metavar="FILE", help="cards dealt in order from the first round (implies stacked)")
@@ -62,7 +63,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     d.add_argument("--state-dir", required=True, metavar="DIR", help="DIR/pki, DIR/table, DIR/station-k")
     d.add_argument("--seed", default=None, help="seed the controller's RNG (default: the certified RNG)")
     d.add_argument("--game", type=game_id, choices=game_ids(), metavar="GAME", default="baccarat-war",
-                   help="the table's game (default baccarat-war)")
+                   help=f"the table's game (default baccarat-war): {', '.join(game_ids())}")
     d.add_argument("--betting-window", type=float, default=3.0, metavar="S",
                    help="seconds the window stays open (it closes once every station has bet; default 3)")
     d.add_argument("--timeout", type=float, default=600.0, metavar="S", help="give up after S seconds (default 600)")
