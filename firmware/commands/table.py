@@ -14,7 +14,7 @@ them all and reports the money and the latency (``firmware.commands._table_demo`
 from __future__ import annotations
 
 import argparse
-import importlib.util
+import importlib
 import logging
 import signal
 import sys
@@ -27,9 +27,10 @@ from firmware.commands._common import emit_json, game_id, game_ids, json_argumen
 
 log = logging.getLogger("egm.table")
 
-#: The module of the dealer's screen, when the build has one: ``run(controller, stop)`` draws
-#: ``controller.snapshot()`` and calls its operator methods until ``stop`` is set.
-DEALER_SCREEN_MODULE = "firmware.ui.table_dealer"
+#: The module of the dealer's screen (``firmware.ui``), when the build has one: its
+#: ``run_dealer_screen(provider, actions, headless=, stop=, on_close=)`` draws ``provider()`` (the
+#: controller's snapshot) and calls the controller's operator methods (``actions``).
+DEALER_SCREEN_MODULE = "firmware.ui.livetable.dealer"
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -100,12 +101,20 @@ def serve_settings(cfg: Any, args: argparse.Namespace) -> Any:
 
 
 def dealer_screen() -> Callable[[Any, threading.Event], None] | None:
-    """The dealer's screen's ``run(controller, stop)``, or None when this build has none."""
-    if importlib.util.find_spec(DEALER_SCREEN_MODULE) is None:
-        return None
-    module = importlib.import_module(DEALER_SCREEN_MODULE)
-    run: Callable[[Any, threading.Event], None] = module.run
-    return run
+    """The hook of the dealer's screen: ``show(controller, stop)`` runs it in a window until ``stop``
+    is set (closing the window sets it), or None when this build has no dealer's screen."""
+    try:
+        module = importlib.import_module(DEALER_SCREEN_MODULE)
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and DEALER_SCREEN_MODULE.startswith(exc.name):
+            return None                      # this build has no dealer's screen
+        raise
+    run_dealer_screen = module.run_dealer_screen
+
+    def show(controller: Any, stop: threading.Event) -> None:
+        run_dealer_screen(controller.snapshot, controller, headless=False, stop=stop.is_set, on_close=stop.set)
+
+    return show
 
 
 def _serve(args: argparse.Namespace) -> int:
