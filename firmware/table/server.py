@@ -23,6 +23,7 @@ from egmproto.messages import check_body
 from egmproto.pki import PkiError, terminal_id_of
 from egmproto.table_messages import TABLE_SCHEMA, TO_CONTROLLER
 from egmproto.tls import ContextFollowingCrl
+from firmware.ledger.errors import CriticalMemoryError
 from firmware.table.controller import TableController
 from firmware.table.errors import TableError, TableProtocolError
 from firmware.table.identity import controller_identity, tls_files
@@ -56,6 +57,8 @@ class TableServer:
         self._sock: socket.socket | None = None
         self._threads: list[threading.Thread] = []
         self.address: tuple[str, int] = self._listen
+        #: Why the table stopped by itself (its critical memory failed), or None.
+        self.halted: str | None = None
         controller.out = self
 
     # --- the controller's Outbound -------------------------------------------------------------
@@ -107,6 +110,10 @@ class TableServer:
                 self.controller.tick()
             except TableError as exc:
                 log.error("table: %s", exc)
+            except CriticalMemoryError as exc:
+                log.critical("table: critical memory failed, the table stops: %s", exc)
+                self.halted = str(exc)
+                return
 
     def _accept_loop(self) -> None:
         assert self._sock is not None

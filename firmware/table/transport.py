@@ -158,6 +158,9 @@ class Connection:
         except TableError as exc:
             reason = f"refused: {exc}"
             log.error("table link %s: %s", self.name, reason)
+        except Exception:                    # a bug: its traceback in the log, this connection ends
+            reason = "internal error"
+            log.exception("table link %s: internal error handling a message", self.name)
         self.close(reason)
 
     def start(self) -> None:
