@@ -121,6 +121,7 @@ def _serve(args: argparse.Namespace) -> int:
     from firmware.cards.card import parse_cards
     from firmware.commands._common import checked_state_dir, load_terminal_config
     from firmware.errors import UsageError
+    from firmware.ledger.errors import CriticalMemoryError
     from firmware.ledger.ledger import Ledger
     from firmware.table.build import build_controller
     from firmware.table.identity import ensure_table_pki
@@ -155,6 +156,7 @@ def _serve(args: argparse.Namespace) -> int:
             if rig is not None:
                 controller.cards.card_wanted = rig.simulator("shoe").draw
             server = TableServer(controller, pki, settings.listen)
+            server.on_halt = stop.set
             host, port = server.start()
             started = {"table_id": settings.table_id, "game": controller.game.id, "source": source,
                        "listen": f"{host}:{port}", "state_dir": str(state), "pki": str(pki)}
@@ -173,6 +175,8 @@ def _serve(args: argparse.Namespace) -> int:
                     screen(controller, stop)
             finally:
                 server.stop()
+            if server.halted:
+                raise CriticalMemoryError(f"the table stopped: {server.halted}")
     finally:
         if rig is not None:
             rig.close()

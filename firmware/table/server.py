@@ -13,6 +13,7 @@ import logging
 import socket
 import ssl
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +60,8 @@ class TableServer:
         self.address: tuple[str, int] = self._listen
         #: Why the table stopped by itself (its critical memory failed), or None.
         self.halted: str | None = None
+        #: Called once the table has halted (``egm table serve`` stops then).
+        self.on_halt: Callable[[], None] = lambda: None
         controller.out = self
 
     # --- the controller's Outbound -------------------------------------------------------------
@@ -113,6 +116,7 @@ class TableServer:
             except CriticalMemoryError as exc:
                 log.critical("table: critical memory failed, the table stops: %s", exc)
                 self.halted = str(exc)
+                self.on_halt()
                 return
 
     def _accept_loop(self) -> None:
