@@ -217,9 +217,12 @@ class TableRounds(TableEvents):
         one = game.automatic_wagers(configured_options(self.t.cfg, game_id), 1, self.t.rounds.bet_unit)
         return {self.seat or 1: next(iter(one.values()))}
 
-    def play(self, wagers: Mapping[Any, Mapping[str, int]] | None = None) -> dict[str, Any]:
-        """Place a bet in the open betting window (committed, then sent); see the module."""
+    def play(self, wagers: Mapping[Any, Mapping[str, int]] | None = None, game: str | None = None) -> dict[str, Any]:
+        """Place a bet in the open betting window (committed, then sent); see the module. ``game``,
+        if given, must be the table's."""
         t = self.t
+        if game is not None and self.snapshot is not None and game != self.snapshot.get("game"):
+            raise TerminalError(f"the table plays {self.snapshot.get('game')}, not {game}")
         if not t.cabinet.can_start_round:
             raise TerminalError(f"a bet cannot be placed now ({t.cabinet.state.name.lower()})")
         if (held := t.play_held()) is not None:
