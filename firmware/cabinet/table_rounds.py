@@ -231,7 +231,7 @@ class TableRounds(TableEvents):
         seat = self.seat
         assert seat is not None
         game_id = str(snap.get("game") or t.rounds.game_id)
-        game = get_game(game_id)
+        rules = get_game(game_id)
         options = configured_options(t.cfg, game_id)
         chosen = wagers if wagers is not None else self.wagers_for(game_id)
         if not isinstance(chosen, Mapping) or len(chosen) != 1:
@@ -242,9 +242,9 @@ class TableRounds(TableEvents):
         own = t.limits
         limits = BetLimits(max(own.min_bet, int(snap.get("min_bet") or own.min_bet)),
                            min(own.max_bet, int(snap.get("max_bet") or own.max_bet)), own.max_total_bet)
-        clean = validate_wagers(game, options, {seat: {str(n): a for n, a in bets.items()}}, limits,
+        clean = validate_wagers(rules, options, {seat: {str(n): a for n, a in bets.items()}}, limits,
                                 t.ledger.credits)
-        reserve = game.reserved_stake(options, clean)
+        reserve = rules.reserved_stake(options, clean)
         bet_id = f"{t.cfg.terminal.id}-{secrets.token_hex(8)}"
         t.ledger.table_bet(bet_id, round_id, seat, game_id, clean[seat], reserve=reserve)
         t.cabinet.start_round()
