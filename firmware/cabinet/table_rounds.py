@@ -282,15 +282,15 @@ class TableRounds(TableEvents):
         return self.t.status()
 
     def automatic_decision(self) -> str | None:
-        """Autoplay's answer to the request awaiting: the controller's hint when it sends the
-        game's strategy's choice, else the request's default (the station does not hold the
-        round's state the game's strategy reads)."""
+        """Autoplay's answer to the request awaiting: the game's automatic strategy's choice when
+        the controller sends it (``auto``, else ``hint``), else the request's default (the station
+        does not hold the round's state the game's strategy reads)."""
         request = self.decision
         if request is None:
             return None
         actions = list(request.get("actions") or ())
-        hint = request.get("hint")
-        return str(hint) if hint in actions else str(request.get("default"))
+        choice = next((request[k] for k in ("auto", "hint") if request.get(k) in actions), request.get("default"))
+        return str(choice)
 
     # --- what the screens show --------------------------------------------------------------------
     def status(self) -> dict[str, Any]:

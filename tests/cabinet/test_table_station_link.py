@@ -73,7 +73,7 @@ def test_autoplay_bets_once_per_window_and_answers_the_decisions(tmp_path):
         table.deal()
         autoplay(terminal)                                # the decision the table waits for
         assert table.decisions[-1]["round_id"] == table.round_id
-        assert table.decisions[-1]["action"] in ("play", "fold")
+        assert table.decisions[-1]["action"] == table.auto            # the strategy's choice, sent
         table.settle()
         terminal.step()
     autoplay(terminal)
@@ -101,7 +101,8 @@ def test_egm_recall_lists_the_table_round_and_egm_meters_reads_the_station(tmp_p
     assert settled["table"]["results"] == result["results"]
     assert refused["status"] == "refused" and refused["table"]["reason"] == "the window had closed"
     assert main(["recall", "--state-dir", str(tmp_path)]) == 0
-    assert "refused" in capsys.readouterr().out
+    table_view = capsys.readouterr().out
+    assert "refused" in table_view and result["round_id"] in table_view      # the whole table round id
     assert main(["meters", "--state-dir", str(tmp_path), "--json"]) == 0
     meters = json.loads(capsys.readouterr().out)
     coin_in, coin_out = seat_meters(result)
