@@ -8,6 +8,7 @@ import pytest
 
 from firmware.cabinet.service.guards import round_open
 from firmware.cabinet.states import CabinetState as S
+from firmware.cabinet.states import TiltSource
 from firmware.cabinet.terminal import Devices, Terminal, TerminalError
 from firmware.cashless.vouchers import VoucherBook
 from firmware.config import Config
@@ -136,6 +137,24 @@ def test_a_power_cut_mid_round_ends_in_exactly_one_settlement(tmp_path, cut):
     assert accounting_difference(ledger.meters) == 0
     terminal.step()
     assert terminal.cabinet.state is S.IDLE and terminal.table.open_bets() == []
+    ledger.close()
+
+
+def test_a_result_during_a_tilt_is_committed_at_once_and_the_cabinet_is_idle_once_the_tilt_clears(tmp_path):
+    terminal, ledger, table = station(tmp_path)
+    ledger.bill_in(2000)
+    table.open_window()
+    terminal.play()
+    table.answer()
+    terminal.supervision.tilt(TiltSource.DOOR, "main", "main door open")
+    [result] = table.settle()
+    coin_in, coin_out = seat_meters(result)
+    assert ledger.credits == 2000 - coin_in + coin_out and not ledger.table_bets   # paid in critical memory
+    terminal.step()
+    assert terminal.cabinet.state is S.TILT and terminal.cabinet.interrupted_state is S.PLAYING
+    terminal.supervision.clear(TiltSource.DOOR, "main")
+    terminal.step()
+    assert terminal.cabinet.state is S.IDLE
     ledger.close()
 
 
