@@ -43,9 +43,11 @@ TABLE_SCHEMA: Schema = {
             {"snapshot": "object"}),
         _mt("bet_answer", TO_STATION, "a bet accepted into a round, or refused (its stake comes back)",
             {"bet_id": "str", "accepted": "bool", "round_id": "str_or_null", "reason": "str"}),
-        _mt("decision_request", TO_STATION, "the controller waits for this seat's decision",
+        _mt("decision_request", TO_STATION, "the controller waits for this seat's decision (hint: the optimal "
+            "action where the game's options allow hints; auto: the game's automatic strategy, for autoplay)",
             {"round_id": "str", "seat": "count", "kind": "str", "actions": "list", "default": "str",
-             "view": "object", "time_left_ms": "count_or_null"}),
+             "view": "object", "time_left_ms": "count_or_null"},
+            {"hint": "str", "auto": "str"}),
         _mt("result", TO_STATION, "the settled result of one bet; sent until the station acknowledges it",
             {"round_id": "str", "bet_id": "str", "seat": "count", "stakes": "object", "results": "object",
              "record": "object"}),

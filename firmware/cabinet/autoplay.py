@@ -71,8 +71,11 @@ class Autoplay:
         automatic wagers once per betting window (a refused bet is not tried again in it)."""
         table = terminal.table
         if table.decision is not None:
-            if terminal.cabinet.can_continue_round:
+            try:
                 terminal.decide(table.decision["seat"], table.automatic_decision())
+            except EgmError as exc:           # the link is down: the table's clock decides
+                self.errors.append(str(exc))
+                table.decision = None
             return
         self._count_rounds(terminal)
         if terminal.cabinet.state is not S.IDLE or terminal.printing is not None or terminal.ledger.table_bets:

@@ -233,6 +233,8 @@ class Rounds:
         if self.activity is A.STARTING:
             self._begin()
         self.go_on()
+        if self.t.table is not None:
+            self.t.table.attach()                 # a station: PLAYING exactly while a table bet is open
 
     def _begin(self) -> None:
         t = self.t

@@ -217,9 +217,12 @@ class TableRounds(TableEvents):
         one = game.automatic_wagers(configured_options(self.t.cfg, game_id), 1, self.t.rounds.bet_unit)
         return {self.seat or 1: next(iter(one.values()))}
 
-    def play(self, wagers: Mapping[Any, Mapping[str, int]] | None = None) -> dict[str, Any]:
-        """Place a bet in the open betting window (committed, then sent); see the module."""
+    def play(self, wagers: Mapping[Any, Mapping[str, int]] | None = None, game: str | None = None) -> dict[str, Any]:
+        """Place a bet in the open betting window (committed, then sent); see the module. ``game``,
+        if given, must be the table's."""
         t = self.t
+        if game is not None and self.snapshot is not None and game != self.snapshot.get("game"):
+            raise TerminalError(f"the table plays {self.snapshot.get('game')}, not {game}")
         if not t.cabinet.can_start_round:
             raise TerminalError(f"a bet cannot be placed now ({t.cabinet.state.name.lower()})")
         if (held := t.play_held()) is not None:
@@ -228,7 +231,7 @@ class TableRounds(TableEvents):
         seat = self.seat
         assert seat is not None
         game_id = str(snap.get("game") or t.rounds.game_id)
-        game = get_game(game_id)
+        rules = get_game(game_id)
         options = configured_options(t.cfg, game_id)
         chosen = wagers if wagers is not None else self.wagers_for(game_id)
         if not isinstance(chosen, Mapping) or len(chosen) != 1:
@@ -239,9 +242,9 @@ class TableRounds(TableEvents):
         own = t.limits
         limits = BetLimits(max(own.min_bet, int(snap.get("min_bet") or own.min_bet)),
                            min(own.max_bet, int(snap.get("max_bet") or own.max_bet)), own.max_total_bet)
-        clean = validate_wagers(game, options, {seat: {str(n): a for n, a in bets.items()}}, limits,
+        clean = validate_wagers(rules, options, {seat: {str(n): a for n, a in bets.items()}}, limits,
                                 t.ledger.credits)
-        reserve = game.reserved_stake(options, clean)
+        reserve = rules.reserved_stake(options, clean)
         bet_id = f"{t.cfg.terminal.id}-{secrets.token_hex(8)}"
         t.ledger.table_bet(bet_id, round_id, seat, game_id, clean[seat], reserve=reserve)
         t.cabinet.start_round()
@@ -279,15 +282,15 @@ class TableRounds(TableEvents):
         return self.t.status()
 
     def automatic_decision(self) -> str | None:
-        """Autoplay's answer to the request awaiting: the controller's hint when it sends the
-        game's strategy's choice, else the request's default (the station does not hold the
-        round's state the game's strategy reads)."""
+        """Autoplay's answer to the request awaiting: the game's automatic strategy's choice when
+        the controller sends it (``auto``, else ``hint``), else the request's default (the station
+        does not hold the round's state the game's strategy reads)."""
         request = self.decision
         if request is None:
             return None
         actions = list(request.get("actions") or ())
-        hint = request.get("hint")
-        return str(hint) if hint in actions else str(request.get("default"))
+        choice = next((request[k] for k in ("auto", "hint") if request.get(k) in actions), request.get("default"))
+        return str(choice)
 
     # --- what the screens show --------------------------------------------------------------------
     def status(self) -> dict[str, Any]:

@@ -316,8 +316,6 @@ class Terminal:
         """One turn: commands, device events, reconnections, timers, outputs; then the round."""
         self.pump(timeout)
         self.rounds.step()
-        if self.table is not None:
-            self.table.attach()
         if self.on_step is not None:
             self.on_step(self)
 
@@ -470,9 +468,7 @@ class Terminal:
         At a live table (:attr:`table`): bet in the open betting window
         (:meth:`TableRounds.play <firmware.cabinet.table_rounds.TableRounds.play>`)."""
         if self.table is not None:
-            if game is not None and self.table.snapshot is not None and game != self.table.snapshot.get("game"):
-                raise TerminalError(f"the table plays {self.table.snapshot.get('game')}, not {game}")
-            return self.table.play(wagers)
+            return self.table.play(wagers, game)
         return self.rounds.play(wagers, game)
 
     def decide(self, seat: int, action: str) -> dict[str, Any]:

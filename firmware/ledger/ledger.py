@@ -4,7 +4,9 @@ Every operation that moves money or matters to an audit is one log record, commi
 (with its meter changes in the same transaction) *before* the caller may show or pay anything:
 
 * money: :meth:`Ledger.bill_in`, :meth:`ticket_in`, :meth:`ticket_out`, :meth:`handpay`,
-  :meth:`transfer_in`, :meth:`transfer_out`;
+  :meth:`transfer_in`, :meth:`transfer_out` (:class:`~firmware.ledger.money.MoneyBook`);
+* a live table's bets, on a player station: :meth:`table_bet`, :meth:`table_answer`,
+  :meth:`table_result` (:class:`~firmware.ledger.table.TableBook`);
 * rounds: the kernel's write-ahead journal (:meth:`transition`, the ``RoundJournal`` hook): the
   stake leaves the credit meter with the ``deal`` entry, the returns come back with ``complete``;
 * events: :meth:`event` (power up/down, doors, tilts, RAM clear, configuration, service entries).
@@ -30,6 +32,7 @@ from firmware.ledger import meters as M
 from firmware.ledger.controller_book import ControllerBook
 from firmware.ledger.errors import CriticalMemoryError, LedgerError, LedgerStateError
 from firmware.ledger.mark import MARK_FILE
+from firmware.ledger.money import MoneyBook
 from firmware.ledger.store import (
     FORMAT,
     GENESIS,
@@ -92,7 +95,7 @@ class OpenRound:
         }
 
 
-class Ledger(TableBook, ControllerBook):
+class Ledger(MoneyBook, TableBook, ControllerBook):
     """Critical memory of one terminal. Open it with :meth:`open`; one writer at a time."""
 
     def __init__(self, store: DualStore, state_dir: Path, denom_cents: int, clock: Callable[[], str]) -> None:
@@ -353,43 +356,6 @@ class Ledger(TableBook, ControllerBook):
             raise LedgerError(f"unknown role {data.get('role')!r}; roles are {', '.join(ROLES)}")
         self._commit("event", None, {"event": name, **data})
 
-    # --- money ---------------------------------------------------------------------------------
-    def _money(self, kind: str, cents: int, body: dict[str, Any]) -> None:
-        if not isinstance(cents, int) or isinstance(cents, bool) or cents <= 0:
-            raise LedgerError(f"{kind}: amount must be a positive whole number of cents, not {cents!r}")
-        if cents % self.denom_cents:
-            raise LedgerError(f"{kind}: {cents} cents is not a whole number of {self.denom_cents}-cent credits")
-        if kind in ("ticket_out", "handpay", "transfer_out"):
-            if self.open_round is not None:
-                raise LedgerStateError(f"{kind} is not allowed while a round is in progress")
-            if self.table_bets:
-                raise LedgerStateError(f"{kind} is not allowed while a table bet is open")
-        self._commit(kind, body.get("validation", body.get("reference")), {"cents": cents, **body})
-
-    def bill_in(self, cents: int, *, denom_cents: int | None = None) -> None:
-        """A note stacked by the validator (counted only once stacked)."""
-        self._money("bill", cents, {"denom_cents": denom_cents or cents})
-
-    def ticket_in(self, cents: int, validation: str, *, cashable: bool = True) -> None:
-        self._money("ticket_in", cents, {"validation": validation, "cashable": cashable})
-
-    def ticket_out(self, cents: int, validation: str, *, cashable: bool = True) -> None:
-        """A voucher the printer confirmed printed: the credits leave the meter."""
-        self._money("ticket_out", cents, {"validation": validation, "cashable": cashable})
-
-    def handpay(self, cents: int, *, attendant: str = "") -> None:
-        """Cancelled credits paid by an attendant."""
-        self._money("handpay", cents, {"attendant": attendant})
-
-    def transfer_in(self, cents: int, reference: str, **data: Any) -> None:
-        """Funds transferred to the credit meter (``ref`` = ``reference``, e.g. an AFT transaction
-        ID; ``data``: what the transfer's protocol keeps with it, in the same record)."""
-        self._money("transfer_in", cents, _transfer_body(reference, data))
-
-    def transfer_out(self, cents: int, reference: str, **data: Any) -> None:
-        """Funds transferred from the credit meter to the host (as :meth:`transfer_in`)."""
-        self._money("transfer_out", cents, _transfer_body(reference, data))
-
     # --- device settings kept in critical memory ----------------------------------------------
     def store_setting(self, name: str, value: Mapping[str, Any]) -> None:
         """Keep a device setting (the touch calibration, ...) in critical memory: checksummed,
@@ -503,14 +469,6 @@ class Ledger(TableBook, ControllerBook):
         ledger = cls.open(path, denomination=denomination, clock=clock)
         ledger.event("ram_clear", role=role, reason=reason, previous=previous)
         return ledger
-
-
-def _transfer_body(reference: str, data: Mapping[str, Any]) -> dict[str, Any]:
-    if not isinstance(reference, str) or not reference:
-        raise LedgerError(f"a transfer needs a reference, not {reference!r}")
-    if "cents" in data:
-        raise LedgerError("a transfer's amount is its cents argument, not part of its data")
-    return {**data, "reference": reference}
 
 
 def epoch_of(meta: Mapping[str, str]) -> str:

@@ -372,10 +372,13 @@ class TableController:
         kernel = self.round.kernel
         assert kernel is not None and self.round.round_id is not None
         left = decision_left_s(self)
-        return {"round_id": self.round.round_id, "seat": request.seat, "kind": request.kind,
+        body = {"round_id": self.round.round_id, "seat": request.seat, "kind": request.kind,
                 "actions": list(request.actions), "default": request.default,
-                "view": kernel.decision_view(request.seat),
-                "time_left_ms": None if left is None else round(left * 1000)}
+                "view": kernel.decision_view(request.seat), "time_left_ms": None if left is None else round(left * 1000),
+                "auto": self.game.automatic_decision(kernel.round, request)}
+        if request.hint is not None:
+            body["hint"] = request.hint
+        return body
 
     def _after_decisions(self) -> None:
         kernel = self.round.kernel

@@ -39,6 +39,7 @@ class FakeTable(TablePort):
         self.phase = "closed"
         self.accepted: dict[str, dict[str, Any]] = {}   #: bet_id -> bet, this round
         self.dealt: str | None = None                   #: the round dealt last
+        self.auto: str | None = None                    #: the strategy's choice last sent with a request
 
     # --- TablePort ----------------------------------------------------------------------------
     def send_bet(self, bet: dict[str, Any]) -> None:
@@ -67,7 +68,7 @@ class FakeTable(TablePort):
 
     def open_window(self) -> str:
         self.round_no += 1
-        self.round_id = f"T1-{self.round_no:06d}"
+        self.round_id = f"TABLE-1-{self.round_no:06d}"
         self.phase = "betting"
         self.accepted = {}
         self.events.table_snapshot(self.snapshot())
@@ -108,9 +109,10 @@ class FakeTable(TablePort):
             if request.seat in own:
                 self.phase = "decisions"
                 self.events.table_snapshot(self.snapshot())
+                self.auto = self.game.automatic_decision(self.kernel.round, request)
                 self.events.decision_requested({
                     "round_id": self.round_id, "seat": request.seat, "kind": request.kind,
-                    "actions": list(request.actions), "default": request.default,
+                    "actions": list(request.actions), "default": request.default, "auto": self.auto,
                     "view": self.kernel.decision_view(request.seat), "time_left_s": 10.0})
                 break
         return pending

@@ -8,6 +8,7 @@ import pytest
 
 from firmware.cabinet.service.guards import round_open
 from firmware.cabinet.states import CabinetState as S
+from firmware.cabinet.states import TiltSource
 from firmware.cabinet.terminal import Devices, Terminal, TerminalError
 from firmware.cashless.vouchers import VoucherBook
 from firmware.config import Config
@@ -19,11 +20,13 @@ from tests.cabinet.table_fake import FakeTable
 SEAT = 3
 
 
-def station(state, *, seat: int = SEAT, game: str = "baccarat-war", **fake) -> tuple[Terminal, Ledger, FakeTable]:
+def station(state, *, seat: int = SEAT, game: str = "baccarat-war", on_step=None,
+            **fake) -> tuple[Terminal, Ledger, FakeTable]:
     """A station on ``state`` (powered up, joined, its link up) and the table it sits at."""
     cfg = Config.model_validate({"table": {"controller": "127.0.0.1:7717", "seat": seat, "game": game}})
     ledger = Ledger.open(state)
-    terminal = Terminal(cfg, ledger, RngService.seeded(7), Devices(), VoucherBook(ledger, terminal_id="T1"))
+    terminal = Terminal(cfg, ledger, RngService.seeded(7), Devices(), VoucherBook(ledger, terminal_id="T1"),
+                        on_step=on_step)
     terminal.power_up()
     assert terminal.table is not None
     table = FakeTable(terminal.table, game, **fake)
@@ -137,6 +140,24 @@ def test_a_power_cut_mid_round_ends_in_exactly_one_settlement(tmp_path, cut):
     ledger.close()
 
 
+def test_a_result_during_a_tilt_is_committed_at_once_and_the_cabinet_is_idle_once_the_tilt_clears(tmp_path):
+    terminal, ledger, table = station(tmp_path)
+    ledger.bill_in(2000)
+    table.open_window()
+    terminal.play()
+    table.answer()
+    terminal.supervision.tilt(TiltSource.DOOR, "main", "main door open")
+    [result] = table.settle()
+    coin_in, coin_out = seat_meters(result)
+    assert ledger.credits == 2000 - coin_in + coin_out and not ledger.table_bets   # paid in critical memory
+    terminal.step()
+    assert terminal.cabinet.state is S.TILT and terminal.cabinet.interrupted_state is S.PLAYING
+    terminal.supervision.clear(TiltSource.DOOR, "main")
+    terminal.step()
+    assert terminal.cabinet.state is S.IDLE
+    ledger.close()
+
+
 def test_a_result_without_its_answer_accepts_the_bet_first(tmp_path):
     terminal, ledger, table = station(tmp_path)
     ledger.bill_in(2000)
@@ -165,6 +186,19 @@ def test_cash_out_game_change_and_ram_clear_wait_while_a_bet_is_open(tmp_path):
     table.settle()
     terminal.step()
     assert not round_open(terminal)
+    ledger.close()
+
+
+def test_a_bet_a_power_cut_left_open_blocks_a_ram_clear_before_the_cabinet_plays_again(tmp_path):
+    terminal, ledger, table = station(tmp_path)
+    ledger.bill_in(2000)
+    table.open_window()
+    terminal.play()
+    ledger.close()
+    ledger = Ledger.open(tmp_path)
+    cfg = Config.model_validate({"table": {"controller": "127.0.0.1:7717", "seat": SEAT}})
+    back = Terminal(cfg, ledger, RngService.seeded(7), Devices(), VoucherBook(ledger, terminal_id="T1"))
+    assert back.cabinet.state is S.POWER_UP and round_open(back)       # not PLAYING yet: the bet says so
     ledger.close()
 
 
