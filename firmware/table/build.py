@@ -49,7 +49,8 @@ def build_controller(ledger: Ledger, settings: TableSection, *, cfg: Config | No
     kind = source or settings.source
     game = get_game(settings.game)
     options = table_options(cfg, game.id)
-    rng = rng if rng is not None else table_rng(cfg, seed) if kind == "rng" or seed is not None else None
+    wants_rng = kind == "rng" or seed is not None or game.dice > 0     # a dice game rolls them with it
+    rng = rng if rng is not None else table_rng(cfg, seed) if wants_rng else None
     supply = CardSupply(kind, rng=rng, shoe_cards=lambda: game.shoe(options), shoe=shoe,
                         stack=StackedSupply(stack or []) if kind == "stacked" else None)
     kwargs: dict[str, Any] = {} if clock is None else {"clock": clock}

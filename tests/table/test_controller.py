@@ -224,3 +224,14 @@ def test_the_card_reading_shoe_deals_and_its_misread_is_a_misdeal(table) -> None
         assert result["bet_id"] == "p2" and _returned(result) == 20
     finally:
         rig.close()
+
+
+def test_a_dice_game_at_the_table_rolls_its_dice_with_the_certified_rng(table) -> None:
+    controller, out, _ = table(source="rng", game="double-super-9")
+    controller.join("station-1", 0)
+    controller.open_betting()
+    controller.bet("station-1", bet("d1", {"bet": 10}, game="double-super-9"))
+    controller.deal()
+    assert controller.snapshot()["phase"] == "settled"
+    assert len(controller.round.record["dice"]) == 3
+    assert out.of("station-1", "result")[0]["bet_id"] == "d1"
