@@ -334,7 +334,8 @@ class TableController:
                                         journal=_ShowingJournal(self), clock=self.clock,
                                         decision_timeout_s=self.settings.decision_timeout_s)
         try:
-            kernel.begin(self.wagers(), source, round_id=r.round_id)
+            dice = self.game.roll_dice(self.cards.rng) if self.game.dice and self.cards.rng is not None else None
+            kernel.begin(self.wagers(), source, round_id=r.round_id, dice=dice)
         except ShoeExhausted as exc:
             self._misdeal(f"the shoe could not deal: {exc}")
             return
