@@ -232,6 +232,7 @@ class TableController:
                 return
             r.decision_ids.add(decision_id)
             self._after_decisions()
+            self._ask_decisions(station)       # the seat's next decision, if its game has one
 
     def result_ack(self, station: str, body: dict[str, Any]) -> None:
         with self.lock:

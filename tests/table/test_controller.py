@@ -232,6 +232,12 @@ def test_a_dice_game_at_the_table_rolls_its_dice_with_the_certified_rng(table) -
     controller.open_betting()
     controller.bet("station-1", bet("d1", {"bet": 10}, game="double-super-9"))
     controller.deal()
+    for _ in range(10):                                       # the station answers as autoplay does
+        if controller.snapshot()["phase"] != "decisions":
+            break
+        request = out.of("station-1", "decision_request")[-1]
+        controller.decision("station-1", {"round_id": request["round_id"], "seat": 1, "action": request["auto"],
+                                          "decision_id": f"x{len(out.sent)}"})
     assert controller.snapshot()["phase"] == "settled"
     assert len(controller.round.record["dice"]) == 3
     assert out.of("station-1", "result")[0]["bet_id"] == "d1"
