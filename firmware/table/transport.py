@@ -179,7 +179,8 @@ class Connection:
         self._closed.set()
         self._out.put(None)
         for thread in self._threads:
-            if thread is not threading.current_thread() and thread.name.startswith("table-write"):
+            started = thread.ident is not None            # the reader may end before the writer starts
+            if started and thread is not threading.current_thread() and thread.name.startswith("table-write"):
                 thread.join(timeout=1.0)
         with contextlib.suppress(OSError):
             self.sock.shutdown(socket.SHUT_RDWR)

@@ -107,3 +107,17 @@ def test_a_revoked_station_cannot_join(served, tmp_path: Path, caplog) -> None:
     assert not client.connected()
     assert "station-2" not in controller.stations
     assert "certificate revoked" in refusals[0], refusals
+
+
+def test_hostile_input_drops_that_connection_only_and_the_station_comes_back(served, caplog) -> None:
+    controller, _, station, _ = served
+    steady, steady_rounds = station("station-1")
+    client, rounds = station("station-2")
+    assert rounds.wait(lambda: client.connected() and steady.connected())
+    with caplog.at_level(logging.ERROR, logger="egm.table.link"):
+        client._conn.sock.sendall(b"\xff\xff\xff\xff")      # a frame of 4 GiB announced
+        refusals = _wait_for(lambda: [r.getMessage() for r in caplog.records if "oversize" in r.getMessage()])
+    assert "station-2" in refusals[0] and "dropped" in refusals[0]
+    assert rounds.wait(lambda: client.connections >= 2 and client.connected())      # it reconnected
+    assert steady.connections == 1 and steady.connected()                             # the other never noticed
+    assert rounds.wait(lambda: len(rounds.results) >= 1)                              # and play goes on
