@@ -1,5 +1,5 @@
 """The table's phases as one table of rows (``firmware.kernel.table.StateTable``): what the
-controller's round may do next. ``egm diagram`` can draw it like the other machines; the snapshot's
+controller's round may do next. ``egm diagram live-table`` draws it like the other machines; the snapshot's
 ``phase`` is the state's value (docs/protocols/table.md, "Phases")."""
 
 from __future__ import annotations
