@@ -25,7 +25,7 @@ P = TablePhase
 ENDED = (P.CLOSED, P.SETTLED, P.MISDEAL)
 
 TABLE_PHASES = StateTable(
-    "table", TablePhase, P.CLOSED,
+    "live-table", TablePhase, P.CLOSED,
     [
         Row("open", ENDED, P.BETTING),
         Row("close", (P.BETTING,), P.DEALING, when="bets"),
