@@ -121,3 +121,13 @@ def test_hostile_input_drops_that_connection_only_and_the_station_comes_back(ser
     assert rounds.wait(lambda: client.connections >= 2 and client.connected())      # it reconnected
     assert steady.connections == 1 and steady.connected()                             # the other never noticed
     assert rounds.wait(lambda: len(rounds.results) >= 1)                              # and play goes on
+
+
+def test_a_station_asking_for_a_taken_seat_is_told_why_and_not_seated(served) -> None:
+    controller, _, station, _ = served
+    first, first_rounds = station("station-1", seat=1)
+    assert first_rounds.wait(first.connected)
+    second, rounds = station("station-2", seat=1)
+    assert rounds.wait(lambda: any(not up for up, _ in rounds.links))
+    assert "seat 1 is taken by station-1" in rounds.links[0][1]
+    assert not second.connected() and "station-2" not in controller.stations
