@@ -25,7 +25,7 @@ class FakeRounds(TableEvents):
         self.changed = threading.Condition()
         self.betting = True
 
-    def wait(self, check: Any, timeout: float = 30.0) -> bool:
+    def wait(self, check: Any, timeout: float = 60.0) -> bool:
         with self.changed:
             return self.changed.wait_for(check, timeout)
 
