@@ -241,3 +241,24 @@ def test_a_dice_game_at_the_table_rolls_its_dice_with_the_certified_rng(table) -
     assert controller.snapshot()["phase"] == "settled"
     assert len(controller.round.record["dice"]) == 3
     assert out.of("station-1", "result")[0]["bet_id"] == "d1"
+
+
+def test_a_controller_restarted_in_the_betting_window_opens_it_again_with_its_bets(table) -> None:
+    controller, _, _ = table(stack=TWO_SEATS)
+    controller.join("station-1", 0)
+    controller.join("station-2", 0)
+    controller.open_betting()
+    controller.bet("station-1", bet("b1", {"bac": 10, "war": 10}))
+    round_id = controller.round.round_id
+
+    controller, out, _ = table(stack=TWO_SEATS)                 # the power came back
+    snap = controller.snapshot()
+    assert (snap["phase"], snap["round_id"]) == ("betting", round_id)
+    assert snap["seats"][0]["bet"] == {"bac": 10, "war": 10} and snap["seats"][0]["online"] is False
+    controller.join("station-1", 0)
+    controller.join("station-2", 0)
+    controller.bet("station-1", bet("b1", {"bac": 10, "war": 10}))       # re-sent on joining: the same answer
+    controller.bet("station-2", bet("b2", {"bac": 20, "war": 20}))
+    controller.deal()
+    assert [r["bet_id"] for s in ("station-1", "station-2") for r in out.of(s, "result")] == ["b1", "b2"]
+    assert controller.meters()["coin_in"] == 60
