@@ -62,7 +62,7 @@ class NoOutbound:
 
 @dataclass
 class TableRound:
-    """The round at the table now: its window, bets, kernel and what was sent."""
+    """The round at the table now: its window, bets, kernel, record."""
 
     round_id: str | None = None
     round_no: int = 0
@@ -74,9 +74,7 @@ class TableRound:
     ended_at: float | None = None
     record: dict[str, Any] | None = None
     misdeal: str | None = None
-    decision_ids: set[str] = field(default_factory=set)
-    asked: set[int] = field(default_factory=set)             # seats whose request was sent
-    shown: int = 0                                           # journal entries the snapshot shows
+    decision_ids: set[str] = field(default_factory=set)     # the decisions applied (sent again: ignored)
 
 
 def table_round_id(table_id: str, round_no: int) -> str:
