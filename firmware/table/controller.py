@@ -139,7 +139,8 @@ class TableController:
             log.info("table: resuming round %s from the journal", r.round_id)
             self.phase = self._move("resume")
             r.closed_at_ns = time.monotonic_ns()
-            kernel = resume_round(self.ledger, self.cards.rng, decider=None, continuation=self.cards.continuation())
+            kernel = resume_round(self.ledger, self.cards.rng, continuation=self.cards.continuation(),
+                                  decision_timeout_s=self.settings.decision_timeout_s, clock=self.clock)
             assert kernel is not None
             r.kernel = kernel
             self._after_deal()

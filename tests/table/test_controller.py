@@ -140,6 +140,7 @@ def test_a_controller_restarted_mid_round_resumes_it_and_the_identities_hold(tab
 
     controller, out, _ = table(source="rng", game="three-card-poker")      # the power came back
     assert (controller.phase.value, controller.round.round_id) == ("decisions", round_id)
+    assert controller.snapshot()["decision_left_s"] == 30       # the seats' time starts again
     controller.join("station-1", 0)
     controller.join("station-2", 0)
     (request,) = out.of("station-1", "decision_request")
