@@ -263,3 +263,21 @@ def test_a_controller_restarted_in_the_betting_window_opens_it_again_with_its_be
     controller.deal()
     assert [r["bet_id"] for s in ("station-1", "station-2") for r in out.of(s, "result")] == ["b1", "b2"]
     assert controller.meters()["coin_in"] == 60
+
+
+def test_the_dealer_declares_a_misdeal_while_the_seats_decide_and_every_wager_comes_back(table) -> None:
+    controller, out, _ = table(source="rng", game="three-card-poker")
+    poker_bets(controller, 7)
+    request = out.of("station-1", "decision_request")[0]
+    controller.decision("station-1", {"round_id": request["round_id"], "seat": 1, "action": "play",
+                                      "decision_id": "d1"})
+    controller.declare_misdeal("a card was exposed")
+    assert controller.snapshot()["phase"] == "misdeal"
+    for station, ante in (("station-1", 5), ("station-2", 7)):
+        (result,) = out.of(station, "result")
+        assert result["stakes"] == {"ante": ante} and result["results"] == {"ante": {"outcome": "void", "net": 0}}
+    m = controller.meters()
+    assert m["coin_in"] == m["coin_out"] == 12
+    assert controller.ledger.round_record(request["round_id"])["misdeal"] == "a card was exposed"
+    with pytest.raises(TableError, match="misdeal is not allowed in MISDEAL"):
+        controller.declare_misdeal("again")
