@@ -11,6 +11,20 @@ from tests.table.conftest import bet
 TWO_SEATS = ["9h", "2c", "4s", "Kc", "3d", "2h"]
 
 
+def one_bet(controller) -> None:
+    """station-1 (seat 1) and station-2 (seat 2) join; the window opens; station-1 bets 10+10."""
+    controller.join("station-1", 0)
+    controller.join("station-2", 0)
+    controller.open_betting()
+    controller.bet("station-1", bet("b1", {"bac": 10, "war": 10}))
+
+
+def two_bets(controller) -> None:
+    """:func:`one_bet`, then station-2 bets 20+20 (every station has bet: the window closes)."""
+    one_bet(controller)
+    controller.bet("station-2", bet("b2", {"bac": 20, "war": 20}))
+
+
 def test_bets_are_accepted_and_each_station_gets_its_result_once(table) -> None:
     controller, out, _ = table(stack=TWO_SEATS)
     assert controller.join("station-1", 0)["seat"] == 1
@@ -34,10 +48,7 @@ def test_bets_are_accepted_and_each_station_gets_its_result_once(table) -> None:
 
 def test_a_bet_after_the_window_closed_is_refused_and_returned(table) -> None:
     controller, out, _ = table(stack=TWO_SEATS)
-    controller.join("station-1", 0)
-    controller.join("station-2", 0)
-    controller.open_betting()
-    controller.bet("station-1", bet("b1", {"bac": 10, "war": 10}))
+    one_bet(controller)
     controller.close_betting()
     controller.bet("station-2", bet("late", {"bac": 10, "war": 10}))
     (answer,) = out.of("station-2", "bet_answer")
@@ -66,15 +77,6 @@ def test_a_seat_taken_is_refused_and_a_station_keeps_its_seat(table) -> None:
     assert controller.join("station-2", 0)["seat"] == 1
     with pytest.raises(TableError, match="sits at seat 3"):
         controller.join("station-1", 4)
-
-
-def two_bets(controller) -> None:
-    """station-1 at seat 1 bets 10+10, station-2 at seat 2 bets 20+20 (the window then closes)."""
-    controller.join("station-1", 0)
-    controller.join("station-2", 0)
-    controller.open_betting()
-    controller.bet("station-1", bet("b1", {"bac": 10, "war": 10}))
-    controller.bet("station-2", bet("b2", {"bac": 20, "war": 20}))
 
 
 def _returned(result: dict) -> int:
@@ -246,10 +248,7 @@ def test_a_dice_game_at_the_table_rolls_its_dice_with_the_certified_rng(table) -
 
 def test_a_controller_restarted_in_the_betting_window_opens_it_again_with_its_bets(table) -> None:
     controller, _, _ = table(stack=TWO_SEATS)
-    controller.join("station-1", 0)
-    controller.join("station-2", 0)
-    controller.open_betting()
-    controller.bet("station-1", bet("b1", {"bac": 10, "war": 10}))
+    one_bet(controller)
     round_id = controller.round.round_id
 
     controller, out, _ = table(stack=TWO_SEATS)                 # the power came back
