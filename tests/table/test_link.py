@@ -131,3 +131,45 @@ def test_a_station_asking_for_a_taken_seat_is_told_why_and_not_seated(served) ->
     assert rounds.wait(lambda: any(not up for up, _ in rounds.links))
     assert "seat 1 is taken by station-1" in rounds.links[0][1]
     assert not second.connected() and "station-2" not in controller.stations
+
+
+def test_a_silent_station_is_dropped_after_the_link_timeout_and_a_live_one_is_kept(tmp_path: Path, caplog) -> None:
+    from cryptography.hazmat.primitives.asymmetric import x25519
+
+    from egmproto.table_messages import TO_STATION
+    from firmware.table.identity import station_identity
+    from firmware.table.session import SeqBook, SeqCounter, Session, kem_public_text
+    from firmware.table.transport import client_context
+
+    pki = ensure_table_pki(tmp_path, "egm-table", STATIONS)
+    ledger = Ledger.open(tmp_path / "table")
+    settings = TableSection(betting_window_s=60.0, auto_open=False, link_timeout_s=0.5)
+    controller = build_controller(ledger, settings, source="rng", seed=b"silence")
+    server = TableServer(controller, pki, "127.0.0.1:0")
+    host, port = server.start()
+    rounds = FakeRounds("station-2")
+    alive = TableClient(rounds, station_id="station-2", pki_dir=pki, controller=f"{host}:{port}", link_timeout_s=0.5)
+    rounds.port = alive
+    try:
+        alive.start()
+        identity = station_identity(pki, "station-1", "egm-table")
+        kem = x25519.X25519PrivateKey.generate()
+        session = Session(own_id="station-1", signing_key=identity.signing_key, own_kem=kem, peer_id="egm-table",
+                          verify_key_for=lambda s: identity.host_verify_key, incoming=TO_STATION, seqs=SeqBook(),
+                          counter=SeqCounter(), peer_kem=identity.host_kem_key)
+        ctx = client_context(pki / "ca.cert.pem", *[pki / "issued" / f"station-1.{k}.pem" for k in ("cert", "key")])
+        with caplog.at_level(logging.INFO, logger="egm.table.link"), \
+                socket.create_connection((host, port), timeout=10) as raw, \
+                ctx.wrap_socket(raw, server_hostname=host) as tls:
+            tls.sendall(session.frame("join", {"table_id": "TABLE-1", "kem_public": kem_public_text(kem),
+                                               "seat": 0, "open_bets": []}))
+            assert _wait_for(lambda: "station-1" in controller.stations)
+            dropped = _wait_for(lambda: [r.getMessage() for r in caplog.records
+                                         if "station-1 closed" in r.getMessage()])   # then it says nothing
+        assert "nothing heard for 0.5 s" in dropped[0]
+        assert "station-1" not in controller.stations
+        assert alive.connected() and alive.connections == 1       # its heartbeats kept it joined
+    finally:
+        alive.stop()
+        server.stop()
+        ledger.close()
