@@ -38,7 +38,7 @@ from cryptography.hazmat.primitives.asymmetric.utils import (
 )
 
 from egmproto.errors import EnvelopeError, EnvelopeRejected
-from egmproto.messages import PROTOCOL_VERSION, SUPPORTED_VERSIONS, check_body
+from egmproto.messages import PROTOCOL_VERSION, SUPPORTED_VERSIONS, Schema, check_body
 
 MAGIC = b"EGM1"
 MAX_ENVELOPE_BYTES = 256 * 1024
@@ -181,10 +181,12 @@ def _header(version: int, kem_id: int, sender: bytes) -> bytes:
 
 def seal(*, sender_id: str, seq: int, time: datetime, type: str, body: dict[str, Any],
          signing_key: Any, recipient_public_key: Any, version: int = PROTOCOL_VERSION,
-         pq_hybrid: bool = False) -> bytes:
+         pq_hybrid: bool = False, schema: Schema | None = None) -> bytes:
     """Sign and encrypt one message; :class:`EnvelopeError` if anything about it is invalid.
 
     ``pq_hybrid=False`` needs an X25519 recipient key, ``True`` an ``MLKEM768X25519PublicKey``.
+    ``schema``: the protocol whose message types the body is checked against (default: the host
+    link's, ``messages.SCHEMA``; the live table's is ``table_messages.TABLE_SCHEMA``).
     """
     if version not in SUPPORTED_VERSIONS:
         raise EnvelopeError(f"protocol version {version!r} is not supported")
@@ -192,7 +194,7 @@ def seal(*, sender_id: str, seq: int, time: datetime, type: str, body: dict[str,
         raise EnvelopeError(f"sender id {sender_id!r} does not match [A-Za-z0-9_.-]{{1,32}}")
     if isinstance(seq, bool) or not isinstance(seq, int) or not 0 <= seq <= SEQ_MAX:
         raise EnvelopeError(f"seq {seq!r} is not an integer in 0..2^63-1")
-    check_body(type, body, version)
+    check_body(type, body, version, schema)
     kem_id = KEM_MLKEM768_X25519 if pq_hybrid else KEM_X25519
     if not isinstance(recipient_public_key, _KEM_PUBLIC[kem_id]):
         raise EnvelopeError(f"{_KEM_NAMES[kem_id]} needs a {_KEM_PUBLIC[kem_id].__name__} recipient key,"
@@ -235,7 +237,7 @@ def _lookup_key(verify_key_for: Callable[[str], Any], sender_id: str) -> Any:
 def open_(data: bytes, *, recipient_private_key: Any | Iterable[Any],
           verify_key_for: Callable[[str], Any], last_seq_for: Callable[[str], int | None],
           now: datetime, max_age_s: float = 300, max_skew_s: float = 60,
-          direction: str | None = None) -> Opened:
+          direction: str | None = None, schema: Schema | None = None) -> Opened:
     """Decrypt, verify and check one envelope; :class:`EnvelopeRejected` with a reason otherwise.
 
     ``recipient_private_key`` is one key, or a list of keys (one per KEM, to accept both during a
@@ -243,7 +245,8 @@ def open_(data: bytes, *, recipient_private_key: Any | Iterable[Any],
     ``LookupError``) when the sender is unknown; it may raise :class:`EnvelopeRejected` itself (a
     revoked certificate), which propagates. ``last_seq_for(sender_id)`` is the highest sequence
     number already accepted from the sender, or ``None``. ``direction`` (``messages.TO_HOST`` or
-    ``TO_TERMINAL``), when given, refuses message types meant for the other side.
+    ``TO_TERMINAL``), when given, refuses message types meant for the other side. ``schema``: as
+    :func:`seal`'s.
     """
     if not isinstance(now, datetime) or now.tzinfo is None or now.utcoffset() is None:
         raise EnvelopeError("now must be a timezone-aware datetime")
@@ -311,7 +314,7 @@ def open_(data: bytes, *, recipient_private_key: Any | Iterable[Any],
     sent_at = _parse_time(msg["time"])
     type_, body = msg["type"], msg["body"]
     try:
-        mt = check_body(type_, body, v)
+        mt = check_body(type_, body, v, schema)
     except EnvelopeRejected:  # pragma: no cover - check_body raises only EnvelopeError
         raise
     except EnvelopeError as exc:

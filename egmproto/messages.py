@@ -96,9 +96,15 @@ SCHEMA: dict[int, dict[str, MessageType]] = {
 }
 
 
-def message_type(type_: str, version: int = PROTOCOL_VERSION) -> MessageType:
-    """The schema entry for ``type_`` in ``version``; :class:`EnvelopeError` if there is none."""
-    types = SCHEMA.get(version)
+#: A protocol's message types by version (:data:`SCHEMA` is the host link's; the live table's is
+#: ``egmproto.table_messages.TABLE_SCHEMA``).
+Schema = Mapping[int, Mapping[str, MessageType]]
+
+
+def message_type(type_: str, version: int = PROTOCOL_VERSION, schema: Schema | None = None) -> MessageType:
+    """The schema entry for ``type_`` in ``version`` of ``schema`` (default: the host link's);
+    :class:`EnvelopeError` if there is none."""
+    types = (SCHEMA if schema is None else schema).get(version)
     if types is None:
         raise EnvelopeError(f"protocol version {version!r} is not supported")
     if not isinstance(type_, str) or type_ not in types:
@@ -198,18 +204,26 @@ def _check_kind(kind: str, v: Any, where: str) -> None:
         _check_json(v, where, 1)
     elif kind == "meter_tree":
         _check_meter_tree(v, where, 1)
+    elif kind == "list":
+        if not isinstance(v, list):
+            raise EnvelopeError(f"{where}: expected a list")
+        _check_json(v, where, 1)
+    elif kind == "str_or_null":
+        if v is not None:
+            _check_kind("str", v, where)
     else:  # pragma: no cover - a schema typo
         raise AssertionError(f"schema kind {kind!r} has no checker")
 
 
 #: every field kind the schema uses (docs/protocols/host-envelope.md describes each)
 KINDS = ("count", "command_number", "count_or_null", "bool", "str", "name", "validation", "sha256", "url", "iso_time",
-         "object", "meter_tree", "epoch")
+         "object", "meter_tree", "epoch", "list", "str_or_null")
 
 
-def check_body(type_: str, body: Any, version: int = PROTOCOL_VERSION) -> MessageType:
-    """Check ``body`` against the schema of ``type_``; return the type, or raise :class:`EnvelopeError`."""
-    mt = message_type(type_, version)
+def check_body(type_: str, body: Any, version: int = PROTOCOL_VERSION, schema: Schema | None = None) -> MessageType:
+    """Check ``body`` against the schema of ``type_`` (in ``schema``, default the host link's); return
+    the type, or raise :class:`EnvelopeError`."""
+    mt = message_type(type_, version, schema)
     if not isinstance(body, dict):
         raise EnvelopeError(f"{type_}: the body must be an object")
     for k in body:

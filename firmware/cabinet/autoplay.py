@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from firmware.cabinet.states import CabinetState
+from firmware.errors import EgmError
 from firmware.kernel.states import RoundState
 
 log = logging.getLogger(__name__)
@@ -40,9 +41,13 @@ class Autoplay:
         self._played_seen = 0
         self.done = False
         self.errors: list[str] = []
+        self._window: Any = None          #: the table's betting window bet in (a station's autoplay)
 
     def __call__(self, terminal: Any) -> None:
         if self.done:
+            return
+        if terminal.table is not None:
+            self._at_table(terminal)
             return
         kernel = terminal.kernel
         if kernel is not None:
@@ -50,18 +55,10 @@ class Autoplay:
                 request = kernel.pending()[0]
                 terminal.decide(request.seat, kernel.game.automatic_decision(kernel.round, request))
             return
-        if terminal.rounds_played != self._played_seen:
-            self._since_cashout += terminal.rounds_played - self._played_seen
-            self._played_seen = terminal.rounds_played
+        self._count_rounds(terminal)
         if terminal.cabinet.state is not S.IDLE or terminal.printing is not None or terminal.starting:
             return
-        if terminal.rounds_played >= self.rounds:
-            self.done = True
-            terminal.stop()
-            return
-        if self._since_cashout >= self.cashout_every and terminal.ledger.credits > 0:
-            self._since_cashout = 0
-            terminal.request_cashout()
+        if self._ended_or_cashed_out(terminal):
             return
         stake = self._stake(terminal)
         if terminal.ledger.credits < stake:
@@ -69,9 +66,58 @@ class Autoplay:
             return
         terminal.play()
 
-    def _stake(self, terminal: Any) -> int:
-        kernel = terminal.rounds.kernel_for(terminal.game_id)
-        wagers = terminal.wagers_for()
+    def _at_table(self, terminal: Any) -> None:
+        """A player station (issue 24): answer the decision the table waits for, and bet the
+        automatic wagers once per betting window (a refused bet is not tried again in it)."""
+        table = terminal.table
+        if table.decision is not None:
+            try:
+                terminal.decide(table.decision["seat"], table.automatic_decision())
+            except EgmError as exc:           # the link is down: the table's clock decides
+                self.errors.append(str(exc))
+                table.decision = None
+            return
+        self._count_rounds(terminal)
+        if terminal.cabinet.state is not S.IDLE or terminal.printing is not None or terminal.ledger.table_bets:
+            return
+        if self._ended_or_cashed_out(terminal):
+            return
+        snap = table.snapshot or {}
+        if snap.get("phase") != "betting" or not table.link_up or snap.get("round_id") == self._window:
+            return
+        wagers = table.wagers_for(str(snap.get("game") or terminal.game_id))
+        stake = self._stake(terminal, str(snap.get("game") or terminal.game_id), wagers)
+        if terminal.ledger.credits < stake:
+            self._feed(terminal, stake)
+            return
+        self._window = snap.get("round_id")
+        try:
+            terminal.play(wagers)
+        except EgmError as exc:
+            self.errors.append(str(exc))
+            log.warning("autoplay: no bet in round %s: %s", self._window, exc)
+
+    def _ended_or_cashed_out(self, terminal: Any) -> bool:
+        """Between rounds: stop after the last round, or cash out when it is time (True: done so)."""
+        if terminal.rounds_played >= self.rounds:
+            self.done = True
+            terminal.stop()
+            return True
+        if self._since_cashout >= self.cashout_every and terminal.ledger.credits > 0:
+            self._since_cashout = 0
+            terminal.request_cashout()
+            return True
+        return False
+
+    def _count_rounds(self, terminal: Any) -> None:
+        if terminal.rounds_played != self._played_seen:
+            self._since_cashout += terminal.rounds_played - self._played_seen
+            self._played_seen = terminal.rounds_played
+
+    def _stake(self, terminal: Any, game_id: str | None = None,
+               wagers: dict[int, dict[str, int]] | None = None) -> int:
+        kernel = terminal.rounds.kernel_for(game_id or terminal.game_id)
+        wagers = wagers or terminal.wagers_for()
         return sum(sum(b.values()) for b in wagers.values()) + kernel.game.reserved_stake(kernel.options, wagers)
 
     def _feed(self, terminal: Any, stake: int) -> None:

@@ -145,6 +145,8 @@ class Cashout:
     def request(self) -> dict[str, Any]:
         """The player's cash-out: a voucher, or a handpay; pending until a round in play completes."""
         t = self.t
+        if t.ledger.table_bets:
+            raise TerminalError("a table bet is open: cash out once its round is settled")
         if t.ledger.credits_cents <= 0 and not t.cabinet.round_in_progress:
             raise TerminalError("there are no credits to cash out")
         t.cabinet.cashout()

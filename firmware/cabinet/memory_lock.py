@@ -43,6 +43,7 @@ class LockedEvents:
     credits_cents = 0
     credits = 0
     open_round = None
+    table_bets: dict[str, Any] = {}
 
     def __init__(self, clock: Callable[[], str] = utc_now) -> None:
         self._clock = clock

@@ -141,7 +141,7 @@ class Rounds:
         cfg = self.t.cfg
         if game not in cfg.games.enabled:
             raise TerminalError(f"game {game!r} is not enabled; enabled: {', '.join(cfg.games.enabled)}")
-        if self.kernel is not None:
+        if self.kernel is not None or self.t.ledger.table_bets:
             raise TerminalError("a round is in progress")
         if game != self.game_id:
             self.t.ledger.event("game_selected", game=game)        # SAS 0x8C: in history first
@@ -233,6 +233,8 @@ class Rounds:
         if self.activity is A.STARTING:
             self._begin()
         self.go_on()
+        if self.t.table is not None:
+            self.t.table.attach()                 # a station: PLAYING exactly while a table bet is open
 
     def _begin(self) -> None:
         t = self.t

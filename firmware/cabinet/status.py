@@ -53,6 +53,7 @@ class StatusReport:
             "host": None if t.hostlink is None else t.hostlink.status(),
             "sas": None if t.sas is None else t.sas.status(),
             "lab": t.lab.status(),
+            "table": None if t.table is None else t.table.status(),
         }
 
     def _tilt(self, tilt: Tilt) -> dict[str, Any]:

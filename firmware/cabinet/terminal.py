@@ -38,6 +38,8 @@ from firmware.cabinet.ports import HostPort, SasPart
 from firmware.cabinet.rounds import Rounds
 from firmware.cabinet.status import StatusReport
 from firmware.cabinet.supervision import PRINTER_SOFT_FAULTS, SelfTest, Supervision
+from firmware.cabinet.table_port import TablePort
+from firmware.cabinet.table_rounds import TableRounds
 from firmware.kernel.limits import BetLimits
 from firmware.kernel.round import RoundKernel
 from firmware.ledger.errors import CriticalMemoryError
@@ -160,6 +162,12 @@ class Terminal:
         self.money_in = MoneyIn(self)
         self.cashout = Cashout(self)
         self.report = StatusReport(self)
+        #: A player station's rounds at a live table (``[table] controller`` set), else None; the
+        #: composition root hands it to the table link (its ``TableEvents``) and the link to
+        #: :meth:`connect_table`.
+        self.table: TableRounds | None = TableRounds(self) if cfg.table.controller else None
+        #: The table link (``firmware.table``'s client), once connected; None plays alone.
+        self.table_port: TablePort | None = None
         self.lab = LabPrompts(ledger, clock)
         self.commands = CommandQueue()
         self._handlers: dict[type[DeviceEvent], EventHandler] = {
@@ -170,6 +178,8 @@ class Terminal:
             game=self.choose_game, bet=self.set_bet, retry_ticket=self.retry_ticket,
             attendant_handpay=self.attendant_handpay, wake=lambda: None, **self.lab.commands(),
         )
+        if self.table is not None:
+            self.register(table=self.table.handle)     # the link's events (not a control-socket op)
         #: The screenshot of the screens connected (:meth:`connect_screens`), else of none (headless).
         self._screens_capture: ScreenCapture | None = None
         self._headless_capture = capture(self) if capture is not None else None
@@ -255,6 +265,8 @@ class Terminal:
         self.money_in.settle_after_power_loss()
         self.cashout.resume_handpay()
         self.rounds.settle_after_power_loss()
+        if self.table is not None:
+            self.table.attach()                      # a table bet left open: PLAYING until settled
         self._publish()
         if self._hostlink_factory is not None and self.hostlink is None:
             self.hostlink = self._hostlink_factory(self)          # after attract: see __init__
@@ -452,8 +464,21 @@ class Terminal:
         return self.rounds.wagers_for(game_id)
 
     def play(self, wagers: Mapping[Any, Mapping[str, int]] | None = None, game: str | None = None) -> dict[str, Any]:
-        """Start a round (the DEAL button); see :meth:`Rounds.play <firmware.cabinet.rounds.Rounds.play>`."""
+        """Start a round (the DEAL button); see :meth:`Rounds.play <firmware.cabinet.rounds.Rounds.play>`.
+        At a live table (:attr:`table`): bet in the open betting window
+        (:meth:`TableRounds.play <firmware.cabinet.table_rounds.TableRounds.play>`)."""
+        if self.table is not None:
+            return self.table.play(wagers, game)
         return self.rounds.play(wagers, game)
 
     def decide(self, seat: int, action: str) -> dict[str, Any]:
+        if self.table is not None:
+            return self.table.decide(int(seat), str(action))
         return self.rounds.decide(seat, action)
+
+    def connect_table(self, port: TablePort) -> None:
+        """The table link (a station's): bets and decisions go through ``port`` from now on. The
+        link gets :attr:`table` (its events) from the composition root."""
+        if self.table is None:
+            raise TerminalError("this terminal is not a table station ([table] controller is not set)")
+        self.table_port = port

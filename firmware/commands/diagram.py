@@ -13,6 +13,7 @@ TABLES: dict[str, str] = {
     "cash-out": "firmware.cabinet.cashout:PRINTING_TABLE",
     "rounds": "firmware.cabinet.rounds:ACTIVITY_TABLE",
     "vouchers": "firmware.cashless.voucher_states:VOUCHER_TABLE",
+    "live-table": "firmware.table.phases:TABLE_PHASES",
 }
 #: Every machine name but the games'.
 MACHINES: tuple[str, ...] = ("cabinet", *TABLES)

@@ -88,7 +88,7 @@ def _recall(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(rounds)
     else:
-        rows = [{"round": r["round_id"][:12], "game": r["game"], "time": r.get("time", "-"),
+        rows = [{"round": r["round_id"] if "table" in r else r["round_id"][:12], "game": r["game"], "time": r.get("time", "-"),
                  "status": r["status"].replace("_", " "), "net": r.get("net"),
                  "credits before": r.get("credits_before"), "credits after": r.get("credits_after")}
                 for r in rounds]

@@ -251,6 +251,8 @@ def _terminal(cfg, args, game_id: str, rng_results, path: Path, out):
             where = f"embedded host in {hosted.host_dir}" if hosted.host_dir else "host elsewhere"
             out.write(f"host link: {hosted.broker_url} ({where}); reports outstanding: "
                       f"{len(link.outbox)}\n")
+        if terminal.table is not None:
+            _table_link(cfg, terminal, path, stack, out)
         from firmware.ui.service.calibration import apply_stored_calibration
 
         if apply_stored_calibration(terminal) is not None:
@@ -284,6 +286,23 @@ def _terminal(cfg, args, game_id: str, rng_results, path: Path, out):
                       f"critical memory in {path}\n")
             if difference:
                 raise EgmError(f"the accounting identity is off by {difference} cents")
+
+
+def _table_link(cfg, terminal, path: Path, stack, out) -> None:
+    """A player station (``[table] controller`` set): its link to the table controller
+    (``firmware.table``), the port of the terminal's table rounds, started once it is powered up."""
+    from firmware.commands._hostlink import pki_dir
+    from firmware.table.client import TableClient
+
+    table = cfg.table
+    client = TableClient(terminal.table, station_id=cfg.terminal.id,
+                         pki_dir=Path(table.pki) if table.pki else pki_dir(cfg, path), controller=table.controller,
+                         controller_name=table.controller_name, table_id=table.table_id, seat=table.seat,
+                         link_timeout_s=table.link_timeout_s)
+    terminal.connect_table(client)
+    client.start()
+    stack.callback(client.stop)
+    out.write(f"table link: {table.table_id} at {table.controller} as {cfg.terminal.id}\n")
 
 
 def _headless_capture(args):

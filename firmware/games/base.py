@@ -76,6 +76,9 @@ class Settlement:
     #: The amounts finally at stake per seat and wager (after decisions such as PLAY or fold).
     stakes: dict[int, dict[str, int]] = field(default_factory=dict)
     house_net: int = 0
+    #: Of ``house_net``, the fee the house kept from a contest among the players (the war pool's
+    #: commission): a live table meters it apart (``pool_commission``).
+    commission: int = 0
 
     @property
     def players_net(self) -> int:

@@ -285,6 +285,7 @@ class WarFamilyGame(Game[WarFamilyOptions, WarRound]):
             settlement.results[seat.seat] = {n: results[n] for n in self.wager_names if n in results}
             settlement.stakes[seat.seat] = dict(w)
         settlement.house_net = house + self._house_pool_result(state)
+        settlement.commission = state.pool_commission
         state.settlement = settlement
         return settlement
 

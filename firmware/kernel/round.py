@@ -254,6 +254,8 @@ class RoundKernel(Generic[OptionsT, StateT]):
                     for seat, res in self.settlement.results.items()
                 },
             }
+            if self.settlement.commission:   # the house's fee from the pool (meter pool_commission)
+                self._entry_data["commission"] = self.settlement.commission
             if self.timed_out:       # which decisions the clock took, so recall shows them
                 self._entry_data["timed_out"] = list(self.timed_out)
         self.complete()

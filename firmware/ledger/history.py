@@ -22,6 +22,7 @@ class LedgerHistory:
 
     _store: DualStore
     open_round: OpenRound | None
+    table_bets: dict[str, dict[str, Any]]
     denom_cents: int
 
     def records_for(self, ref: str) -> list[dict[str, Any]]:
@@ -66,7 +67,11 @@ class LedgerHistory:
     def recall(self, last: int = 100) -> list[dict[str, Any]]:
         """The last ``last`` rounds, newest first, each in the ``egm round`` format plus ``round_id``,
         ``time``, ``credits_before`` and ``credits_after``; an unfinished round comes first with
-        ``"status": "in_progress"``."""
+        ``"status": "in_progress"``. A live table's rounds (a station's) are listed among them:
+        the controller's record with this station's bet (``table``, ``own_seat``), a refused bet as
+        ``"status": "refused"``, a bet not yet settled as ``in_progress``
+        (:func:`firmware.ledger.table.recall_entry`)."""
+        from firmware.ledger.table import CLOSING, recall_entry
 
         out: list[dict[str, Any]] = []
         if self.open_round is not None:
@@ -74,11 +79,17 @@ class LedgerHistory:
             out.append({"round_id": data["round_id"], "game": data["game"], "status": "in_progress",
                         "wagers": data["wagers"], "cards_dealt": data["cards"],
                         "decisions": data["decisions"], "steps": len(data["entries"])})
+        out.extend(recall_entry("table.bet", None, bet) for bet in reversed(self.table_bets.values()))
+        out = out[:last]
+        kinds = ("round.complete", *CLOSING)
         rows = self._store.query(
-            "SELECT ref, time, body FROM log WHERE kind = 'round.complete' ORDER BY seq DESC LIMIT ?",
-            (max(0, last - len(out)),))
-        for ref, time, body in rows:
-            out.append(self._complete_record(ref, time, json.loads(body)))
+            f"SELECT kind, ref, time, body FROM log WHERE kind IN ({','.join('?' * len(kinds))}) "
+            "ORDER BY seq DESC LIMIT ?", (*kinds, max(0, last - len(out))))
+        for kind, ref, time, body in rows:
+            if kind == "round.complete":
+                out.append(self._complete_record(ref, time, json.loads(body)))
+            else:
+                out.append(recall_entry(kind, time, json.loads(body)))
         return out
 
     def round_record(self, round_id: str) -> dict[str, Any]:

@@ -4,7 +4,9 @@ Every operation that moves money or matters to an audit is one log record, commi
 (with its meter changes in the same transaction) *before* the caller may show or pay anything:
 
 * money: :meth:`Ledger.bill_in`, :meth:`ticket_in`, :meth:`ticket_out`, :meth:`handpay`,
-  :meth:`transfer_in`, :meth:`transfer_out`;
+  :meth:`transfer_in`, :meth:`transfer_out` (:class:`~firmware.ledger.money.MoneyBook`);
+* a live table's bets, on a player station: :meth:`table_bet`, :meth:`table_answer`,
+  :meth:`table_result` (:class:`~firmware.ledger.table.TableBook`);
 * rounds: the kernel's write-ahead journal (:meth:`transition`, the ``RoundJournal`` hook): the
   stake leaves the credit meter with the ``deal`` entry, the returns come back with ``complete``;
 * events: :meth:`event` (power up/down, doors, tilts, RAM clear, configuration, service entries).
@@ -27,9 +29,10 @@ from typing import Any
 
 from firmware.kernel.journal import JournalEntry
 from firmware.ledger import meters as M
+from firmware.ledger.controller_book import ControllerBook
 from firmware.ledger.errors import CriticalMemoryError, LedgerError, LedgerStateError
-from firmware.ledger.history import LedgerHistory
 from firmware.ledger.mark import MARK_FILE
+from firmware.ledger.money import MoneyBook
 from firmware.ledger.store import (
     FORMAT,
     GENESIS,
@@ -40,6 +43,7 @@ from firmware.ledger.store import (
     DualStore,
     load_or_create_key,
 )
+from firmware.ledger.table import TableBook, table_bets_after
 
 ROLES = ("attendant", "technician", "auditor", "operator", "regulator")
 #: meta key of the critical memory's epoch: a random id made with the ledger, so a RAM clear (a new
@@ -91,7 +95,7 @@ class OpenRound:
         }
 
 
-class Ledger(LedgerHistory):
+class Ledger(MoneyBook, TableBook, ControllerBook):
     """Critical memory of one terminal. Open it with :meth:`open`; one writer at a time."""
 
     def __init__(self, store: DualStore, state_dir: Path, denom_cents: int, clock: Callable[[], str]) -> None:
@@ -102,6 +106,9 @@ class Ledger(LedgerHistory):
         self.meters: dict[str, int] = {}
         self._meter_seq: dict[str, int] = {}
         self.open_round: OpenRound | None = None
+        #: The live table's bets committed and not yet settled or refused, by ``bet_id``: the
+        #: ``table.bet`` body, with ``accepted`` (and the accepted ``round_id``) once answered.
+        self.table_bets: dict[str, dict[str, Any]] = {}
         #: How many records of each kind the log holds (the host link numbers its reports from them).
         self.kind_counts: dict[str, int] = {}
         #: The highest report number a ``host_ack`` record holds (0: none).
@@ -220,6 +227,8 @@ class Ledger(LedgerHistory):
             self.host_acked = max(self.host_acked, body["upto"])
         if kind.startswith("round."):
             self.open_round = OpenRound.after(self.open_round, body)
+        elif kind.startswith("table."):
+            table_bets_after(self.table_bets, kind, body)
 
     # --- checkpoints -------------------------------------------------------------------------
     #: Records between checkpoints: start-up verifies at most about this many (and what a power
@@ -227,7 +236,8 @@ class Ledger(LedgerHistory):
     CHECKPOINT_EVERY = 1000
 
     #: What a checkpoint's state holds; one written before the last three were kept lacks them.
-    _STATE_KEYS = frozenset({"meters", "meter_seq", "open_round", "kind_counts", "host_acked", "doors"})
+    _STATE_KEYS = frozenset({"meters", "meter_seq", "open_round", "kind_counts", "host_acked", "doors",
+                             "table_bets"})
 
     def _state(self) -> str:
         """What a checkpoint keeps: the meters (and the record each last changed at), the round in
@@ -239,7 +249,8 @@ class Ledger(LedgerHistory):
                                "round_id": round_.round_id, "game": round_.game,
                                "initial_stakes": round_.initial_stakes, "credits_before": round_.credits_before,
                                "entries": round_.entries},
-                           "kind_counts": self.kind_counts, "host_acked": self.host_acked, "doors": self._doors},
+                           "kind_counts": self.kind_counts, "host_acked": self.host_acked, "doors": self._doors,
+                           "table_bets": self.table_bets},
                           separators=(",", ":"), sort_keys=True)
 
     def _restore(self, seq: int, state: Mapping[str, Any]) -> bool:
@@ -252,6 +263,7 @@ class Ledger(LedgerHistory):
         self.kind_counts = dict(state["kind_counts"])
         self.host_acked = state["host_acked"]
         self._doors = dict(state["doors"])
+        self.table_bets = {k: dict(v) for k, v in state["table_bets"].items()}
         self._checkpoint_seq = seq
         return True
 
@@ -344,40 +356,6 @@ class Ledger(LedgerHistory):
             raise LedgerError(f"unknown role {data.get('role')!r}; roles are {', '.join(ROLES)}")
         self._commit("event", None, {"event": name, **data})
 
-    # --- money ---------------------------------------------------------------------------------
-    def _money(self, kind: str, cents: int, body: dict[str, Any]) -> None:
-        if not isinstance(cents, int) or isinstance(cents, bool) or cents <= 0:
-            raise LedgerError(f"{kind}: amount must be a positive whole number of cents, not {cents!r}")
-        if cents % self.denom_cents:
-            raise LedgerError(f"{kind}: {cents} cents is not a whole number of {self.denom_cents}-cent credits")
-        if self.open_round is not None and kind in ("ticket_out", "handpay", "transfer_out"):
-            raise LedgerStateError(f"{kind} is not allowed while a round is in progress")
-        self._commit(kind, body.get("validation", body.get("reference")), {"cents": cents, **body})
-
-    def bill_in(self, cents: int, *, denom_cents: int | None = None) -> None:
-        """A note stacked by the validator (counted only once stacked)."""
-        self._money("bill", cents, {"denom_cents": denom_cents or cents})
-
-    def ticket_in(self, cents: int, validation: str, *, cashable: bool = True) -> None:
-        self._money("ticket_in", cents, {"validation": validation, "cashable": cashable})
-
-    def ticket_out(self, cents: int, validation: str, *, cashable: bool = True) -> None:
-        """A voucher the printer confirmed printed: the credits leave the meter."""
-        self._money("ticket_out", cents, {"validation": validation, "cashable": cashable})
-
-    def handpay(self, cents: int, *, attendant: str = "") -> None:
-        """Cancelled credits paid by an attendant."""
-        self._money("handpay", cents, {"attendant": attendant})
-
-    def transfer_in(self, cents: int, reference: str, **data: Any) -> None:
-        """Funds transferred to the credit meter (``ref`` = ``reference``, e.g. an AFT transaction
-        ID; ``data``: what the transfer's protocol keeps with it, in the same record)."""
-        self._money("transfer_in", cents, _transfer_body(reference, data))
-
-    def transfer_out(self, cents: int, reference: str, **data: Any) -> None:
-        """Funds transferred from the credit meter to the host (as :meth:`transfer_in`)."""
-        self._money("transfer_out", cents, _transfer_body(reference, data))
-
     # --- device settings kept in critical memory ----------------------------------------------
     def store_setting(self, name: str, value: Mapping[str, Any]) -> None:
         """Keep a device setting (the touch calibration, ...) in critical memory: checksummed,
@@ -432,7 +410,7 @@ class Ledger(LedgerHistory):
             "cards": list(entry.cards), "decisions": [list(d) for d in entry.decisions],
             "data": entry.data,
         }
-        body: dict[str, Any] = {"round_id": entry.round_id, "denom_cents": self.denom_cents, "entry": record}
+        body: dict[str, Any] = {**self.round_tags, "round_id": entry.round_id, "denom_cents": self.denom_cents, "entry": record}
         current = self.open_round
         if entry.trigger == "deal":
             if current is not None:
@@ -493,14 +471,6 @@ class Ledger(LedgerHistory):
         return ledger
 
 
-def _transfer_body(reference: str, data: Mapping[str, Any]) -> dict[str, Any]:
-    if not isinstance(reference, str) or not reference:
-        raise LedgerError(f"a transfer needs a reference, not {reference!r}")
-    if "cents" in data:
-        raise LedgerError("a transfer's amount is its cents argument, not part of its data")
-    return {**data, "reference": reference}
-
-
 def epoch_of(meta: Mapping[str, str]) -> str:
     """The epoch of a ledger with this (authenticated) meta: the random id it was created with, or,
     for a ledger created before epochs, one derived from its creation time (stable for its life)."""
@@ -510,9 +480,10 @@ def epoch_of(meta: Mapping[str, str]) -> str:
 
 
 def accounting_difference(meters: Mapping[str, int]) -> int:
-    """CONTRACTS.md accounting identity, in cents: 0 when the credit meter is exactly explained."""
+    """CONTRACTS.md accounting identity, in cents: 0 when the credit meter is exactly explained
+    (credits held for a live table's open bet, ``table_held``, are neither on the meter nor played yet)."""
     g = meters.get
     expected = (g("bills_in", 0) + g("ticket_in", 0) + g("transfers_in", 0) - g("ticket_out", 0)
                 - g("handpay_cancelled_credits", 0) - g("transfers_out", 0) - g("coin_in", 0)
-                + g("coin_out", 0))
+                + g("coin_out", 0) - g(M.TABLE_HELD, 0))
     return g("credits", 0) - expected

@@ -26,6 +26,11 @@ EXTRA_METERS: tuple[str, ...] = (
     "games_since_door_close", "credits",
 )
 
+#: Credits (in cents) taken off the credit meter for bets at a live table and not yet counted in
+#: coin in or given back (the stake of a bet not yet answered, the reserve of a round not yet
+#: settled); kept out of the reports, it closes the accounting identity while a table bet is open.
+TABLE_HELD = "table_held"
+
 #: Meters that reset on an event by definition (they count "since" something).
 RESETTABLE = frozenset({"games_since_power_up", "games_since_door_close"})
 
@@ -68,6 +73,8 @@ def deltas(kind: str, body: Mapping[str, Any]) -> dict[str, int]:
         pass                     # a voucher's state change: meter-neutral (ticket_out/in move money)
     elif kind.startswith("round."):
         d.update(_round_deltas(body))
+    elif kind.startswith("table."):
+        d.update(_table_deltas(kind, body))
     elif kind == "event":
         event = body["event"]
         if event == "power_up":
@@ -85,52 +92,109 @@ def _round_deltas(body: Mapping[str, Any]) -> dict[str, int]:
     """A round transition: stakes leave the credit meter on ``deal``; returns come back on
     ``complete`` (with any stake placed by a decision, such as PLAY, taken at the same time).
     Coin in and out are also kept per game and per wager, games played, won and lost per game
-    (``coin_in.GAME``, ``games_played.GAME``...: SAS reads them per game number)."""
+    (``coin_in.GAME``, ``games_played.GAME``...: SAS reads them per game number).
+
+    A live table's controller journals its rounds with ``table`` in the body: it holds no credits
+    (each station keeps its player's), so its rounds move coin in/out and the games meters but not
+    ``credits``. The pool's commission (the house's fee) is its own meter, ``pool_commission``."""
+    d = _round_money(body)
+    if body.get("table"):
+        d.pop("credits", None)
+    return d
+
+
+def _round_money(body: Mapping[str, Any]) -> dict[str, int]:
     d: dict[str, int] = {}
     entry = body["entry"]
     denom = body["denom_cents"]
     game = body["game"]
     if entry["trigger"] == "deal":
-        stake = 0
-        for bets in entry["data"]["wagers"].values():
-            for name, amount in bets.items():
-                stake += amount
-                _add(d, f"coin_in.{game}.{name}", amount * denom)
-        d["coin_in"] = stake * denom
-        _add(d, f"coin_in.{game}", stake * denom)
+        stake = _coin_in(d, game, entry["data"]["wagers"], denom)
         d["credits"] = -stake * denom
     elif entry["trigger"] == "complete":
         data = entry["data"]
-        initial = body["initial_stakes"]
-        extra = 0
-        returned = 0
-        for seat, bets in data["stakes"].items():
-            for name, amount in bets.items():
-                added = amount - initial.get(seat, {}).get(name, 0)
-                if added:
-                    extra += added
-                    _add(d, f"coin_in.{game}.{name}", added * denom)
-                back = amount + data["results"][seat][name]["net"]
-                returned += back
-                if back:
-                    _add(d, f"coin_out.{game}.{name}", back * denom)
-        if extra:
-            d["coin_in"] = extra * denom
-            _add(d, f"coin_in.{game}", extra * denom)
-        d["coin_out"] = returned * denom
-        _add(d, f"coin_out.{game}", returned * denom)
+        returned, extra = _settled(d, game, body["initial_stakes"], data["stakes"], data["results"], denom)
         d["credits"] = (returned - extra) * denom
-        d["games_played"] = 1
-        d[f"games_played.{game}"] = 1
-        total_stake = sum(sum(b.values()) for b in data["stakes"].values())
-        if returned > total_stake:
-            d["games_won"] = 1
-            d[f"games_won.{game}"] = 1
-        elif returned < total_stake:
-            d["games_lost"] = 1
-            d[f"games_lost.{game}"] = 1
-        d["games_since_power_up"] = 1
-        d["games_since_door_close"] = 1
+        if data.get("commission"):
+            d["pool_commission"] = data["commission"] * denom
+    return d
+
+
+def _coin_in(d: dict[str, int], game: str, wagers: Mapping[str, Mapping[str, int]], denom: int) -> int:
+    """Coin in of the wagers ``{seat: {name: credits}}`` accepted into a round (in total, per game
+    and per wager); returns their sum in credits."""
+    stake = 0
+    for bets in wagers.values():
+        for name, amount in bets.items():
+            stake += amount
+            _add(d, f"coin_in.{game}.{name}", amount * denom)
+    d["coin_in"] = stake * denom
+    _add(d, f"coin_in.{game}", stake * denom)
+    return stake
+
+
+def _settled(d: dict[str, int], game: str, initial: Mapping[str, Mapping[str, int]],
+             stakes: Mapping[str, Mapping[str, int]], results: Mapping[str, Mapping[str, Mapping[str, Any]]],
+             denom: int) -> tuple[int, int]:
+    """A settled round's meters: stakes added after the deal (``stakes`` above ``initial``) into
+    coin in, the returns into coin out, games played/won/lost and the games since; returns
+    ``(returned, extra)`` in credits (the credit meter's change is the caller's)."""
+    extra = 0
+    returned = 0
+    for seat, bets in stakes.items():
+        for name, amount in bets.items():
+            added = amount - initial.get(seat, {}).get(name, 0)
+            if added:
+                extra += added
+                _add(d, f"coin_in.{game}.{name}", added * denom)
+            back = amount + results[seat][name]["net"]
+            returned += back
+            if back:
+                _add(d, f"coin_out.{game}.{name}", back * denom)
+    if extra:
+        d["coin_in"] = extra * denom
+        _add(d, f"coin_in.{game}", extra * denom)
+    d["coin_out"] = returned * denom
+    _add(d, f"coin_out.{game}", returned * denom)
+    d["games_played"] = 1
+    d[f"games_played.{game}"] = 1
+    total_stake = sum(sum(b.values()) for b in stakes.values())
+    if returned > total_stake:
+        d["games_won"] = 1
+        d[f"games_won.{game}"] = 1
+    elif returned < total_stake:
+        d["games_lost"] = 1
+        d[f"games_lost.{game}"] = 1
+    d["games_since_power_up"] = 1
+    d["games_since_door_close"] = 1
+    return returned, extra
+
+
+def _table_deltas(kind: str, body: Mapping[str, Any]) -> dict[str, int]:
+    """A live table's bet (issue 24), on the station: ``table.bet`` holds the stake (the wagers,
+    the game's reserve and any cover) off the credit meter in ``table_held``; ``table.accepted``
+    counts the wagers into coin in; ``table.refused`` gives the whole stake back; ``table.result``
+    settles the seat like a round's ``complete`` (:func:`_settled`) and gives back what the round
+    did not use of the reserve and cover."""
+    d: dict[str, int] = {}
+    denom = body["denom_cents"]
+    held = body["held"]
+    if kind == "table.bet":
+        d["credits"] = -held * denom
+        d[TABLE_HELD] = held * denom
+    elif kind == "table.accepted":
+        stake = _coin_in(d, body["game"], {str(body["seat"]): body["wagers"]}, denom)
+        d[TABLE_HELD] = -stake * denom
+    elif kind == "table.refused":
+        d["credits"] = held * denom
+        d[TABLE_HELD] = -held * denom
+    elif kind == "table.result":
+        seat = str(body["seat"])
+        wagered = sum(body["wagers"].values())
+        returned, extra = _settled(d, body["game"], {seat: body["wagers"]}, {seat: body["stakes"]},
+                                   {seat: body["results"]}, denom)
+        d["credits"] = (held - wagered + returned - extra) * denom
+        d[TABLE_HELD] = -(held - wagered) * denom
     return d
 
 

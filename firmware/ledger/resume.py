@@ -12,6 +12,7 @@ drawn but not yet journaled when the power went was never seen; it is drawn afre
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -29,8 +30,19 @@ from firmware.rng.interface import RandomSource
 
 
 def rebuild_record(entries: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """The ``egm round`` record of a completed round, replayed from its journal entries."""
+    """The ``egm round`` record of a completed round, replayed from its journal entries.
+
+    A round a live table ended in a misdeal (the shoe misread: every wager returned) was never
+    played out, so there is nothing to replay: its record is the wagers, the cards dealt and the
+    misdeal's reason from its journal."""
     first = entries[0]["data"]
+    last = entries[-1]["data"]
+    if last.get("misdeal"):
+        return {"game": first["game"], "options": first["options"], "source": first.get("source", "rng"),
+                "seats": [{"seat": int(s), "wagers": w, "results": last["results"][s]}
+                          for s, w in first["wagers"].items()],
+                "cards_dealt": [c for e in entries for c in e["cards"]], "decisions": [],
+                "misdeal": last["misdeal"], "net": 0, "house_net": 0}
     record = {
         "game": first["game"],
         "options": first["options"],
@@ -108,9 +120,12 @@ def resume_round(
     *,
     decider: Callable[[DecisionRequest], str] | None = None,
     continuation: Any = None,
+    decision_timeout_s: float | None = None,
+    clock: Callable[[], float] = time.monotonic,
 ) -> RoundKernel[Any, Any] | None:
     """Continue the ledger's unfinished round, if any; return its kernel (COMPLETE, or waiting in
-    DECISIONS when ``decider`` is None and a decision is still needed), or None if no round was open."""
+    DECISIONS when ``decider`` is None and a decision is still needed), or None if no round was open.
+    ``decision_timeout_s`` and ``clock``: the kernel's decision time limit (from the resume on)."""
     open_round = ledger.open_round
     if open_round is None:
         return None
@@ -119,7 +134,8 @@ def resume_round(
     options = make_options(game.id, data["options"])
     cards = parse_cards(data["cards"])
     source = ResumeSource(cards, game.shoe(options), rng, continuation, data["source"])
-    kernel = RoundKernel(game, options, limits=NO_LIMITS, journal=ResumeJournal(ledger, data["entries"]))
+    kernel = RoundKernel(game, options, limits=NO_LIMITS, journal=ResumeJournal(ledger, data["entries"]),
+                         decision_timeout_s=decision_timeout_s, clock=clock)
     queue = [(int(s), a) for s, a in data["decisions"]]
     wagers = {int(s): dict(b) for s, b in data["wagers"].items()}
     dice = tuple(data["dice"]) if data["dice"] is not None else None

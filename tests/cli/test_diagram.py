@@ -11,9 +11,10 @@ from firmware.cabinet.rounds import ACTIVITY_TABLE
 from firmware.cashless.voucher_states import VOUCHER_TABLE
 from firmware.cli import build_parser, main
 from firmware.games.registry import GAMES
+from firmware.table.phases import TABLE_PHASES
 
 TABLES = {"money-in": VALIDATOR_TABLE, "cash-out": PRINTING_TABLE, "rounds": ACTIVITY_TABLE,
-          "vouchers": VOUCHER_TABLE}
+          "vouchers": VOUCHER_TABLE, "live-table": TABLE_PHASES}
 
 
 def _label(row) -> str:

@@ -21,13 +21,14 @@ def change_blocked(terminal: Any) -> str | None:
         return f"the cabinet is {state.name}"
     if t.ledger.credits_cents:
         return f"the credit meter holds {t.ledger.credits} credits"
-    if t.kernel is not None or t.starting or t.ledger.open_round is not None:
+    if t.kernel is not None or t.starting or t.ledger.open_round is not None or t.ledger.table_bets:
         return "a round is in progress"
     return None
 
 
 def round_open(terminal: Any) -> bool:
-    """Whether a round is in progress (or being started, or open in critical memory)."""
+    """Whether a round is in progress (or being started, or open in critical memory, or a live
+    table's bet is open)."""
     t = terminal
     return (t.cabinet.round_in_progress or t.kernel is not None or t.starting
-            or t.ledger.open_round is not None)
+            or t.ledger.open_round is not None or bool(t.ledger.table_bets))
