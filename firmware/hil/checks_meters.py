@@ -1,9 +1,9 @@
 """Meter checks of the lab suite (areas ``meters``, ``memory``, ``doors``): the terminal's meters
 answer (the service ``meters`` / ``egm meters --json`` document) as flat numbers, the accounting
-identity the product defines (docs/critical-memory.md, "Meters"; computed here on its own, not with
-the product's :func:`firmware.ledger.ledger.accounting_difference`, so that a fault there cannot
-hide itself; ``tests/hil/test_checks_meters.py`` checks that the two agree), a pairwise "no meter
-went back" comparison, and the meter snapshots a run has already recorded as evidence.
+identity the product defines (docs/critical-memory.md, "Meters"), computed by the ledger's one
+function :func:`firmware.ledger.ledger.accounting_difference` (credits a live table's open bet holds,
+``table_held``, included: no second copy of the identity to fall behind), a pairwise "no meter went
+back" comparison, and the meter snapshots a run has already recorded as evidence.
 
 A meter may go back only where the product documents it (docs/critical-memory.md, "Meters"): the
 two "games since" meters (:data:`firmware.ledger.meters.RESETTABLE`) return to zero by definition,
@@ -20,11 +20,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from firmware.ledger.ledger import accounting_difference
 from firmware.ledger.meters import RESETTABLE, ROLLOVER
-
-#: The identity's money in and money out (cents), besides coin in (played) and coin out (won).
-IDENTITY_IN = ("bills_in", "ticket_in", "transfers_in")
-IDENTITY_OUT = ("ticket_out", "handpay_cancelled_credits", "transfers_out")
 
 #: The name of a snapshot :class:`MeterLog` attached (``meters-NN-LABEL``).
 _TAKEN = re.compile(r"meters-\d\d-.+")
@@ -53,13 +50,9 @@ def flat(answer: Mapping[str, Any]) -> dict[str, int]:
 
 
 def identity_difference(answer: Mapping[str, Any]) -> int:
-    """Cents by which the credit meter is not explained by the money meters (0: the identity holds):
-    ``credits - (bills_in + ticket_in + transfers_in - ticket_out - handpay_cancelled_credits -
-    transfers_out - coin_in + coin_out)``."""
-    m = flat(answer)
-    money_in = sum(m.get(name, 0) for name in IDENTITY_IN)
-    money_out = sum(m.get(name, 0) for name in IDENTITY_OUT)
-    return m.get("credits", 0) - (money_in - money_out - m.get("coin_in", 0) + m.get("coin_out", 0))
+    """Cents by which the credit meter is not explained by the money meters (0: the identity holds),
+    by the ledger's :func:`~firmware.ledger.ledger.accounting_difference` on the flat answer."""
+    return accounting_difference(flat(answer))
 
 
 def rolled_over(before: int, after: int) -> bool:
