@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from firmware.cabinet.errors import TerminalError
 from firmware.cabinet.states import CabinetState
 from firmware.cabinet.table_port import TableEvents, TablePort
-from firmware.games.registry import configured_options, get_game
+from firmware.games.registry import get_game, table_options
 from firmware.kernel.limits import BetLimits, validate_wagers
 from firmware.ledger.errors import LedgerStateError
 from firmware.ledger.table import recall_entry
@@ -214,7 +214,7 @@ class TableRounds(TableEvents):
     def wagers_for(self, game_id: str) -> dict[int, dict[str, int]]:
         """The automatic wagers of one seat at the current bet, on this station's seat."""
         game = get_game(game_id)
-        one = game.automatic_wagers(configured_options(self.t.cfg, game_id), 1, self.t.rounds.bet_unit)
+        one = game.automatic_wagers(table_options(self.t.cfg, game_id), 1, self.t.rounds.bet_unit)
         return {self.seat or 1: next(iter(one.values()))}
 
     def play(self, wagers: Mapping[Any, Mapping[str, int]] | None = None, game: str | None = None) -> dict[str, Any]:
@@ -232,7 +232,7 @@ class TableRounds(TableEvents):
         assert seat is not None
         game_id = str(snap.get("game") or t.rounds.game_id)
         rules = get_game(game_id)
-        options = configured_options(t.cfg, game_id)
+        options = table_options(t.cfg, game_id)
         chosen = wagers if wagers is not None else self.wagers_for(game_id)
         if not isinstance(chosen, Mapping) or len(chosen) != 1:
             raise TerminalError("a station bets on its one seat: wagers are {seat: {name: credits}} for one seat")

@@ -67,6 +67,21 @@ def configured_options(cfg: Config, game_id: str, *overrides: Mapping[str, Any])
     return make_options(game_id, cfg.games.options.get(game_id, {}), *overrides)
 
 
+#: What a live table changes in a game's configured options: the war pool is contested among the
+#: seats, so it is always on at a table (a lone terminal turns it off: docs/math/README.md). The
+#: controller and its player stations both play with these (the station's wagers offer the pool).
+TABLE_OPTIONS: dict[str, dict[str, Any]] = {
+    "baccarat-war": {"pool": {"enabled": True}},
+    "blackjack-war": {"pool": {"enabled": True}},
+    "holdem-war": {"pool": {"enabled": True}},
+}
+
+
+def table_options(cfg: Config, game_id: str) -> GameOptions:
+    """``game_id``'s options at a live table: :func:`configured_options` with :data:`TABLE_OPTIONS`."""
+    return configured_options(cfg, game_id, TABLE_OPTIONS.get(game_id, {}))
+
+
 def validate_options(game_id: str, table: Mapping[str, Any]) -> GameOptions:
     """The configuration loader's ``check_options`` (the commands pass it: the configuration sits
     below the games); raises the config layer's error type (a bad option, or a game id this

@@ -8,23 +8,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from firmware.config.schema import Config, TableSection
-from firmware.games.registry import configured_options, get_game
+from firmware.games.registry import get_game, table_options
 from firmware.kernel.limits import BetLimits
 from firmware.ledger.ledger import Ledger
 from firmware.table.cards import CardSupply, StackedSupply
 from firmware.table.controller import Outbound, TableController
-
-#: What a table changes in a game's configured options: the war pool is contested among the seats,
-#: so it is always on at a table (a lone terminal turns it off: docs/math/README.md).
-TABLE_OPTIONS: dict[str, dict[str, Any]] = {
-    "baccarat-war": {"pool": {"enabled": True}},
-    "blackjack-war": {"pool": {"enabled": True}},
-    "holdem-war": {"pool": {"enabled": True}},
-}
-
-
-def table_options(cfg: Config, game_id: str) -> Any:
-    return configured_options(cfg, game_id, TABLE_OPTIONS.get(game_id, {}))
 
 
 def table_rng(cfg: Config, seed: bytes | str | int | None) -> Any:
