@@ -38,13 +38,18 @@ CONTROLLER = "egm-table"
 
 class TableDemo:
     def __init__(self, root: Path, *, stations: int, game: str = "baccarat-war", seed: str | None = None,
-                 betting_window_s: float = 3.0, source: str = "rng", stack: list[str] | None = None) -> None:
+                 betting_window_s: float = 3.0, source: str = "rng", stack: list[str] | None = None,
+                 shoe: Any = None, card_wanted: Any = None) -> None:
+        """``source`` ``physical``: ``shoe`` is the card-reading shoe's driver and ``card_wanted`` the
+        dealer drawing each card (the simulated shoe's ``draw``), as ``egm table serve --sim``."""
         self.root = root
         self.names = [f"station-{k}" for k in range(1, stations + 1)]
         self.game = game
         self.seed = seed
         self.source = source
         self.stack = stack
+        self.shoe = shoe
+        self.card_wanted = card_wanted
         self.settings = TableSection(game=game, betting_window_s=betting_window_s, between_rounds_s=0.2,
                                      listen="127.0.0.1:0", link_timeout_s=5.0)
         self.pki = ensure_table_pki(root, CONTROLLER, self.names)
@@ -61,7 +66,9 @@ class TableDemo:
         if self.address:                                   # a restart: the same port again
             settings = TableSection.model_validate({**settings.model_dump(), "listen": self.address})
         self.controller = build_controller(self.ledger, settings, source=self.source, stack=self.stack,
-                                           seed=self.seed)
+                                           seed=self.seed, shoe=self.shoe)
+        if self.card_wanted is not None:
+            self.controller.cards.card_wanted = self.card_wanted
         self.server = TableServer(self.controller, self.pki, settings.listen)
         host, port = self.server.start()
         self.address = f"{host}:{port}"
