@@ -1,7 +1,8 @@
-"""The live table (issue 24): ``egm table demo``'s run of 3 player stations (``egm run --sim``
-processes) and the controller on loopback TLS for 30 rounds: the time from the betting window's
-close (the controller's CLOCK_MONOTONIC stamp) to the first card received at each station (p50 and
-p99 over every station and round), and the rounds settled per second with a 1 s betting window."""
+"""The live table (issue 24): ``egm table demo``'s run of 7 player stations, a full table (``egm
+run --sim`` processes; issue 24 asks for the p99 with 7 stations on loopback), and the controller
+on loopback TLS for 30 rounds: the time from the betting window's close (the controller's
+CLOCK_MONOTONIC stamp) to the first card received at each station (p50 and p99 over every station
+and round), and the rounds settled per second with a 1 s betting window."""
 
 from __future__ import annotations
 
@@ -13,12 +14,14 @@ from typing import Any
 
 from firmware.commands._table_demo import TableDemo
 
+STATIONS = 7
+
 
 @functools.cache
 def _demo() -> dict[str, Any]:
     root = Path(tempfile.mkdtemp(prefix="egm-bench-table-"))
     try:
-        report = TableDemo(root, stations=3, seed="1", betting_window_s=1.0).run(30, timeout_s=600)
+        report = TableDemo(root, stations=STATIONS, seed="1", betting_window_s=1.0).run(30, timeout_s=600)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     if not report["ok"]:
@@ -27,11 +30,11 @@ def _demo() -> dict[str, Any]:
 
 
 def close_to_first_card_p50() -> tuple[float, str]:
-    return _demo()["latency_ms"]["p50"], "ms p50: betting close to first card, 3 stations"
+    return _demo()["latency_ms"]["p50"], f"ms p50: betting close to first card, {STATIONS} stations"
 
 
 def close_to_first_card_p99() -> tuple[float, str]:
-    return _demo()["latency_ms"]["p99"], "ms p99: betting close to first card, 3 stations"
+    return _demo()["latency_ms"]["p99"], f"ms p99: betting close to first card, {STATIONS} stations"
 
 
 def rounds_per_second() -> tuple[float, str]:

@@ -30,6 +30,9 @@ from firmware.ledger.ledger import Ledger, accounting_difference
 from firmware.ledger.meters import TABLE_HELD
 from firmware.table import controller as controller_module
 
+#: A run fails when no round settles for this long (a station that stops betting, a lost result).
+STALL_S = 60.0
+
 
 class FaultProxy:
     """Forwards every accepted connection to ``target()`` (HOST:PORT, read at each connection, so a
@@ -205,7 +208,7 @@ class FaultyDemo(TableDemo):
         self.proxy.start()
         try:
             self._hold_until_seated(deadline)
-            last = 0
+            last, progressed = 0, time.monotonic()
             while time.monotonic() < deadline:
                 if cut is not None and cut.fired.is_set() and cut.round_id not in faults.controller_cuts:
                     faults.controller_cuts.append(str(cut.round_id))
@@ -214,7 +217,7 @@ class FaultyDemo(TableDemo):
                 if played >= rounds and ended:
                     break
                 if played > last:
-                    last = played
+                    last, progressed = played, time.monotonic()
                     if cut is not None and not faults.controller_cuts and not cut.armed and played >= rounds // 2:
                         cut.armed = True
                     if rng.random() < kill_p:
@@ -223,6 +226,8 @@ class FaultyDemo(TableDemo):
                         faults.station_kills += 1
                     if rng.random() < drop_p:
                         self.proxy.drop(rng)
+                elif time.monotonic() - progressed > STALL_S:
+                    raise AssertionError(f"no round settled for {STALL_S:.0f} s after round {last}: the table is stuck")
                 time.sleep(0.01)
             else:
                 raise AssertionError(f"{rounds} rounds were not settled in {timeout_s} s ({last} were)")
