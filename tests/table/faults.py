@@ -57,10 +57,10 @@ class FaultProxy:
         while not self.stopped.is_set():
             try:
                 client, _ = self.sock.accept()
-            except TimeoutError:
+            except OSError:                 # a time-out, a connection aborted before it was taken
+                if self.stopped.is_set():
+                    return
                 continue
-            except OSError:
-                return
             host, port = self.target().rsplit(":", 1)
             try:
                 upstream = socket.create_connection((host, int(port)), timeout=5)
