@@ -14,6 +14,7 @@ round (:func:`reconcile`)."""
 from __future__ import annotations
 
 import contextlib
+import logging
 import random
 import re
 import signal
@@ -29,6 +30,8 @@ from firmware.ledger.errors import CriticalMemoryError
 from firmware.ledger.ledger import Ledger, accounting_difference
 from firmware.ledger.meters import TABLE_HELD
 from firmware.table import controller as controller_module
+
+log = logging.getLogger("tests.table.faults")
 
 #: A run fails when no round settles for this long (a station that stops betting, a lost result).
 STALL_S = 60.0
@@ -61,18 +64,25 @@ class FaultProxy:
                 if self.stopped.is_set():
                     return
                 continue
-            host, port = self.target().rsplit(":", 1)
             try:
-                upstream = socket.create_connection((host, int(port)), timeout=5)
-            except OSError:
+                self._forward(client)
+            except Exception:               # noqa: BLE001 - the proxy must outlive any one connection
+                log.exception("fault proxy: a connection could not be forwarded")
                 client.close()
-                continue
-            upstream.settimeout(None)
-            client.settimeout(None)
-            with self.lock:
-                self.pairs.append((client, upstream))
-            for a, b in ((client, upstream), (upstream, client)):
-                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    def _forward(self, client: socket.socket) -> None:
+        host, port = self.target().rsplit(":", 1)
+        try:
+            upstream = socket.create_connection((host, int(port)), timeout=5)
+        except OSError:
+            client.close()
+            return
+        upstream.settimeout(None)
+        client.settimeout(None)
+        with self.lock:
+            self.pairs.append((client, upstream))
+        for a, b in ((client, upstream), (upstream, client)):
+            threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
 
     def _pump(self, src: socket.socket, dst: socket.socket) -> None:
         try:
@@ -249,13 +259,15 @@ class FaultyDemo(TableDemo):
         for name in self.names:
             if self.procs[name].poll() is not None:
                 self.restart_station(name)
+        deadline = min(deadline, time.monotonic() + STALL_S)
         while time.monotonic() < deadline:
             with c.lock:
-                done = not c.results and all(c.seating.is_online(n) for n in self.names)
+                offline = [n for n in self.names if not c.seating.is_online(n)]
+                done = not c.results and not offline
             if done:
                 return
             time.sleep(0.05)
-        raise AssertionError(f"results not acknowledged: {sorted(c.results)}")
+        raise AssertionError(f"results not acknowledged: {sorted(c.results)}; stations offline: {offline}")
 
     def stop_stations(self) -> None:
         for name in list(self.procs):
