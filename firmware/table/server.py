@@ -174,9 +174,14 @@ class TableServer:
         if join.body["table_id"] != settings.table_id:
             self._refuse(conn, f"this is table {settings.table_id}, not {join.body['table_id']}")
             return None
-        with self._lock:
-            old = self._conns.get(station)
-            self._conns[station] = conn
+        with self._lock:                      # stop() closes what is registered once it is set
+            stopping = self._stop.is_set()
+            old = None if stopping else self._conns.get(station)
+            if not stopping:
+                self._conns[station] = conn
+        if stopping:                          # a join that was under way when the controller stopped
+            conn.close("the controller stops")
+            return None
         if old is not None:
             old.close("the station connected again")
         try:
