@@ -367,9 +367,10 @@ def reconcile(table_dir: Path, station_dirs: dict[str, Path]) -> Reconciled:
         m["credits"] = credits
         if accounting_difference(m) != 0 or m.get(TABLE_HELD, 0) != 0:
             bad(f"{name}: credits not conserved (difference {accounting_difference(m)}, held {m.get(TABLE_HELD)})")
-        paid_in = m.get("bills_in", 0) + m.get("ticket_in", 0) + m.get("transfers_in", 0)
-        if paid_in - credits != m.get("coin_in", 0) - m.get("coin_out", 0):
-            bad(f"{name}: credits in {paid_in} - credits now {credits} != coin in - coin out")
+        credits_in = sum(m.get(k, 0) for k in ("bills_in", "ticket_in", "transfers_in")) - sum(
+            m.get(k, 0) for k in ("ticket_out", "handpay_cancelled_credits", "transfers_out"))   # net of cash-outs
+        if credits_in - credits != m.get("coin_in", 0) - m.get("coin_out", 0):
+            bad(f"{name}: credits in {credits_in} - credits now {credits} != coin in - coin out")
         s_in += m.get("coin_in", 0)
         s_out += m.get("coin_out", 0)
         for bet_id, recs in kinds.items():
