@@ -62,6 +62,7 @@ par-verify: $(STAMP)
 par-sheets: $(STAMP)
 	$(BIN)/python -m firmware.math.holdem_war_tie 8
 	$(BIN)/python -m firmware.math.cache 1000000
+	$(BIN)/python -m firmware.math.war_pool 200000
 
 # ruff, then the import contracts of pyproject.toml ([tool.importlinter], docs/architecture.md).
 lint: $(STAMP)

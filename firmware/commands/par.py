@@ -36,6 +36,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--verify", type=positive_int, metavar="ROUNDS",
                    help="also play ROUNDS rounds through the kernel and check every exact figure lies "
                         "in the simulated 95%% interval (exit 1 if one does not)")
+    p.add_argument("--players", type=positive_int, metavar="N",
+                   help="war games: also the war pool's figures for 1..N real players at a live table "
+                        "(each player's return from the pool, commission included; N = 1 exact, "
+                        "N >= 2 Monte Carlo through the kernel, --rounds per N, default 200,000)")
     p.add_argument("--json", action="store_true", help="print the PAR sheet as JSON")
     p.set_defaults(func=_par)
 
@@ -52,6 +56,10 @@ def _par(args: argparse.Namespace) -> int:
     if args.html and not Path(args.html).resolve().parent.is_dir():
         raise UsageError(f"--html {args.html}: no such directory {Path(args.html).resolve().parent}")
     rounds = args.rounds or DEFAULT_ROUNDS
+    if args.players:
+        from firmware.math import war_pool
+
+        war_pool.check(game.id, options, args.players, args.unit)
     from firmware.games.holdem_war import HoldemWarOptions
 
     if isinstance(options, HoldemWarOptions) and args.method != "monte-carlo":   # Hold'em War's
@@ -60,7 +68,7 @@ def _par(args: argparse.Namespace) -> int:
         sheet = par_sheet(game.id, options, method=args.method, seats=args.seats, unit=args.unit,
                           rounds=rounds, seed=args.seed, processes=args.processes, progress=advance)
     elapsed = {"sheet": sheet.elapsed}
-    failed = False
+    players, failed = None, False
     if args.verify:
         from firmware.math.verify import verify
 
@@ -72,6 +80,16 @@ def _par(args: argparse.Namespace) -> int:
         # An extra of the sheet, so the HTML report shows the Monte Carlo agreement too.
         sheet.extras["verification"] = [c.to_json() for c in checks]
         failed = not all(c.inside for c in checks)
+    if args.players:
+        phase = time.perf_counter()
+        players_rounds = args.rounds or war_pool.DEFAULT_ROUNDS
+        with _progress(players_rounds * (args.players - 1), f"war pool, 2-{args.players} players") as advance:
+            figures = war_pool.player_figures(game.id, options, args.players, unit=args.unit,
+                                              rounds=players_rounds, seed=args.seed,
+                                              processes=args.processes, progress=advance)
+        players = _players_json(figures, options)
+        failed = failed or not players["monte_carlo_agrees"]
+        elapsed[f"war pool, 1-{args.players} players"] = time.perf_counter() - phase
     if args.html:
         from firmware.math.report import convergence, write_html
 
@@ -88,12 +106,16 @@ def _par(args: argparse.Namespace) -> int:
             raise UsageError(f"cannot write {args.html}: {exc.strerror}") from None
         elapsed["HTML report"] = time.perf_counter() - phase
     doc = sheet.to_json()
+    if players is not None:
+        doc["players"] = players
     elapsed["whole command"] = time.perf_counter() - start
     doc["elapsed"] = {name: round(seconds, 3) for name, seconds in elapsed.items()}
     if args.json:
         emit_json(doc)
     else:
         _print(doc)
+        if players is not None:
+            _print_players(players)
         for c in doc.get("verification", []):
             sys.stdout.write(f"verify {c['wager']:<10s} exact {c['exact']:.6f}  simulated "
                              f"{c['simulated']:.6f}  [{c['ci95'][0]:.6f}, {c['ci95'][1]:.6f}]  "
@@ -141,3 +163,37 @@ def _print(doc: dict[str, Any]) -> None:
     strategy = doc.get("strategy")
     if strategy:
         out.write(f"strategy: {strategy}\n")
+
+
+def _players_json(figures: list[Any], options: Any) -> dict[str, Any]:
+    """The ``players`` section: the pool's figures for 1..N players (docs/math/README.md)."""
+    z = [f.monte_carlo.symmetry_z for f in figures if f.monte_carlo and f.monte_carlo.symmetry_z is not None]
+    return {
+        "unit": figures[0].unit,
+        "dealer_ante": options.pool.dealer_ante,
+        "commission_percent": float(options.pool.commission),
+        "figures": [f.to_json() for f in figures],
+        "symmetry_max_z": max(z, default=None),
+        "monte_carlo_agrees": all(f.agrees is not False for f in figures),
+    }
+
+
+def _print_players(doc: dict[str, Any]) -> None:
+    out = sys.stdout
+    out.write(f"war pool among real players: each places {doc['unit']} credits on WAR_POOL, dealer ante "
+              f"{doc['dealer_ante']}, commission {doc['commission_percent']:g}%; each player's figures\n")
+    out.write(f"{'players':>7s} {'pot':>5s} {'paid':>5s} {'return':>10s} {'dealer wins':>11s} "
+              f"{'commission/round':>16s} {'contest':>9s} {'+-':>7s}  kernel: return +- std err, rounds\n")
+    for f in doc["figures"]:
+        mc = f.get("monte_carlo")
+        contest_se = _pct(f["contest_standard_error"]) if f["contest_standard_error"] is not None else "exact"
+        kernel = (f"{_pct(mc['rtp'])} +- {_pct(mc['rtp_standard_error'])}, {mc['rounds']:,}"
+                  f"{'' if mc['agrees'] else '  DISAGREES'}" if mc else "-")
+        out.write(f"{f['players']:>7d} {f['pot']:>5d} {f['paid_to_winner']:>5d} {_pct(f['rtp']):>10s} "
+                  f"{_pct(f['dealer_wins_probability']):>11s} {f['commission_per_round']:>13.4f} cr "
+                  f"{_pct(f['contest_probability']):>9s} {contest_se:>7s}  {kernel}\n")
+    out.write("return, dealer wins, commission: exact (N >= 2: the dealer is one of N + 1 alike "
+              "participants); contest: N >= 2 through the kernel\n")
+    if doc["symmetry_max_z"] is not None:
+        out.write(f"symmetry: every seat's own return lies within {doc['symmetry_max_z']:.2f} standard "
+                  "errors of the other seats' mean\n")

@@ -24,13 +24,15 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import Any, TypeVar
 
 from firmware.games.base import Outcome, Settlement
 from firmware.games.options import GameOptions
 from firmware.math.sheet import OutcomeLine, WagerPar
 
 DEFAULT_CHUNK = 20_000
+_Job = TypeVar("_Job")
+_Result = TypeVar("_Result")
 
 
 @dataclass(slots=True)
@@ -187,32 +189,49 @@ def run(
     """Play ``rounds`` rounds of ``game_id`` with the automatic play and tally every wager."""
     import time
 
+    sizes = chunk_sizes(rounds, chunk_rounds)
+    options_json = options.to_json()
+    jobs = [(game_id, options_json, n, seats, unit, seed, i) for i, n in enumerate(sizes)]
+    start = time.perf_counter()
+    totals: dict[str, WagerTally] = {}
+    workers = map_chunks(_chunk, jobs, sizes, lambda tallies: _add(totals, tallies),
+                         processes=processes, progress=progress)
+    return MonteCarloResult(rounds, totals, time.perf_counter() - start, workers)
+
+
+def chunk_sizes(rounds: int, chunk_rounds: int = DEFAULT_CHUNK) -> list[int]:
+    """``rounds`` split into fixed chunks of ``chunk_rounds`` (the last one shorter): the results do
+    not depend on the number of processes."""
     if rounds < 1:
         raise ValueError("a Monte Carlo run needs at least one round")
     sizes = [chunk_rounds] * (rounds // chunk_rounds)
     if rounds % chunk_rounds:
         sizes.append(rounds % chunk_rounds)
-    options_json = options.to_json()
-    jobs = [(game_id, options_json, n, seats, unit, seed, i) for i, n in enumerate(sizes)]
+    return sizes
+
+
+def map_chunks(play: Callable[[_Job], _Result], jobs: list[_Job], sizes: list[int],
+               collect: Callable[[_Result], None], *, processes: int | None = None,
+               progress: Callable[[int], None] | None = None) -> int:
+    """Run ``play`` on every chunk's job (chunk ``i`` plays ``sizes[i]`` rounds) in a process pool
+    of ``processes`` workers (default: every core), handing each result to ``collect`` in chunk
+    order. Returns the number of workers."""
     workers = max(1, min(processes or os.cpu_count() or 1, len(jobs)))
-    start = time.perf_counter()
-    totals: dict[str, WagerTally] = {}
     if workers == 1:
-        results = map(_chunk, jobs)
-        for n, tallies in zip(sizes, results, strict=True):
-            _add(totals, tallies)
+        for n, result in zip(sizes, map(play, jobs), strict=True):
+            collect(result)
             if progress:
                 progress(n)
-    else:
-        import multiprocessing
+        return workers
+    import multiprocessing
 
-        ctx = multiprocessing.get_context("fork")
-        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-            for n, tallies in zip(sizes, pool.map(_chunk, jobs), strict=True):
-                _add(totals, tallies)
-                if progress:
-                    progress(n)
-    return MonteCarloResult(rounds, totals, time.perf_counter() - start, workers)
+    ctx = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+        for n, result in zip(sizes, pool.map(play, jobs), strict=True):
+            collect(result)
+            if progress:
+                progress(n)
+    return workers
 
 
 def _add(totals: dict[str, WagerTally], tallies: dict[str, WagerTally]) -> None:

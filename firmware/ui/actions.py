@@ -33,6 +33,10 @@ ACTIONS: frozenset[str] = frozenset({
     "lab_done",      # lab mode's panel (firmware/ui/lab.py): the operator did the step
     "lab_cannot",    # ... could not do it
     "lab_panel",     # ... the panel itself: a touch on it does nothing
+    "table_open",    # the dealer's screen (firmware/ui/livetable/dealer.py): open the betting window
+    "table_close",   # ... close it
+    "table_deal",    # ... deal (the live dealer confirms)
+    "table_misdeal", # ... declare a misdeal
 })
 
 

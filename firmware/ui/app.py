@@ -37,6 +37,7 @@ from firmware.ui.games import NoScreenError, game_ui, has_screens
 from firmware.ui.games.base import GameUi, doc_buttons
 from firmware.ui.lab import LabPanel
 from firmware.ui.layout import Scaler
+from firmware.ui.livetable.station import StationScreen, station_view, table_betting
 from firmware.ui.messages import text
 from firmware.ui.money import Money
 from firmware.ui.painter import Frame
@@ -114,12 +115,13 @@ class UiApp:
 
     @property
     def gui(self) -> GameUi:
-        game = self.status.get("game") or self.terminal.cfg.games.default
+        status = self.status
+        game = (status.get("table") or {}).get("game") or status.get("game") or self.terminal.cfg.games.default
         if not has_screens(game):
             # The terminal plays a game the screens cannot show yet: show the first enabled game
             # that has screens, and ask the terminal to switch to it (between rounds).
             game = self._playable[0]
-            if not any(what == "game" for what, _, _ in self.pending) and not self.status.get("round"):
+            if not any(what == "game" for what, _, _ in self.pending) and not status.get("round"):
                 self.pending.append(("game", self.terminal.submit("game", game=game), game))
         if self._gui is None or self._gui.game_id != game:
             self._gui = game_ui(GameContext.from_config(self.terminal.cfg, game))
@@ -138,6 +140,9 @@ class UiApp:
     @property
     def betting(self) -> bool:
         status = self.status
+        table = status.get("table")
+        if table is not None:                 # a live table's station: its betting window
+            return table_betting(table) and not any(what == "play" for what, _, _ in self.pending)
         return (status.get("state") in BETTING_STATES and not status.get("round") and not status.get("starting")
                 and (self.playback is None or self.playback.done)
                 and not any(what == "play" for what, _, _ in self.pending))
@@ -435,6 +440,9 @@ class UiApp:
         if self.mode == "attract":
             view = attract_view(gui, list(gui.ctx.enabled), self.t, int(status.get("credits", 0)))
             return AttractScreen().render(self.surface, view)
+        if status.get("table") is not None:  # a live table: the table's snapshot, not a round of our own
+            table = station_view(gui, status, self.slip, betting=self.betting, message=self.message)
+            return StationScreen().render(self.surface, table)
         view = table_view(gui, status, self.slip, record=self.record, playback=self.playback,
                           message=self.message)
         return gui.screen().render(self.surface, view)

@@ -39,14 +39,22 @@ def inside(inner: Rect, outer: Rect, slack: int = 1) -> bool:
 def test_the_screen_lays_out_at_every_size(screen, game, size):
     surface, frame = render(screen, size, game)
     scaler = Scaler(*size)
+    if screen in TABLES:
+        assert frame.regions["meter.credit"].bottom > scaler.canvas.bottom - 150
+    assert_laid_out(surface, frame, size, banded=screen in TABLES)
+
+
+def assert_laid_out(surface, frame, size, *, banded: bool) -> None:
+    """The checks above on one drawn frame (``banded``: a screen with a top bar and a bottom band
+    that must reach the screen's edges)."""
+    scaler = Scaler(*size)
     canvas = scaler.canvas
     # No letterbox: the design canvas covers the whole screen.
     assert scaler.offset == (0, 0) and scaler.rect(canvas) == (0, 0, *size), (scaler.offset, canvas)
-    if screen in TABLES:                             # the top bar and the bottom band reach the edges
+    if banded:                                       # the top bar and the bottom band reach the edges
         w, h = size
         for y in (0, h - 1):
             assert tuple(surface.get_at((w // 2, y)))[:3] == theme.BAND, (y, surface.get_at((w // 2, y)))
-        assert frame.regions["meter.credit"].bottom > canvas.bottom - 150
     for name, r in frame.regions.items():
         assert inside(r, canvas, 0), (name, r, canvas)
     solid = {name: r for name, r in frame.regions.items() if SOLID.match(name)}

@@ -134,6 +134,11 @@ class GameUi(ABC, Generic[GameT, OptionsT]):
         """The player's message if these wagers cannot be dealt yet (the game's own rules)."""
         return None if wagers else text("message.place_bet")
 
+    @abstractmethod
+    def area_label(self, wager: str) -> str:
+        """The name printed on a wager's area (``BAC``, ``PAIR PLUS``): also how a live table's
+        screens name a seat's bets."""
+
     # --- a round ---------------------------------------------------------------------------------
     @abstractmethod
     def timeline(self, record: Mapping[str, Any]) -> list[Beat]:

@@ -109,10 +109,6 @@ class HandSettingUi(GameUi[GameT, OptionsT]):
     def dealer_label(self, record: Mapping[str, Any] | None) -> str:
         return text("setgame.dealer")
 
-    @abstractmethod
-    def area_label(self, wager: str) -> str:
-        """The name printed on a wager area."""
-
     def linked(self, wager: str) -> bool:
         """A wager that follows another on the slip and cannot be touched alone."""
         return False

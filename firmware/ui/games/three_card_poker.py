@@ -191,6 +191,9 @@ class ThreeCardPokerUi(GameUi[ThreeCardPoker, ThreeCardPokerOptions]):
         short = short_spot(wagers, tuple(self.ctx.options.mandatory))
         return None if short is None else text("tcp.message.needs", spot=short[0], wager=text(LABELS[short[1]]))
 
+    def area_label(self, wager: str) -> str:
+        return text(LABELS[wager])
+
     # --- the decision ----------------------------------------------------------------------------
     def decision_buttons(self, request: Mapping[str, Any]) -> list[ButtonView]:
         """PLAY and FOLD in the bottom row when the player covers one spot; with several, each

@@ -193,6 +193,9 @@ class WarFamilyUi(GameUi[WarFamilyGame, WarFamilyOptions]):
             return wagers
         return follow(wagers, "bac", "war")
 
+    def area_label(self, wager: str) -> str:
+        return text(WAGER_LABELS[wager])
+
     def check_slip(self, wagers: Wagers) -> str | None:
         if not has_chips(wagers):
             return text("message.place_bet")
