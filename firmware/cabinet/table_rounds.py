@@ -271,10 +271,7 @@ class TableRounds(TableEvents):
         assert seat is not None
         cover = 0
         if seat == banker:
-            others = sum(1 for s in snap.get("seats", []) if isinstance(s, Mapping) and s.get("station")
-                         and s.get("seat") != seat)
-            free = t.ledger.credits - sum(bets.values())
-            cover = min(limits.max_bet * max(others, 1), free)
+            cover = min(self.cover_wanted(limits.max_bet), t.ledger.credits - sum(bets.values()))
             if cover < limits.min_bet:
                 raise TerminalError(f"this station banks the round but its {t.ledger.credits} credits cannot cover "
                                     f"the table minimum {limits.min_bet}: the bank passes on")
@@ -287,6 +284,17 @@ class TableRounds(TableEvents):
         if sum(bets.values()) + cover > t.ledger.credits:
             raise TerminalError(f"the bet needs {sum(bets.values()) + cover} credits; {t.ledger.credits} are on the meter")
         return {seat: bets}, cover
+
+    def cover_wanted(self, max_bet: int | None = None) -> int:
+        """What this station would hold to bank the open window (0: it does not bank it): the table
+        maximum for each other seated player (what the banker may owe at most)."""
+        snap = self.snapshot or {}
+        if snap.get("banker_seat") is None or snap.get("banker_seat") != self.seat:
+            return 0
+        top = max_bet if max_bet is not None else min(self.t.limits.max_bet, int(snap.get("max_bet") or self.t.limits.max_bet))
+        others = sum(1 for s in snap.get("seats", []) if isinstance(s, Mapping) and s.get("station")
+                     and s.get("seat") != self.seat)
+        return top * max(others, 1)
 
     def _send(self, bet: Mapping[str, Any]) -> None:
         port = self.port

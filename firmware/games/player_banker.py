@@ -57,8 +57,9 @@ class BankerRotation:
         previous = self.turn
         if passed is not None:
             previous = BankerTurn(passed, 2)           # its turn is over: on to the next spot
-        wagered = self.wagered or frozenset(present)  # the table opens: the spots present
-        self.turn = next_banker(previous, wagered, present)
+        # Only a spot that wagered on the previous hand may bank; when none of them is here (or the
+        # table opens), the table starts again with the spots present.
+        self.turn = next_banker(previous, self.wagered, present) or next_banker(previous, present, present)
         return self.turn
 
 

@@ -313,6 +313,9 @@ class TableController:
         if self.banking:
             present = {s.seat for s in self.stations.values() if s.online}
             banker = self.rotation.next(present, self._passed_over)
+            log.info("table: %s is banked by %s (seats present %s, wagered last %s)", round_id,
+                     f"seat {banker.spot} (turn {banker.term})" if banker is not None else "no one",
+                     sorted(present), sorted(self.rotation.wagered))
             self._passed_over = None
         self.records.open_window(round_id, round_no, stack.pos if stack is not None else 0, banker)
         self.round = TableRound(round_id=round_id, round_no=round_no,
