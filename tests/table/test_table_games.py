@@ -13,7 +13,6 @@ import pytest
 
 from firmware.cabinet.devices import Devices
 from firmware.cabinet.errors import TerminalError
-from firmware.cabinet.table_port import TablePort
 from firmware.cabinet.terminal import Terminal
 from firmware.cashless.vouchers import VoucherBook
 from firmware.config.schema import Config
@@ -21,6 +20,7 @@ from firmware.games.registry import available
 from firmware.ledger.ledger import Ledger
 from firmware.rng.service import RngService
 from tests.table.conftest import bet
+from tests.table.stations import RecordingPort
 
 STATIONS = ("station-1", "station-2", "station-3")
 UNIT = 5
@@ -221,29 +221,13 @@ def test_double_super_9_a_bet_that_does_not_fit_its_seat_s_role_is_refused(table
     assert controller.round.bets == {}
 
 
-class PortStub(TablePort):
-    """The station's table link: what it sent."""
-
-    def __init__(self) -> None:
-        self.bets: list[dict[str, Any]] = []
-
-    def send_bet(self, bet: dict[str, Any]) -> None:
-        self.bets.append(bet)
-
-    def send_decision(self, decision: dict[str, Any]) -> None:
-        return None
-
-    def connected(self) -> bool:
-        return True
-
-
 @pytest.fixture
-def banking_station(tmp_path) -> Iterator[Callable[[int, int], tuple[Any, PortStub]]]:
+def banking_station(tmp_path) -> Iterator[Callable[[int, int], tuple[Any, RecordingPort]]]:
     """``station(seat, credits)``: a player station (a terminal with ``[table]``) at a player-banked
     Double Super 9 table whose window is open with seats 1-3 taken and seat 2 banking."""
     ledgers: list[Ledger] = []
 
-    def make(seat: int, credits: int) -> tuple[Any, PortStub]:
+    def make(seat: int, credits: int) -> tuple[Any, RecordingPort]:
         name = STATIONS[seat - 1]
         cfg = Config.model_validate({
             "terminal": {"id": name}, "limits": {"max_bet": 100},
@@ -255,7 +239,7 @@ def banking_station(tmp_path) -> Iterator[Callable[[int, int], tuple[Any, PortSt
         terminal.power_up()
         if credits:
             ledger.bill_in(credits)
-        port = PortStub()
+        port = RecordingPort()
         terminal.connect_table(port)
         terminal.table.handle("link", up=True, detail="test")
         seats = [{"seat": n, "station": STATIONS[n - 1]} for n in (1, 2, 3)]
@@ -271,7 +255,7 @@ def banking_station(tmp_path) -> Iterator[Callable[[int, int], tuple[Any, PortSt
 def test_the_banker_station_covers_the_table_maximum_for_each_other_player_from_its_credits(banking_station) -> None:
     terminal, port = banking_station(2, 1000)
     terminal.play()
-    (sent,) = port.bets
+    (sent,) = port.sent
     assert (sent["wagers"], sent["cover"], sent["seat"]) == ({}, 200, 2)   # 2 other players x max_bet 100
     assert terminal.ledger.credits == 800                                   # the cover is held
     terminal.table.handle("result", result={"round_id": "T-000001", "bet_id": sent["bet_id"], "seat": 2,
@@ -283,15 +267,15 @@ def test_the_banker_station_covers_the_table_maximum_for_each_other_player_from_
 def test_a_banker_station_short_of_credits_covers_what_it_has_or_passes(banking_station) -> None:
     terminal, port = banking_station(2, 50)
     terminal.play()
-    assert port.bets[-1]["cover"] == 50 and terminal.ledger.credits == 0    # as far as its credits go
+    assert port.sent[-1]["cover"] == 50 and terminal.ledger.credits == 0    # as far as its credits go
     broke, port = banking_station(2, 0)
     with pytest.raises(TerminalError, match="cannot cover the table minimum 1: the bank passes on"):
         broke.play()
-    assert port.bets == []
+    assert port.sent == []
 
 
 def test_a_player_station_bets_against_the_banker_with_no_cover(banking_station) -> None:
     terminal, port = banking_station(1, 100)
     terminal.play()
-    (sent,) = port.bets
+    (sent,) = port.sent
     assert sent["cover"] == 0 and set(sent["wagers"]) == {"bet"}
