@@ -22,7 +22,7 @@ changes.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,11 +50,20 @@ class BankerRotation:
 
     turn: BankerTurn | None = None          #: the banker of the current window (None: no one may)
     wagered: frozenset[int] = frozenset()   #: the seats that bet in the last round dealt
+    dealt: bool = False                     #: the current window's round was played (or passed over)
+
+    def played(self, seats: Iterable[int]) -> None:
+        """The window's round is being dealt with bets from ``seats``."""
+        self.wagered, self.dealt = frozenset(seats), True
 
     def next(self, present: Collection[int], passed: int | None = None) -> BankerTurn | None:
         """The banker of the next window among the seats ``present`` (online). ``passed``: the last
-        banker was passed over (it could not cover), so the role moves on clockwise."""
-        previous = self.turn
+        banker was passed over (it could not cover), so the role moves on clockwise; a window in
+        which no hand was played keeps its banker."""
+        previous, dealt = self.turn, self.dealt
+        self.dealt = False
+        if passed is None and not dealt and previous is not None and previous.spot in present:
+            return previous                            # a window with no hand played: the turn stands
         if passed is not None:
             previous = BankerTurn(passed, 2)           # its turn is over: on to the next spot
         # Only a spot that wagered on the previous hand may bank; when none of them is here (or the

@@ -355,7 +355,7 @@ class TableController:
         r = self.round
         assert r.round_id is not None
         if self.banking:
-            self.rotation.wagered = frozenset(b.seat for b in r.bets.values())
+            self.rotation.played(b.seat for b in r.bets.values())
             shortfall = coverage_shortfall(self.wagers(), r.banker_seat)
             if shortfall is not None:
                 self._pass_over(shortfall)

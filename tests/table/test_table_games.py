@@ -143,20 +143,22 @@ def test_a_station_sets_its_hand_from_its_own_cards_and_that_setting_is_recorded
         assert seat["house_way"] is False
 
 
-def player_banked(table, **settings: Any):
-    cfg = Config.model_validate({"games": {"options": {"double-super-9": {"banking": "player"}}}})
+def player_banked(table, collection: int = 0, **settings: Any):
+    options = {"banking": "player", "collection": collection}
+    cfg = Config.model_validate({"games": {"options": {"double-super-9": options}}})
     return table(source="rng", game="double-super-9", cfg=cfg, **settings)
 
 
-def banked_round(controller, out, cover: int) -> dict[str, dict[str, Any]]:
-    """Every station bets: the banker its cover, the others UNIT each."""
+def banked_round(controller, out, cover: int, fee: int = 0) -> dict[str, dict[str, Any]]:
+    """Every station bets: the banker its cover, the others UNIT each (and each the club's fee)."""
     controller.open_betting()
     banker = controller.round.banker_seat
     round_id = controller.round.round_id
     before = {name: len(out.of(name, "result")) for name in STATIONS}
     for name in STATIONS:
         banks = seat_of(name) == banker
-        body = bet(f"{name}-{round_id}", {} if banks else {"bet": UNIT}, game="double-super-9")
+        wagers = ({} if banks else {"bet": UNIT}) | ({"collection": fee} if fee else {})
+        body = bet(f"{name}-{round_id}", wagers, game="double-super-9")
         body["cover"] = cover if banks else 0
         controller.bet(name, body)
     if controller.phase.value == "dealing" and controller.round.kernel is None:
@@ -203,6 +205,33 @@ def test_double_super_9_a_banker_short_of_cover_is_passed_over_and_every_wager_r
     assert len(events) == 1 and events[0]["banker_seat"] == 1
     banked_round(controller, out, cover=2 * UNIT)            # the bank passed on to the next spot
     assert controller.round.banker_seat == 2 and controller.phase.value == "settled"
+
+
+def test_double_super_9_the_club_takes_its_collection_from_every_station_whatever_the_cards(table) -> None:
+    controller, out, _ = player_banked(table, collection=2)
+    join_all(controller)
+    before = controller.meters()
+    results = banked_round(controller, out, cover=2 * UNIT, fee=2)
+    assert controller.phase.value == "settled"
+    for result in results.values():
+        assert result["results"]["collection"] == {"outcome": "lose", "net": -2}
+    assert results["station-1"]["stakes"] == {"bank": 2 * UNIT, "collection": 2}
+    check_round(controller, results, before)
+    assert results["station-1"]["record"]["house_net"] == 3 * 2      # the club's result: the fees alone
+
+
+def test_double_super_9_a_restarted_controller_keeps_the_window_s_banker(table) -> None:
+    controller, out, _ = player_banked(table)
+    join_all(controller)
+    banked_round(controller, out, cover=2 * UNIT)
+    banked_round(controller, out, cover=2 * UNIT)
+    controller.open_betting()
+    assert controller.round.banker_seat == 2
+    controller, out, _ = player_banked(table)                 # the same critical memory
+    assert controller.snapshot()["banker_seat"] == 2
+    join_all(controller)
+    results = banked_round(controller, out, cover=2 * UNIT)   # no hand was played: its turn is still on
+    assert controller.round.banker_seat == 2 and results["station-2"]["stakes"] == {"bank": 2 * UNIT}
 
 
 def test_double_super_9_a_bet_that_does_not_fit_its_seat_s_role_is_refused(table) -> None:
