@@ -220,6 +220,20 @@ def test_double_super_9_the_club_takes_its_collection_from_every_station_whateve
     assert results["station-1"]["record"]["house_net"] == 3 * 2      # the club's result: the fees alone
 
 
+def test_double_super_9_a_window_in_which_no_hand_is_played_keeps_its_banker(table) -> None:
+    controller, out, _ = player_banked(table)
+    join_all(controller)
+    banked_round(controller, out, cover=2 * UNIT)            # seat 1, 1st banker
+    controller.open_betting()
+    assert controller.round.banker_seat == 1                 # seat 1, 2nd banker...
+    controller.close_betting()                               # ...but nobody bets
+    assert controller.phase.value == "closed"
+    results = banked_round(controller, out, cover=2 * UNIT)
+    assert controller.round.banker_seat == 1 and results["station-1"]["stakes"] == {"bank": 2 * UNIT}
+    banked_round(controller, out, cover=2 * UNIT)
+    assert controller.round.banker_seat == 2
+
+
 def test_double_super_9_a_restarted_controller_keeps_the_window_s_banker(table) -> None:
     controller, out, _ = player_banked(table)
     join_all(controller)
