@@ -27,7 +27,7 @@ from firmware.cards.errors import ShoeExhausted
 from firmware.config.schema import TableSection
 from firmware.errors import EgmError
 from firmware.games.base import DecisionRequest, Game
-from firmware.games.errors import DecisionError
+from firmware.games.errors import DecisionError, WagerError
 from firmware.games.options import GameOptions
 from firmware.games.player_banker import (
     BankerRotation,
@@ -37,7 +37,7 @@ from firmware.games.player_banker import (
     turn_from_json,
 )
 from firmware.kernel.journal import JournalEntry
-from firmware.kernel.limits import BetLimits
+from firmware.kernel.limits import BetLimits, validate_wagers
 from firmware.kernel.round import RoundKernel
 from firmware.kernel.states import RoundState
 from firmware.ledger.errors import CriticalMemoryError
@@ -357,6 +357,11 @@ class TableController:
         if self.banking:
             self.rotation.played(b.seat for b in r.bets.values())
             shortfall = coverage_shortfall(self.wagers(), r.banker_seat)
+            if shortfall is None:
+                try:          # each bet was checked on its own; the table as a whole once more
+                    validate_wagers(self.game, self.options, self.wagers(), self.round_limits)
+                except WagerError as exc:
+                    shortfall = f"the round's wagers do not stand together: {exc}"
             if shortfall is not None:
                 self._pass_over(shortfall)
                 return

@@ -17,6 +17,7 @@ from firmware.cabinet.terminal import Terminal
 from firmware.cashless.vouchers import VoucherBook
 from firmware.config.schema import Config
 from firmware.games.registry import available
+from firmware.kernel.limits import BetLimits
 from firmware.ledger.ledger import Ledger
 from firmware.rng.service import RngService
 from tests.table.conftest import bet
@@ -246,6 +247,16 @@ def test_double_super_9_a_restarted_controller_keeps_the_window_s_banker(table) 
     join_all(controller)
     results = banked_round(controller, out, cover=2 * UNIT)   # no hand was played: its turn is still on
     assert controller.round.banker_seat == 2 and results["station-2"]["stakes"] == {"bank": 2 * UNIT}
+
+
+def test_double_super_9_a_round_whose_wagers_do_not_stand_together_is_not_dealt(table) -> None:
+    controller, out, _ = player_banked(table)
+    join_all(controller)
+    controller.round_limits = BetLimits(1, 500, UNIT)        # a round maximum the two bets exceed together
+    results = banked_round(controller, out, cover=2 * UNIT)
+    assert controller.phase.value == "misdeal"
+    assert "do not stand together" in controller.round.misdeal and "round maximum" in controller.round.misdeal
+    assert all(r["results"][n]["net"] == 0 for r in results.values() for n in r["results"])
 
 
 def test_double_super_9_a_bet_that_does_not_fit_its_seat_s_role_is_refused(table) -> None:
