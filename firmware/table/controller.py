@@ -34,7 +34,6 @@ from firmware.games.player_banker import (
     coverage_shortfall,
     player_banking,
     seat_wagers,
-    turn_from_json,
 )
 from firmware.kernel.journal import JournalEntry
 from firmware.kernel.limits import BetLimits, validate_wagers
@@ -42,13 +41,13 @@ from firmware.kernel.round import RoundKernel
 from firmware.kernel.states import RoundState
 from firmware.ledger.errors import CriticalMemoryError
 from firmware.ledger.ledger import Ledger
-from firmware.ledger.resume import resume_round
 from firmware.table.betting import Bet, judge_bet
 from firmware.table.cards import CardSupply, ObservedSource
 from firmware.table.errors import TableError
 from firmware.table.phases import TABLE_PHASES, TablePhase
 from firmware.table.protocol import check_id
 from firmware.table.records import TableRecords, misdeal_entry, undealt_entry
+from firmware.table.recovery import recover
 from firmware.table.seating import Seating, Station
 from firmware.table.snapshot import build_snapshot, decision_left_s
 
@@ -121,7 +120,7 @@ class TableController:
         self.rotation = BankerRotation()
         self._passed_over: int | None = None      # the last banker, passed over (it could not cover)
         ledger.round_tags = {"table": settings.table_id}
-        self._recover()
+        recover(self)
 
     @property
     def stations(self) -> dict[str, Station]:
@@ -129,44 +128,6 @@ class TableController:
         return self.seating.stations
 
     # --- power-up ------------------------------------------------------------------------------
-    def _recover(self) -> None:
-        """Take up where the journal stands: a round in progress is resumed (and its results sent
-        as its stations come back), a window with accepted bets opens again."""
-        last = self.records.last_window()
-        if last is None:
-            return
-        seq, window = last
-        round_id: str = window["round_id"]
-        r = self.round = TableRound(round_id=round_id, round_no=window["round_no"])
-        self.rotation.turn = turn_from_json(window.get("banker"))
-        r.banker_seat = self.rotation.turn.spot if self.rotation.turn is not None else None
-        if self.cards.stack is not None:      # on from the window's place, past the cards journaled
-            dealt: int = sum(len(e["cards"]) for e in self.records.round_entries(round_id))
-            self.cards.stack.pos = window["stack_pos"] + dealt
-        for body in self.records.accepted_since(seq):
-            if body["round_id"] == r.round_id:
-                r.bets[body["bet_id"]] = Bet.of(body)
-        for bet in r.bets.values():
-            self.seating.hold(bet.station, bet.seat)
-        open_round = self.ledger.open_round
-        if open_round is not None and open_round.round_id == r.round_id:
-            log.info("table: resuming round %s from the journal", r.round_id)
-            self.phase = self._move("resume")
-            r.closed_at_ns = time.monotonic_ns()
-            kernel = resume_round(self.ledger, self.cards.rng, continuation=self.cards.continuation(),
-                                  decision_timeout_s=self.settings.decision_timeout_s, clock=self.clock)
-            assert kernel is not None
-            r.kernel = kernel
-            self._after_deal()
-        elif self.records.completed(round_id) is not None:
-            r.record = self.records.round_record(round_id)
-            self.phase = self._move("settle", from_=P.SHOWDOWN)
-            r.ended_at = self.clock()
-        elif r.bets:
-            log.info("table: window of round %s opens again with %d bets", r.round_id, len(r.bets))
-            self.phase = self._move("open")
-            r.window_closes_at = self.clock() + self.settings.betting_window_s
-
     # --- the phases ----------------------------------------------------------------------------
     def _move(self, trigger: str, dest: object = None, *, from_: TablePhase | None = None) -> TablePhase:
         state = from_ if from_ is not None else self.phase
