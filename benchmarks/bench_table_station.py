@@ -11,14 +11,13 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any
 
-from firmware.cabinet.table_port import TablePort
 from firmware.cabinet.terminal import Devices, Terminal
 from firmware.cashless.vouchers import VoucherBook
 from firmware.config import Config
 from firmware.ledger.ledger import Ledger
 from firmware.rng.service import RngService
+from tests.table.stations import RecordingPort
 
 WAGERS = {"bac": 10, "war": 10}
 RESULTS = {"bac": {"outcome": "win", "net": 10}, "war": {"outcome": "push", "net": 0}}
@@ -41,20 +40,6 @@ def durable_table_bets() -> tuple[float, str]:
         shutil.rmtree(path, ignore_errors=True)
 
 
-class _Port(TablePort):
-    def __init__(self) -> None:
-        self.sent: list[dict[str, Any]] = []
-
-    def send_bet(self, bet: dict[str, Any]) -> None:
-        self.sent.append(bet)
-
-    def send_decision(self, decision: dict[str, Any]) -> None:
-        pass
-
-    def connected(self) -> bool:
-        return True
-
-
 def answer_handover_p99() -> tuple[float, str]:
     path = Path(tempfile.mkdtemp(prefix="egm-bench-"))
     cfg = Config.model_validate({"table": {"controller": "127.0.0.1:7717", "seat": 3}})
@@ -63,7 +48,7 @@ def answer_handover_p99() -> tuple[float, str]:
     terminal.power_up()
     table = terminal.table
     assert table is not None
-    port = _Port()
+    port = RecordingPort()
     terminal.connect_table(port)
     ledger.bill_in(10_000_000)
     table.link_state(True, "bench")

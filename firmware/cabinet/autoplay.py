@@ -86,7 +86,7 @@ class Autoplay:
         if snap.get("phase") != "betting" or not table.link_up or snap.get("round_id") == self._window:
             return
         wagers = table.wagers_for(str(snap.get("game") or terminal.game_id))
-        stake = self._stake(terminal, str(snap.get("game") or terminal.game_id), wagers)
+        stake = self._stake(terminal, str(snap.get("game") or terminal.game_id), wagers) + table.cover_wanted()
         if terminal.ledger.credits < stake:
             self._feed(terminal, stake)
             return

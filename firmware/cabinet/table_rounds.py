@@ -27,6 +27,8 @@ from typing import TYPE_CHECKING, Any
 from firmware.cabinet.errors import TerminalError
 from firmware.cabinet.states import CabinetState
 from firmware.cabinet.table_port import TableEvents, TablePort
+from firmware.games.errors import WagerError
+from firmware.games.player_banker import check_bet_role, counterpart, role_wagers, seat_wagers
 from firmware.games.registry import get_game, table_options
 from firmware.kernel.limits import BetLimits, validate_wagers
 from firmware.ledger.errors import LedgerStateError
@@ -214,7 +216,11 @@ class TableRounds(TableEvents):
     def wagers_for(self, game_id: str) -> dict[int, dict[str, int]]:
         """The automatic wagers of one seat at the current bet, on this station's seat."""
         game = get_game(game_id)
-        one = game.automatic_wagers(table_options(self.t.cfg, game_id), 1, self.t.rounds.bet_unit)
+        options = table_options(self.t.cfg, game_id)
+        banker = (self.snapshot or {}).get("banker_seat")
+        if banker is not None:                  # a player-banked round: this seat's role
+            return {self.seat or 1: role_wagers(options, banker == self.seat, self.t.rounds.bet_unit)}
+        one = game.automatic_wagers(options, 1, self.t.rounds.bet_unit)
         return {self.seat or 1: next(iter(one.values()))}
 
     def play(self, wagers: Mapping[Any, Mapping[str, int]] | None = None, game: str | None = None) -> dict[str, Any]:
@@ -242,15 +248,53 @@ class TableRounds(TableEvents):
         own = t.limits
         limits = BetLimits(max(own.min_bet, int(snap.get("min_bet") or own.min_bet)),
                            min(own.max_bet, int(snap.get("max_bet") or own.max_bet)), own.max_total_bet)
-        clean = validate_wagers(rules, options, {seat: {str(n): a for n, a in bets.items()}}, limits,
-                                t.ledger.credits)
+        mine = {str(n): a for n, a in bets.items()}
+        cover = 0
+        if snap.get("banker_seat") is not None:
+            clean, cover = self._banked(rules, options, snap, mine, limits)
+        else:
+            clean = validate_wagers(rules, options, {seat: mine}, limits, t.ledger.credits)
         reserve = rules.reserved_stake(options, clean)
         bet_id = f"{t.cfg.terminal.id}-{secrets.token_hex(8)}"
-        t.ledger.table_bet(bet_id, round_id, seat, game_id, clean[seat], reserve=reserve)
+        t.ledger.table_bet(bet_id, round_id, seat, game_id, clean[seat], reserve=reserve, cover=cover)
         t.cabinet.start_round()
         t.message = ""
         self._send(t.ledger.table_bets[bet_id])
         return {**t.status(), "bet_id": bet_id}
+
+    def _banked(self, rules: Any, options: Any, snap: Mapping[str, Any], bets: dict[str, int],
+                limits: BetLimits) -> tuple[dict[int, dict[str, int]], int]:
+        """A bet at a player-banked table (firmware.games.player_banker): its wagers by seat and its
+        cover. The banker covers what it may owe, the table maximum for each other seated player,
+        as far as its credits go; a banker whose credits cannot cover the table minimum passes."""
+        t, seat, banker = self.t, self.seat, int(snap["banker_seat"])
+        assert seat is not None
+        cover = 0
+        if seat == banker:
+            cover = min(self.cover_wanted(limits.max_bet), t.ledger.credits - sum(bets.values()))
+            if cover < limits.min_bet:
+                raise TerminalError(f"this station banks the round but its {t.ledger.credits} credits cannot cover "
+                                    f"the table minimum {limits.min_bet}: the bank passes on")
+        try:
+            check_bet_role(seat, banker, bets, cover)
+            rest = counterpart(seat, banker, rules.max_seats, options, limits.min_bet)
+            validate_wagers(rules, options, {**rest, seat: seat_wagers(bets, cover, banker, seat)}, limits)
+        except WagerError as exc:
+            raise TerminalError(str(exc)) from None
+        if sum(bets.values()) + cover > t.ledger.credits:
+            raise TerminalError(f"the bet needs {sum(bets.values()) + cover} credits; {t.ledger.credits} are on the meter")
+        return {seat: bets}, cover
+
+    def cover_wanted(self, max_bet: int | None = None) -> int:
+        """What this station would hold to bank the open window (0: it does not bank it): the table
+        maximum for each other seated player (what the banker may owe at most)."""
+        snap = self.snapshot or {}
+        if snap.get("banker_seat") is None or snap.get("banker_seat") != self.seat:
+            return 0
+        top = max_bet if max_bet is not None else min(self.t.limits.max_bet, int(snap.get("max_bet") or self.t.limits.max_bet))
+        others = sum(1 for s in snap.get("seats", []) if isinstance(s, Mapping) and s.get("station")
+                     and s.get("seat") != self.seat)
+        return top * max(others, 1)
 
     def _send(self, bet: Mapping[str, Any]) -> None:
         port = self.port

@@ -12,6 +12,7 @@ find it again.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import signal
@@ -19,11 +20,14 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import firmware
-from firmware.config.schema import TableSection
+from firmware.config.schema import ONE_SEAT_OPTIONS, TableSection
+from firmware.games.options import parse_assignments
+from firmware.games.registry import make_options
 from firmware.ledger.ledger import Ledger
 from firmware.table.build import build_controller
 from firmware.table.controller import TableController
@@ -39,7 +43,7 @@ CONTROLLER = "egm-table"
 class TableDemo:
     def __init__(self, root: Path, *, stations: int, game: str = "baccarat-war", seed: str | None = None,
                  betting_window_s: float = 3.0, source: str = "rng", stack: list[str] | None = None,
-                 shoe: Any = None, card_wanted: Any = None) -> None:
+                 options: Sequence[str] = (), shoe: Any = None, card_wanted: Any = None) -> None:
         """``source`` ``physical``: ``shoe`` is the card-reading shoe's driver and ``card_wanted`` the
         dealer drawing each card (the simulated shoe's ``draw``), as ``egm table serve --sim``."""
         self.root = root
@@ -50,6 +54,11 @@ class TableDemo:
         self.stack = stack
         self.shoe = shoe
         self.card_wanted = card_wanted
+        #: ``KEY=VALUE`` game options (``--option``) for the controller and every station alike;
+        #: checked here (OptionError) before anything starts.
+        self.options = list(options)
+        self.option_tree = parse_assignments(self.options)
+        make_options(game, self.option_tree)
         self.settings = TableSection(game=game, betting_window_s=betting_window_s, between_rounds_s=0.2,
                                      listen="127.0.0.1:0", link_timeout_s=5.0)
         self.pki = ensure_table_pki(root, CONTROLLER, self.names)
@@ -66,7 +75,7 @@ class TableDemo:
         if self.address:                                   # a restart: the same port again
             settings = TableSection.model_validate({**settings.model_dump(), "listen": self.address})
         self.controller = build_controller(self.ledger, settings, source=self.source, stack=self.stack,
-                                           seed=self.seed, shoe=self.shoe)
+                                           seed=self.seed, options=self.option_tree, shoe=self.shoe)
         if self.card_wanted is not None:
             self.controller.cards.card_wanted = self.card_wanted
         self.server = TableServer(self.controller, self.pki, settings.listen)
@@ -97,8 +106,24 @@ class TableDemo:
             f'[terminal]\nid = "{name}"\n\n[host]\nenabled = false\npki = "{self.pki}"\n\n'
             f'[games]\ndefault = "{self.game}"\n\n'
             f'[table]\ncontroller = "{self.address}"\nseat = {seat}\npki = "{self.pki}"\n'
-            f'controller_name = "{CONTROLLER}"\ngame = "{self.game}"\n', encoding="utf-8")
+            f'controller_name = "{CONTROLLER}"\ngame = "{self.game}"\n' + self._options_toml(), encoding="utf-8")
         return path
+
+    def _options_toml(self) -> str:
+        """The ``--option`` pairs as the station's ``[games.options.GAME]``, over the built-in option
+        tables (a table written replaces them all; dotted keys, the pairs' values as strings: the
+        options' models read them as ``--option`` does)."""
+        if not self.options:
+            return ""
+        tables = {game: dict(table) for game, table in ONE_SEAT_OPTIONS.items()}
+        lines = []
+        for game, table in tables.items():
+            if game != self.game:
+                lines += [f"\n[games.options.{game}]", *_dotted(table)]
+        lines += [f"\n[games.options.{self.game}]", *_dotted(tables.get(self.game, {})),
+                  *(f"{key.strip()} = {json.dumps(value.strip())}"
+                    for key, _, value in (pair.partition("=") for pair in self.options))]
+        return "\n".join(lines) + "\n"
 
     def start_station(self, name: str, autoplay: int = 1_000_000) -> subprocess.Popen[bytes]:
         config = self.station_config(name)
@@ -181,6 +206,18 @@ class TableDemo:
             "latency_ms": {"samples": len(lat), "p50": _ms(_quantile(lat, 0.50)), "p99": _ms(_quantile(lat, 0.99))},
             "phase": c.phase.value,
         }
+
+
+def _dotted(table: dict[str, Any], prefix: str = "") -> list[str]:
+    """A nested option table as TOML lines with dotted keys (its values are TOML's as JSON writes
+    them: booleans, numbers, strings)."""
+    out: list[str] = []
+    for key, value in table.items():
+        if isinstance(value, dict):
+            out += _dotted(value, f"{prefix}{key}.")
+        else:
+            out.append(f"{prefix}{key} = {json.dumps(value)}")
+    return out
 
 
 def _quantile(values: list[float], q: float) -> float | None:

@@ -67,6 +67,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help=f"the table's game (default baccarat-war): {', '.join(game_ids())}")
     d.add_argument("--betting-window", type=float, default=3.0, metavar="S",
                    help="seconds the window stays open (it closes once every station has bet; default 3)")
+    d.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                   help="a rules option of the table's game for the controller and every station, e.g. "
+                        "banking=player for double-super-9 (repeatable)")
     d.add_argument("--timeout", type=float, default=600.0, metavar="S", help="give up after S seconds (default 600)")
     json_argument(d)
     d.set_defaults(func=_demo)
@@ -202,9 +205,14 @@ def _sim_shoe(seed: int) -> Any:
 
 def _demo(args: argparse.Namespace) -> int:
     from firmware.commands._table_demo import TableDemo, print_report
+    from firmware.errors import UsageError
+    from firmware.games.errors import GameError
 
-    demo = TableDemo(Path(args.state_dir), stations=args.stations, game=args.game, seed=args.seed,
-                     betting_window_s=args.betting_window)
+    try:
+        demo = TableDemo(Path(args.state_dir), stations=args.stations, game=args.game, seed=args.seed,
+                         betting_window_s=args.betting_window, options=args.option)
+    except GameError as exc:
+        raise UsageError(f"--option: {exc}") from None
     report = demo.run(args.rounds, timeout_s=args.timeout)
     if args.json:
         emit_json(report)

@@ -77,9 +77,10 @@ TABLE_OPTIONS: dict[str, dict[str, Any]] = {
 }
 
 
-def table_options(cfg: Config, game_id: str) -> GameOptions:
-    """``game_id``'s options at a live table: :func:`configured_options` with :data:`TABLE_OPTIONS`."""
-    return configured_options(cfg, game_id, TABLE_OPTIONS.get(game_id, {}))
+def table_options(cfg: Config, game_id: str, overrides: Mapping[str, Any] | None = None) -> GameOptions:
+    """``game_id``'s options at a live table: the configuration's, the table's (:data:`TABLE_OPTIONS`:
+    the pool on), then ``overrides`` (``egm table demo --option``)."""
+    return configured_options(cfg, game_id, TABLE_OPTIONS.get(game_id, {}), overrides or {})
 
 
 def validate_options(game_id: str, table: Mapping[str, Any]) -> GameOptions:

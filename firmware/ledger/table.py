@@ -79,7 +79,8 @@ class TableBook(LedgerHistory):
         bet_id = _text("bet_id", bet_id)
         round_id = _text("round_id", round_id)
         game = _text("game", game)
-        clean = _wagers("the wagers", wagers)
+        # A player banker's bet may be its cover alone (its bank: docs/protocols/table.md).
+        clean = {} if cover and isinstance(wagers, Mapping) and not wagers else _wagers("the wagers", wagers)
         if isinstance(seat, bool) or not isinstance(seat, int) or seat < 1:
             raise LedgerError(f"a seat is a number from 1, not {seat!r}")
         _credits("reserve", reserve)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from firmware.games.errors import WagerError
+from firmware.games.player_banker import check_bet_role, counterpart, seat_wagers
 from firmware.kernel.limits import validate_wagers
 from firmware.table.errors import TableError
 from firmware.table.phases import TablePhase
@@ -47,7 +48,7 @@ def judge_bet(c: TableController, station: str, body: dict[str, Any]) -> dict[st
         return bet.answer(False, reason)
 
     try:
-        bet.wagers = check_wagers(body["wagers"])
+        bet.wagers = check_wagers(body["wagers"], allow_empty=c.banking and body["cover"] > 0)
     except TableError as exc:
         return refused(str(exc))
     if known is None:
@@ -63,9 +64,25 @@ def judge_bet(c: TableController, station: str, body: dict[str, Any]) -> dict[st
     if any(b.seat == seat for b in r.bets.values()):
         return refused(f"seat {seat} already has a bet in round {r.round_id}")
     try:
-        validate_wagers(c.game, c.options, {seat: bet.wagers}, c.limits)
-        validate_wagers(c.game, c.options, {**c.wagers(), seat: bet.wagers}, c.round_limits)
+        if c.banking:
+            _check_banked_bet(c, bet)
+        else:
+            validate_wagers(c.game, c.options, {seat: bet.wagers}, c.limits)
+            validate_wagers(c.game, c.options, {**c.wagers(), seat: bet.wagers}, c.round_limits)
     except WagerError as exc:
         return refused(str(exc))
     bet.round_id = r.round_id
     return bet.answer(True, "accepted")
+
+
+def _check_banked_bet(c: TableController, bet: Bet) -> None:
+    """A bet at a player-banked table: it fits its seat's role (banker or player), and the seat's
+    wagers pass the game's rules and the limits against a stand-in for the rest of the table (the
+    banker's coverage of the whole table is checked before the deal: firmware.table.banker)."""
+    banker = c.round.banker_seat
+    check_bet_role(bet.seat, banker, bet.wagers, bet.cover)
+    assert banker is not None
+    mine = seat_wagers(bet.wagers, bet.cover, banker, bet.seat)
+    validate_wagers(c.game, c.options,
+                    {**counterpart(bet.seat, banker, c.game.max_seats, c.options, c.limits.min_bet), bet.seat: mine},
+                    c.limits)

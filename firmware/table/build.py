@@ -4,7 +4,7 @@ the limits, the card source (the certified RNG, the card-reading shoe or a stack
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from firmware.config.schema import Config, TableSection
@@ -29,18 +29,18 @@ def table_rng(cfg: Config, seed: bytes | str | int | None) -> Any:
 def build_controller(ledger: Ledger, settings: TableSection, *, cfg: Config | None = None, source: str | None = None,
                      stack: Sequence[str] | None = None, shoe: Any = None, out: Outbound | None = None,
                      clock: Callable[[], float] | None = None, seed: bytes | str | int | None = None,
-                     rng: Any = None) -> TableController:
+                     rng: Any = None, options: Mapping[str, Any] | None = None) -> TableController:
     """The controller of ``settings.game`` over ``ledger``. ``source`` (default ``settings.source``):
     ``rng``, ``physical`` (``shoe``: the card-reading shoe's driver) or ``stacked`` (``stack``: the
-    cards, dealt in order from the first round)."""
+    cards, dealt in order from the first round). ``options``: option overrides over the configured ones."""
     cfg = cfg or Config()
     kind = source or settings.source
     game = get_game(settings.game)
-    options = table_options(cfg, game.id)
+    rules = table_options(cfg, game.id, options)
     wants_rng = kind == "rng" or seed is not None or game.dice > 0     # a dice game rolls them with it
     rng = rng if rng is not None else table_rng(cfg, seed) if wants_rng else None
-    supply = CardSupply(kind, rng=rng, shoe_cards=lambda: game.shoe(options), shoe=shoe,
+    supply = CardSupply(kind, rng=rng, shoe_cards=lambda: game.shoe(rules), shoe=shoe,
                         stack=StackedSupply(stack or []) if kind == "stacked" else None)
     kwargs: dict[str, Any] = {} if clock is None else {"clock": clock}
-    return TableController(ledger, settings, game, options, BetLimits.from_config(cfg.limits), supply, out=out,
+    return TableController(ledger, settings, game, rules, BetLimits.from_config(cfg.limits), supply, out=out,
                            **kwargs)

@@ -27,21 +27,27 @@ from firmware.cards.errors import ShoeExhausted
 from firmware.config.schema import TableSection
 from firmware.errors import EgmError
 from firmware.games.base import DecisionRequest, Game
-from firmware.games.errors import DecisionError
+from firmware.games.errors import DecisionError, WagerError
 from firmware.games.options import GameOptions
+from firmware.games.player_banker import (
+    BankerRotation,
+    coverage_shortfall,
+    player_banking,
+    seat_wagers,
+)
 from firmware.kernel.journal import JournalEntry
-from firmware.kernel.limits import BetLimits
+from firmware.kernel.limits import BetLimits, validate_wagers
 from firmware.kernel.round import RoundKernel
 from firmware.kernel.states import RoundState
 from firmware.ledger.errors import CriticalMemoryError
 from firmware.ledger.ledger import Ledger
-from firmware.ledger.resume import resume_round
 from firmware.table.betting import Bet, judge_bet
 from firmware.table.cards import CardSupply, ObservedSource
 from firmware.table.errors import TableError
 from firmware.table.phases import TABLE_PHASES, TablePhase
 from firmware.table.protocol import check_id
-from firmware.table.records import TableRecords, misdeal_entry
+from firmware.table.records import TableRecords, misdeal_entry, undealt_entry
+from firmware.table.recovery import recover
 from firmware.table.seating import Seating, Station
 from firmware.table.snapshot import build_snapshot, decision_left_s
 
@@ -75,6 +81,7 @@ class TableRound:
     record: dict[str, Any] | None = None
     misdeal: str | None = None
     decision_ids: set[str] = field(default_factory=set)     # the decisions applied (sent again: ignored)
+    banker_seat: int | None = None     # the player banker's seat (firmware.table.banker), None: none
 
 
 def table_round_id(table_id: str, round_no: int) -> str:
@@ -108,8 +115,12 @@ class TableController:
         self.latencies: list[float] = []
         #: Called with every snapshot (the dealer's screen); the stations get theirs over the link.
         self.listeners: list[Callable[[dict[str, Any]], None]] = []
+        #: The player banker's rotation (Double Super 9 with ``banking = player``; else unused).
+        self.banking = player_banking(options)
+        self.rotation = BankerRotation()
+        self._passed_over: int | None = None      # the last banker, passed over (it could not cover)
         ledger.round_tags = {"table": settings.table_id}
-        self._recover()
+        recover(self)
 
     @property
     def stations(self) -> dict[str, Station]:
@@ -117,42 +128,6 @@ class TableController:
         return self.seating.stations
 
     # --- power-up ------------------------------------------------------------------------------
-    def _recover(self) -> None:
-        """Take up where the journal stands: a round in progress is resumed (and its results sent
-        as its stations come back), a window with accepted bets opens again."""
-        last = self.records.last_window()
-        if last is None:
-            return
-        seq, window = last
-        round_id: str = window["round_id"]
-        r = self.round = TableRound(round_id=round_id, round_no=window["round_no"])
-        if self.cards.stack is not None:      # on from the window's place, past the cards journaled
-            dealt: int = sum(len(e["cards"]) for e in self.records.round_entries(round_id))
-            self.cards.stack.pos = window["stack_pos"] + dealt
-        for body in self.records.accepted_since(seq):
-            if body["round_id"] == r.round_id:
-                r.bets[body["bet_id"]] = Bet.of(body)
-        for bet in r.bets.values():
-            self.seating.hold(bet.station, bet.seat)
-        open_round = self.ledger.open_round
-        if open_round is not None and open_round.round_id == r.round_id:
-            log.info("table: resuming round %s from the journal", r.round_id)
-            self.phase = self._move("resume")
-            r.closed_at_ns = time.monotonic_ns()
-            kernel = resume_round(self.ledger, self.cards.rng, continuation=self.cards.continuation(),
-                                  decision_timeout_s=self.settings.decision_timeout_s, clock=self.clock)
-            assert kernel is not None
-            r.kernel = kernel
-            self._after_deal()
-        elif self.records.completed(round_id) is not None:
-            r.record = self.records.round_record(round_id)
-            self.phase = self._move("settle", from_=P.SHOWDOWN)
-            r.ended_at = self.clock()
-        elif r.bets:
-            log.info("table: window of round %s opens again with %d bets", r.round_id, len(r.bets))
-            self.phase = self._move("open")
-            r.window_closes_at = self.clock() + self.settings.betting_window_s
-
     # --- the phases ----------------------------------------------------------------------------
     def _move(self, trigger: str, dest: object = None, *, from_: TablePhase | None = None) -> TablePhase:
         state = from_ if from_ is not None else self.phase
@@ -294,10 +269,19 @@ class TableController:
         round_no = self.round.round_no + 1
         round_id = table_round_id(self.settings.table_id, round_no)
         stack = self.cards.stack
-        self.records.open_window(round_id, round_no, stack.pos if stack is not None else 0)
-        self.round = TableRound(round_id=round_id, round_no=round_no,
-                                 window_closes_at=self.clock() + self.settings.betting_window_s)
         self.seating.free_offline()
+        banker = None
+        if self.banking:
+            present = {s.seat for s in self.stations.values() if s.online}
+            banker = self.rotation.next(present, self._passed_over)
+            log.info("table: %s is banked by %s (seats present %s, wagered last %s)", round_id,
+                     f"seat {banker.spot} (turn {banker.term})" if banker is not None else "no one",
+                     sorted(present), sorted(self.rotation.wagered))
+            self._passed_over = None
+        self.records.open_window(round_id, round_no, stack.pos if stack is not None else 0, banker)
+        self.round = TableRound(round_id=round_id, round_no=round_no,
+                                 window_closes_at=self.clock() + self.settings.betting_window_s,
+                                 banker_seat=banker.spot if banker is not None else None)
         self.phase = phase
         log.info("table: betting open for %s", round_id)
         self.broadcast()
@@ -324,11 +308,24 @@ class TableController:
             self.broadcast()
 
     def wagers(self) -> dict[int, dict[str, int]]:
-        return {b.seat: dict(b.wagers) for b in self.round.bets.values()}
+        """The round's wagers by seat as the kernel takes them (a player banker's cover is its bank)."""
+        banker = self.round.banker_seat
+        return {b.seat: seat_wagers(b.wagers, b.cover, banker, b.seat) for b in self.round.bets.values()}
 
     def _deal(self) -> None:
         r = self.round
         assert r.round_id is not None
+        if self.banking:
+            self.rotation.played(b.seat for b in r.bets.values())
+            shortfall = coverage_shortfall(self.wagers(), r.banker_seat)
+            if shortfall is None:
+                try:          # each bet was checked on its own; the table as a whole once more
+                    validate_wagers(self.game, self.options, self.wagers(), self.round_limits)
+                except WagerError as exc:
+                    shortfall = f"the round's wagers do not stand together: {exc}"
+            if shortfall is not None:
+                self._pass_over(shortfall)
+                return
         source = r.source = self.cards.observed()
         kernel = r.kernel = RoundKernel(self.game, self.options, limits=self.round_limits,
                                         journal=_ShowingJournal(self), clock=self.clock,
@@ -347,6 +344,19 @@ class TableController:
             self._misdeal(f"the round stopped: {exc}")
             return
         self._after_deal()
+
+    def _pass_over(self, reason: str) -> None:
+        """The banker cannot bank the round (rules: it is passed over): the round is journaled and
+        ends at once with every wager returned and the reason recorded; the next window's banker is
+        the next spot clockwise."""
+        r = self.round
+        assert r.round_id is not None
+        log.warning("table: %s: %s", r.round_id, reason)
+        self.ledger.event("table_banker_passed", round_id=r.round_id, banker_seat=r.banker_seat, reason=reason)
+        self._passed_over = r.banker_seat
+        self.ledger.transition(undealt_entry(r.round_id, self.game.id, self.options.to_json(), self.wagers(),
+                                             self.cards.kind))
+        self._misdeal(reason)
 
     def _after_deal(self) -> None:
         kernel = self.round.kernel

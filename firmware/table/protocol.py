@@ -80,9 +80,10 @@ def check_id(value: Any, what: str) -> str:
     return value
 
 
-def check_wagers(wagers: Any) -> dict[str, int]:
-    """A bet's wagers: wager name -> a positive whole number of credits, at least one."""
-    if not isinstance(wagers, dict) or not wagers:
+def check_wagers(wagers: Any, *, allow_empty: bool = False) -> dict[str, int]:
+    """A bet's wagers: wager name -> a positive whole number of credits, at least one (none allowed
+    with ``allow_empty``: a player banker's bet may be its cover alone)."""
+    if not isinstance(wagers, dict) or (not wagers and not allow_empty):
         raise TableProtocolError("bad_body", "a bet needs its wagers: {name: credits}")
     out: dict[str, int] = {}
     for name, amount in wagers.items():

@@ -13,12 +13,16 @@ The round itself is the kernel's journal (``round.deal`` ... ``round.complete``,
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from firmware.cards.card import Card
+from firmware.games.player_banker import turn_to_json
 from firmware.kernel.journal import JournalEntry
 from firmware.kernel.states import RoundState
 from firmware.ledger.ledger import Ledger, OpenRound
+
+if TYPE_CHECKING:
+    from firmware.games.double_super_9 import BankerTurn
 
 WINDOW = "window"
 ANSWER = "answer"
@@ -28,9 +32,12 @@ class TableRecords:
     def __init__(self, ledger: Ledger) -> None:
         self.ledger = ledger
 
-    def open_window(self, round_id: str, round_no: int, stack_pos: int) -> None:
-        self.ledger.controller_record(WINDOW, round_id, {"round_id": round_id, "round_no": round_no,
-                                                         "stack_pos": stack_pos})
+    def open_window(self, round_id: str, round_no: int, stack_pos: int, banker: BankerTurn | None = None) -> None:
+        """``banker``: the player banker's turn in this window (firmware.table.banker), if any."""
+        body: dict[str, Any] = {"round_id": round_id, "round_no": round_no, "stack_pos": stack_pos}
+        if banker is not None:
+            body["banker"] = turn_to_json(banker)
+        self.ledger.controller_record(WINDOW, round_id, body)
 
     def last_window(self) -> tuple[int, dict[str, Any]] | None:
         """The newest window's record ``(seq, body)``, or None before the first."""
@@ -89,3 +96,13 @@ def misdeal_entry(open_round: OpenRound, dealt: Sequence[Card], wagers: dict[int
     return JournalEntry(round_id=open_round.round_id, seq=len(open_round.entries), trigger="complete",
                         source=phase, dest=RoundState.COMPLETE.value,
                         cards=tuple(str(c) for c in dealt[journaled:]), data=data)
+
+
+def undealt_entry(round_id: str, game: str, options: dict[str, Any], wagers: dict[int, dict[str, int]],
+                  source: str) -> JournalEntry:
+    """The journal entry that opens a round no card will be dealt to (its banker passed over): the
+    wagers taken, as a deal's; :func:`misdeal_entry` then ends it with every wager returned."""
+    data = {"game": game, "options": options, "wagers": {str(s): dict(w) for s, w in wagers.items()},
+            "source": source}
+    return JournalEntry(round_id=round_id, seq=0, trigger="deal", source=RoundState.BETTING.value,
+                        dest=RoundState.DEALING.value, data=data)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from firmware.games.player_banker import seat_wagers
+
 if TYPE_CHECKING:
     from firmware.table.controller import TableController
 
@@ -93,7 +95,7 @@ def build_snapshot(c: TableController) -> dict[str, Any]:
             "seat": n,
             "station": station.station if station is not None else None,
             "online": bool(station is not None and station.online),
-            "bet": dict(bet.wagers) if bet is not None else None,
+            "bet": seat_wagers(bet.wagers, bet.cover, r.banker_seat, n) if bet is not None else None,
             "cards": list(hand.get("cards", [])) + list(hand.get("war_cards", [])),
             "hand": hand.get("hand"),
             "result": seat_result(hand.get("results"), hand.get("decision")) if r.record is not None else None,
@@ -107,6 +109,7 @@ def build_snapshot(c: TableController) -> dict[str, Any]:
         "phase": c.phase.value,
         "round_id": r.round_id,
         "round_no": r.round_no,
+        "banker_seat": r.banker_seat,
         "betting_left_s": betting_left_s(c),
         "decision_left_s": decision_left_s(c),
         "min_bet": c.limits.min_bet,

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from firmware.config.schema import TableSection
+from firmware.config.schema import Config, TableSection
 from firmware.ledger.ledger import Ledger
 from firmware.table.build import build_controller
 
@@ -42,13 +42,14 @@ def bet(bet_id: str, wagers: dict[str, int], *, round_id: str | None = None, sea
 
 @pytest.fixture
 def table(tmp_path: Path) -> Iterator[Callable[..., Any]]:
-    """``table(stack=[...], source=..., shoe=..., **settings)``: a controller (and its fake stations
+    """``table(stack=[...], source=..., shoe=..., cfg=..., **settings)``: a controller (and its fake stations
     and clock) over the ledger in tmp_path/table; call it again to restart the controller on the
     same ledger."""
     opened: list[Ledger] = []
 
     def make(*, stack: list[str] | None = None, source: str = "stacked", game: str = "baccarat-war",
-             ledger_dir: Path | None = None, shoe: Any = None, **settings: Any) -> tuple[Any, FakeStations, Clock]:
+             ledger_dir: Path | None = None, shoe: Any = None, cfg: Config | None = None,
+             **settings: Any) -> tuple[Any, FakeStations, Clock]:
         for ledger in opened:
             ledger.close()
         opened.clear()
@@ -58,7 +59,7 @@ def table(tmp_path: Path) -> Iterator[Callable[..., Any]]:
         values.update(settings)
         out, clock = FakeStations(), Clock()
         controller = build_controller(ledger, TableSection(**values), source=source, stack=stack, out=out,
-                                      clock=clock, seed=b"table tests", shoe=shoe)
+                                      clock=clock, seed=b"table tests", shoe=shoe, cfg=cfg)
         return controller, out, clock
 
     yield make

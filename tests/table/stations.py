@@ -72,3 +72,19 @@ class FakeRounds(TableEvents):
 
     def returned(self) -> int:
         return sum(r["stakes"][n] + r["results"][n]["net"] for r in self.results.values() for n in r["stakes"])
+
+
+class RecordingPort(TablePort):
+    """A station's table link that records the bets sent (a terminal's side without a controller)."""
+
+    def __init__(self) -> None:
+        self.sent: list[dict[str, Any]] = []
+
+    def send_bet(self, bet: dict[str, Any]) -> None:
+        self.sent.append(bet)
+
+    def send_decision(self, decision: dict[str, Any]) -> None:
+        return None
+
+    def connected(self) -> bool:
+        return True

@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from firmware.ledger.ledger import Ledger
 from firmware.table.client import TableClient
 from tests.table.stations import FakeRounds
@@ -18,14 +20,18 @@ ROOT = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 
 
-def test_serve_deals_a_stacked_list_to_a_station_until_sigterm(tmp_path: Path) -> None:
+@pytest.mark.parametrize("screen", [False, True], ids=["headless", "dealer-screen"])
+def test_serve_deals_a_stacked_list_to_a_station_until_sigterm(tmp_path: Path, screen: bool) -> None:
+    """Headless, or with the dealer's screen in its window (SDL's dummy driver) on the main thread
+    while the link serves the station."""
     stack = tmp_path / "cards.txt"
     stack.write_text("9h 4s Kc 2h\n9d 4c Qd 2d\n")          # two one-seat rounds: 9 against 6, twice
     proc = subprocess.Popen(
-        [sys.executable, "-m", "firmware.cli", "table", "serve", "--state-dir", str(tmp_path / "table"),
-         "--listen", "127.0.0.1:0", "--pki", str(tmp_path / "pki"), "--dev-pki", "station-1", "--stack", str(stack),
-         "--betting-window", "30", "--headless", "--json"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV, cwd=tmp_path)
+        [sys.executable, "-m", "firmware.cli", "--log-level", "INFO", "table", "serve", "--state-dir",
+         str(tmp_path / "table"), "--listen", "127.0.0.1:0", "--pki", str(tmp_path / "pki"), "--dev-pki", "station-1",
+         "--stack", str(stack), "--betting-window", "30", "--json", *([] if screen else ["--headless"])],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+        env={**ENV, "SDL_VIDEODRIVER": "dummy", "SDL_AUDIODRIVER": "dummy"})
     try:
         assert proc.stdout is not None
         started = json.loads(proc.stdout.readline())
@@ -42,6 +48,8 @@ def test_serve_deals_a_stacked_list_to_a_station_until_sigterm(tmp_path: Path) -
     finally:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=60) == 0, proc.stderr.read() if proc.stderr else ""
+    assert proc.stderr is not None
+    assert ("no dealer's screen in this build" in proc.stderr.read()) is False
     with Ledger.open(tmp_path / "table", read_only=True) as ledger:
         assert ledger.meters["coin_out"] >= 2 * 15 * ledger.denom_cents
 
