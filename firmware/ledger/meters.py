@@ -249,4 +249,6 @@ def report(meters: Mapping[str, int]) -> dict[str, Any]:
             else:
                 game["wagers"].setdefault(parts[2], {"coin_in": 0, "coin_out": 0})[parts[0]] = rolled(value)
     out["games"] = per_game
+    if "pool_commission" in meters:       # a table controller's ledger: the house's war-pool fee
+        out["pool_commission"] = rolled(meters["pool_commission"])
     return out

@@ -34,7 +34,9 @@ def _at_the_table(tmp_path: Path, seats: list[int], cards: str) -> tuple[dict[st
         (round_id,) = {ref for _, kind, ref in ledger.log_index() if kind == "round.complete"}
         record = ledger.round_record(round_id)
         meters = dict(ledger.meters)
+        shown = ledger.meters_report()["meters"]          # what `egm meters --state-dir DIR/table` prints
     assert meters.get("pool_commission", 0) == record["war_pool"]["commission"] * ledger.denom_cents
+    assert shown["pool_commission"] == meters["pool_commission"]
     for k in seats:                                   # each station's result and meters are the record's
         with Ledger.open(demo.station_dir(f"station-{k}"), read_only=True) as ledger:
             (result,) = [ledger.log_record(seq)["body"] for seq, kind, _ in ledger.log_index()
