@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -141,12 +141,19 @@ class TableController:
 
     # --- stations (the transport's calls) ------------------------------------------------------
     def join(self, station: str, seat_wanted: int,
-             on_seated: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+             on_seated: Callable[[dict[str, Any]], None] | None = None,
+             open_bets: Iterable[str] | None = None) -> dict[str, Any]:
         """A station joins (or comes back): its welcome (its seat), or :class:`TableError` saying why
         not. ``on_seated`` is given the welcome before anything else is sent to the station (the
-        snapshot, a decision awaited from its seat)."""
+        snapshot, a decision awaited from its seat). ``open_bets``: the bet ids the station still
+        waits on; a result of its kept for any other bet was settled there (its acknowledgement was
+        lost) and is dropped."""
         with self.lock:
             seat = self.seating.seat(station, seat_wanted)
+            if open_bets is not None:
+                still = set(open_bets)
+                for bet_id in [b for b, r in self.results.items() if r["station"] == station and b not in still]:
+                    del self.results[bet_id]
             log.info("table: %s joined at seat %d", station, seat)
             welcome = {"table_id": self.settings.table_id, "station": station, "seat": seat, "game": self.game.id}
             if on_seated is not None:
@@ -441,7 +448,7 @@ class TableController:
         seat = str(bet.seat)
         result = {"round_id": bet.round_id, "bet_id": bet.bet_id, "seat": bet.seat,
                   "stakes": data["stakes"][seat], "results": data["results"][seat], "record": record}
-        self.results[bet.bet_id] = result
+        self.results[bet.bet_id] = {**result, "station": bet.station}
         if self.seating.is_online(bet.station):
             self.out.send(bet.station, "result", result)
 

@@ -185,7 +185,9 @@ class TableServer:
         if old is not None:
             old.close("the station connected again")
         try:
-            self.controller.join(station, join.body["seat"], on_seated=lambda welcome: conn.send("welcome", welcome))
+            self.controller.join(station, join.body["seat"], on_seated=lambda welcome: conn.send("welcome", welcome),
+                                 open_bets=[b["bet_id"] for b in join.body["open_bets"] if isinstance(b, dict)
+                                            and isinstance(b.get("bet_id"), str)])
         except TableError as exc:
             with self._lock:
                 if self._conns.get(station) is conn:

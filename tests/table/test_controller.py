@@ -280,3 +280,19 @@ def test_the_dealer_declares_a_misdeal_while_the_seats_decide_and_every_wager_co
     assert controller.ledger.round_record(request["round_id"])["misdeal"] == "a card was exposed"
     with pytest.raises(TableError, match="misdeal is not allowed in MISDEAL"):
         controller.declare_misdeal("again")
+
+
+def test_a_result_whose_acknowledgement_was_lost_is_dropped_when_its_station_comes_back(table) -> None:
+    """station-1 took its result but the acknowledgement never arrived: the controller would keep it
+    for ever. Back without the bet among its open bets, the result is dropped; station-2's, still
+    open at station-2, is kept and comes again with the bet."""
+    controller, out, _ = table(stack=TWO_SEATS)
+    two_bets(controller)
+    controller.deal()
+    assert set(controller.results) == {"b1", "b2"}
+    controller.join("station-1", 1, open_bets=[])
+    assert set(controller.results) == {"b2"}
+    controller.join("station-2", 2, open_bets=["b2"])
+    assert set(controller.results) == {"b2"}
+    controller.result_ack("station-2", {"bet_id": "b2"})
+    assert controller.results == {}
