@@ -2,16 +2,14 @@
 queries, reopening, and clear errors for bad URLs.
 
 Every test that takes ``db_url`` runs twice: on a SQLite file in ``tmp_path`` and on a PostgreSQL
-database made for this test session (``egm_host_test_<random>``, dropped at the end; its tables are
-dropped after each test). Only the PostgreSQL runs are skipped when no server answers at
-``EGM_TEST_POSTGRES_URL`` (default ``postgresql+psycopg://postgres@127.0.0.1:5432/postgres``).
+database made for this test session on a PostgreSQL server the session starts itself
+(``own_postgres``, tests/host/conftest.py; its tables are dropped after each test). Only the
+PostgreSQL runs are skipped, with the reason, when PostgreSQL is not installed.
 """
 
 from __future__ import annotations
 
-import os
 import threading
-import uuid
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -19,42 +17,17 @@ from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
-from sqlalchemy import create_engine, text
+from sqlalchemy import create_engine
 from sqlalchemy.engine import make_url
 
 from host import store_ingest
 from host.store import HostStore, HostStoreError, Recorded, Redemption
 from host.store_schema import metadata
 
-PG_ADMIN_URL = os.environ.get("EGM_TEST_POSTGRES_URL",
-                              "postgresql+psycopg://postgres@127.0.0.1:5432/postgres")
 T0 = datetime(2025, 6, 1, 12, 0, 0, tzinfo=UTC)
 
 
 # --- fixtures ---------------------------------------------------------------------------------------
-
-@pytest.fixture(scope="session")
-def pg_url() -> Iterator[str]:
-    """A fresh PostgreSQL database for the session; skips (PostgreSQL runs only) if unreachable."""
-    admin_url = make_url(PG_ADMIN_URL)
-    where = f"{admin_url.host}:{admin_url.port or 5432}"
-    admin = create_engine(admin_url, isolation_level="AUTOCOMMIT",
-                          connect_args={"connect_timeout": 5})
-    name = f"egm_host_test_{uuid.uuid4().hex[:12]}"
-    try:
-        with admin.connect() as conn:
-            conn.execute(text(f'CREATE DATABASE "{name}"'))
-    except Exception as exc:  # noqa: BLE001 - any failure to reach the server means "skip"
-        admin.dispose()
-        first_line = str(getattr(exc, "orig", exc)).strip().splitlines()[0]
-        pytest.skip(f"PostgreSQL not reachable at {where}: {first_line}")
-    try:
-        yield admin_url.set(database=name).render_as_string(hide_password=False)
-    finally:
-        with admin.connect() as conn:
-            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
-
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def db_url(request: pytest.FixtureRequest, tmp_path) -> Iterator[str]:
