@@ -59,21 +59,39 @@ class Incoming:
     body: Mapping[str, Any]
 
 
-def ingest(conn: Connection, msg: Incoming) -> str:
+def ingest(conn: Connection, msg: Incoming) -> tuple[str, str | None]:
     """Store ``msg`` and its derived state: ``stored``; or nothing changed: ``duplicate`` (the same
-    message is stored), ``conflict`` (another message is stored under its key)."""
+    message is stored), ``conflict`` (another message is stored under its key). With it, the
+    terminal's key to seal to as of this transaction (its newest hello's ``kem_public``, or None)."""
     stmt = upsert(conn, messages).values(
         terminal=msg.terminal, seq=msg.seq, type=msg.type, sent_at=msg.sent_at,
         received_at=msg.received_at, body=dict(msg.body),
     ).on_conflict_do_nothing(index_elements=["terminal", "seq"]).returning(messages.c.seq)
     # RETURNING, not rowcount: the psycopg dialect reports -1 for an INSERT's rowcount
     if conn.execute(stmt).first() is None:
-        return "conflict" if _warn_if_different(conn, msg) else "duplicate"
-    power_up_seq = _touch_terminal(conn, msg)
+        outcome = "conflict" if _warn_if_different(conn, msg) else "duplicate"
+        return outcome, conn.execute(select(terminals.c.kem_public)
+                                     .where(terminals.c.terminal == msg.terminal)).scalar()
+    power_up_seq, kem_public = _touch_terminal(conn, msg)
+    if msg.type == "hello":
+        kem_public = _newest_key(conn, msg, kem_public)
     derive = _DERIVE.get(msg.type)
     if derive is not None:
         derive(conn, msg, power_up_seq)
-    return "stored"
+    return "stored", kem_public
+
+
+def _newest_key(conn: Connection, msg: Incoming, current: str | None) -> str | None:
+    """A hello's key becomes the terminal's key to seal to unless a newer hello's (higher seq) is
+    already there (a hello of an earlier boot arriving late never replaces it)."""
+    key = msg.body.get("kem_public")
+    if not isinstance(key, str):
+        return current
+    t = terminals.c
+    done = conn.execute(update(terminals).where(
+        t.terminal == msg.terminal, t.kem_seq.is_(None) | (t.kem_seq < msg.seq),
+    ).values(kem_public=key, kem_seq=msg.seq).returning(t.kem_public)).first()
+    return current if done is None else done.kem_public
 
 
 def _warn_if_different(conn: Connection, msg: Incoming) -> bool:
@@ -86,8 +104,8 @@ def _warn_if_different(conn: Connection, msg: Incoming) -> bool:
     return False
 
 
-def _touch_terminal(conn: Connection, msg: Incoming) -> int | None:
-    """Upsert the terminal's row (first/last seen, last seq, count); return its ``power_up_seq``."""
+def _touch_terminal(conn: Connection, msg: Incoming) -> tuple[int | None, str | None]:
+    """Upsert the terminal's row (first/last seen, last seq, count); its ``power_up_seq`` and key."""
     t = terminals.c
     ins = upsert(conn, terminals).values(
         terminal=msg.terminal, first_seen=msg.received_at, last_seen=msg.received_at,
@@ -100,8 +118,9 @@ def _touch_terminal(conn: Connection, msg: Incoming) -> int | None:
             "last_seq": case((ex.last_seq > t.last_seq, ex.last_seq), else_=t.last_seq),
             "message_count": t.message_count + 1,
         },
-    ).returning(t.power_up_seq)
-    return conn.execute(stmt).scalar_one()
+    ).returning(t.power_up_seq, t.kem_public)
+    row = conn.execute(stmt).one()
+    return row.power_up_seq, row.kem_public
 
 
 # --- per message type ------------------------------------------------------------------------------

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import threading
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import pytest
@@ -23,65 +23,7 @@ from sqlalchemy.engine import make_url
 from host import store_ingest
 from host.store import HostStore, HostStoreError, Recorded, Redemption
 from host.store_schema import metadata
-
-T0 = datetime(2025, 6, 1, 12, 0, 0, tzinfo=UTC)
-
-
-# --- fixtures ---------------------------------------------------------------------------------------
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def db_url(request: pytest.FixtureRequest, tmp_path) -> Iterator[str]:
-    """The URL of an empty host database on each backend."""
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'host.db'}"
-        return
-    url = request.getfixturevalue("pg_url")
-    yield url
-    engine = create_engine(url)
-    try:
-        metadata.drop_all(engine)
-    finally:
-        engine.dispose()
-
-
-class Clock:
-    """A settable clock for ``received_at``."""
-
-    def __init__(self) -> None:
-        self.now = T0
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def tick(self, seconds: float = 1) -> datetime:
-        self.now += timedelta(seconds=seconds)
-        return self.now
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def open_store(db_url: str, clock: Clock) -> Iterator[Callable[[], HostStore]]:
-    """Open more stores on the same database (all closed at the end)."""
-    opened: list[HostStore] = []
-
-    def make() -> HostStore:
-        s = HostStore.open(db_url, clock=clock)
-        opened.append(s)
-        return s
-
-    yield make
-    for s in opened:
-        s.close()
-
-
-@pytest.fixture
-def store(open_store: Callable[[], HostStore]) -> HostStore:
-    return open_store()
-
+from tests.host.conftest import T0, Clock
 
 # --- helpers ----------------------------------------------------------------------------------------
 
