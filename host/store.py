@@ -276,7 +276,10 @@ class HostStore:
         def work(conn: Connection) -> list[str]:
             now = self._now()
             adopted = []
-            for terminal, type_, body in store_commands.claim_queued(conn, n, now):
+            # by terminal (each terminal's in queue order): every poller takes the terminals'
+            # command numbers in the same order, so two pollers never deadlock on them
+            claimed = store_commands.claim_queued(conn, n, now)
+            for terminal, type_, body in sorted(claimed, key=lambda c: c[0]):
                 why = None if refuse is None else refuse(type_, body)
                 if why is not None:
                     log.warning("queued %s for %s dropped: %s", type_, terminal, why)
