@@ -127,7 +127,7 @@ class HostStore:
         report = Report(terminal_id, seq, type, sent_at, body, epoch)
         check_report(report)
         received_at = self._now()
-        return self._run(lambda conn: record_in(conn, report, received_at, self._now), write=True)
+        return self._run(lambda conn: record_in(conn, [report], received_at, self._now)[0], write=True)
 
     def record_batch(self, reports: Sequence[Report]) -> list[Recorded]:
         """Store many verified messages in one transaction, each exactly as :meth:`record` would;

@@ -3,8 +3,8 @@
 
 A batch is stored in one transaction, its messages in (terminal, epoch, seq) order so that
 concurrent workers take the per-terminal row locks in the same order. Each message goes through
-exactly the code of a single ``record`` (:func:`record_in`), so a batch stores what the same
-messages stored one by one would. A deadlock or serialization failure reruns the whole batch
+the same code as a single ``record`` (:func:`record_in`, ``store_ingest.ingest_many``), so a batch
+stores what the same messages stored one by one, in that order, would. A deadlock or serialization failure reruns the whole batch
 (``HostStore._run``); if the batch still fails (one message the database refuses), every message
 is stored again in a transaction of its own, so one bad report never blocks the others: the bad one
 comes back with ``error`` set and nothing stored for it.
@@ -22,9 +22,9 @@ from sqlalchemy.engine import Connection
 
 from host import store_epochs
 from host.store_errors import HostStoreError
-from host.store_ingest import Incoming, ingest, is_validation
+from host.store_ingest import Incoming, ingest_many
 from host.store_schema import TERMINAL_ID_MAX, TYPE_MAX
-from host.store_vouchers import Redemption, authorize
+from host.store_vouchers import Redemption
 
 log = logging.getLogger(__name__)
 
@@ -75,21 +75,22 @@ def check_report(r: Report) -> None:
         raise HostStoreError(f"message body must be a JSON object, got {r.body.__class__.__name__}")
 
 
-def record_in(conn: Connection, r: Report, received_at: datetime,
-              now: Callable[[], datetime]) -> Recorded:
-    """Store one checked report and what it implies on the caller's transaction."""
-    idx = store_epochs.index(conn, r.terminal, r.epoch, received_at)
-    assert idx is not None
-    msg = Incoming(r.terminal, store_epochs.key(idx, r.seq), r.type, r.sent_at, received_at, r.body)
-    outcome, kem_public = ingest(conn, msg)
-    if outcome != "stored":
-        return Recorded(stored=False, seq=msg.seq, conflict=outcome == "conflict", kem_public=kem_public)
-    if msg.type != "voucher_redeem_request":
-        return Recorded(stored=True, seq=msg.seq, kem_public=kem_public)
-    validation = msg.body.get("validation")
-    answer = (authorize(conn, str(validation), msg.terminal, now) if is_validation(validation)
-              else Redemption(False, 0, "invalid validation number"))
-    return Recorded(stored=True, seq=msg.seq, redemption=answer, kem_public=kem_public)
+def record_in(conn: Connection, reports: Sequence[Report], received_at: datetime,
+              now: Callable[[], datetime]) -> list[Recorded]:
+    """Store checked ``reports`` (in the order given) and what they imply on the caller's
+    transaction; one :class:`Recorded` each."""
+    idx: dict[tuple[str, str], int] = {}
+    msgs = []
+    for r in reports:
+        if (r.terminal, r.epoch) not in idx:
+            found = store_epochs.index(conn, r.terminal, r.epoch, received_at)
+            assert found is not None
+            idx[(r.terminal, r.epoch)] = found
+        msgs.append(Incoming(r.terminal, store_epochs.key(idx[(r.terminal, r.epoch)], r.seq), r.type,
+                             r.sent_at, received_at, r.body))
+    return [Recorded(stored=i.outcome == "stored", seq=m.seq, conflict=i.outcome == "conflict",
+                     redemption=i.redemption, kem_public=i.kem_public)
+            for m, i in zip(msgs, ingest_many(conn, msgs, now), strict=True)]
 
 
 Run = Callable[[Callable[[Connection], Any]], Any]
@@ -116,7 +117,7 @@ def record_batch(reports: Sequence[Report], run: Run, now: Callable[[], datetime
     received_at = now()
 
     def work(conn: Connection) -> list[Recorded]:
-        return [record_in(conn, reports[i], received_at, now) for i in good]
+        return record_in(conn, [reports[i] for i in good], received_at, now)
 
     try:
         for i, rec in zip(good, run(work), strict=True):
@@ -126,7 +127,7 @@ def record_batch(reports: Sequence[Report], run: Run, now: Callable[[], datetime
             log.warning("a batch of %d messages failed (%s); storing them one by one", len(good), exc)
         for i in good:
             def one_work(conn: Connection, r: Report = reports[i]) -> Recorded:
-                return record_in(conn, r, received_at, now)
+                return record_in(conn, [r], received_at, now)[0]
             try:
                 results[i] = run(one_work)
             except Exception as one:  # noqa: BLE001 - reported in its Recorded, logged
