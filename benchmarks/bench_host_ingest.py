@@ -82,7 +82,7 @@ def run(reports: int = 4000, batch: int = 200) -> dict[str, float]:
         s = store("sealed")
         server = HostServer(s, host_id)
         # every terminal's hello first: the acks are sealed to its key, as on the floor
-        for j, (name, ident) in enumerate(ids.items()):
+        for j, name in enumerate(ids):
             s.record(name, 0, "hello", now, {"epoch": EPOCH, "kem_public": _kem_public(j)}, epoch=EPOCH)
         t = time.perf_counter()
         for k in range(0, reports, batch):
