@@ -63,6 +63,7 @@ log = logging.getLogger("egm.host")
 
 COMMAND_POLL_S = 0.25
 INCOMING_MAX = 10_000
+SHARE_GROUP = "egm-host"               #: the MQTT shared-subscription group of the host's workers
 BATCH_MAX = 200                        #: messages stored in one transaction by the MQTT worker
 MAX_DEFERRED = 10_000                  #: per terminal, messages waiting for its key (acks come again)
 COMMAND_RETRY_S = 5.0                  #: an unconfirmed command goes again after this long
@@ -79,7 +80,12 @@ class HostServer:
 
     def __init__(self, store: HostStore, identity: HostIdentity, client_factory: Callable[..., Any] | None = None,
                  *, max_age_s: float = 300.0, max_skew_s: float = 60.0,
-                 wall: Callable[[], datetime] = now_utc, package_url: Callable[[str], str] | None = None) -> None:
+                 wall: Callable[[], datetime] = now_utc, package_url: Callable[[str], str] | None = None,
+                 worker: int | None = None) -> None:
+        """``worker``: this server is worker number ``worker`` of several on one database (``egm host
+        serve --workers``): its MQTT client has a client id of its own and takes its share of the
+        terminals' reports through the shared subscription ``$share/egm-host/...`` (the broker
+        hands each message to one worker of the group; Mosquitto does, amqtt does not)."""
         self.store = store
         #: sha256 -> the URL a terminal downloads that package from (host/packages.py), or None
         self.package_url = package_url
@@ -101,9 +107,10 @@ class HostServer:
         #: it again.
         self._incoming: queue.Queue[tuple[str, bytes] | None] = queue.Queue(maxsize=INCOMING_MAX)
         self._worker: threading.Thread | None = None
+        client_id = f"egm-host-{identity.name}" if worker is None else f"egm-host-{identity.name}-w{worker}"
+        subscription = UP_WILDCARD if worker is None else f"$share/{SHARE_GROUP}/{UP_WILDCARD}"
         self.client = None if client_factory is None else client_factory(
-            f"egm-host-{identity.name}", subscriptions=[UP_WILDCARD], on_message=self._on_message,
-            persistent_session=True)
+            client_id, subscriptions=[subscription], on_message=self._on_message, persistent_session=True)
 
     # --- life cycle ------------------------------------------------------------------------------
     def start(self) -> None:
