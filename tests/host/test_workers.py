@@ -73,12 +73,8 @@ class Workers(Floor):
         self.held[w].clear()
 
     def close(self) -> None:
-        for link in self.links.values():
-            link.client.stop()
-            link.outbox.close()
-        for ledger in self.ledgers.values():
-            ledger.close()
-        for s in self.stores:
+        super().close()                       # the terminals, and the first worker's store
+        for s in self.stores[1:]:
             s.close()
 
 
