@@ -14,6 +14,7 @@ user (``postgres`` if it exists, else ``nobody``) who owns the directory. ``fsyn
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import logging
 import os
@@ -131,9 +132,10 @@ class LocalPostgres:
 
     def stop(self, *, remove: bool = True) -> None:
         """Stop the server (fast shutdown) and, unless ``remove`` is False, delete its directory."""
+        if self._proc is not None and self._proc.poll() is None:
+            self.resume()                            # a paused server cannot shut down
         proc, self._proc = self._proc, None
         if proc is not None and proc.poll() is None:
-            os.kill(proc.pid, signal.SIGCONT)        # a paused server cannot shut down
             proc.send_signal(signal.SIGINT)
             try:
                 proc.wait(timeout=20)
@@ -146,7 +148,8 @@ class LocalPostgres:
         self.port = 0
 
     def pause(self) -> None:
-        """SIGSTOP the postmaster and every backend: the database stops answering (a stall)."""
+        """SIGSTOP the postmaster and every backend: the database stops answering (a stall; new
+        connections wait in the listen queue). Linux only (/proc)."""
         self._signal_all(signal.SIGSTOP)
 
     def resume(self) -> None:
@@ -257,6 +260,29 @@ class LocalPostgres:
             raise LocalPostgresError(f"{sql!r} failed: {done.stderr.strip()}")
 
     def _signal_all(self, sig: signal.Signals) -> None:
+        """``sig`` to the postmaster and each of its children (every backend calls setsid(), so
+        the postmaster's process group alone is not the server)."""
         if self._proc is None:
             raise LocalPostgresError("the local PostgreSQL server is not running")
-        os.killpg(self._proc.pid, sig)           # its own session: the postmaster and its children
+        pids = [self._proc.pid, *_children(self._proc.pid)]
+        for pid in pids if sig == signal.SIGSTOP else reversed(pids):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, sig)
+
+
+def _children(parent: int) -> list[int]:
+    """The pids whose parent is ``parent`` (from /proc)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                stat = f.read().decode(errors="replace")
+        except OSError:
+            continue
+        # "pid (comm) state ppid ...": comm may hold spaces and parentheses, so split after the last ')'
+        fields = stat.rsplit(")", 1)[-1].split()
+        if len(fields) > 1 and fields[1] == str(parent):
+            found.append(int(entry))
+    return found
