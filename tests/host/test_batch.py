@@ -4,11 +4,14 @@ batch's (terminal, epoch, seq) order) store; one bad message does not block the 
 from __future__ import annotations
 
 import random
+import tempfile
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from sqlalchemy import select, text
 
 from host import store_ingest
@@ -158,3 +161,48 @@ def test_record_batch_refuses_a_non_list(store: HostStore) -> None:
     with pytest.raises(HostStoreError, match="list of Report"):
         store.record_batch("T1")  # type: ignore[arg-type]
     assert store.record_batch([]) == []
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(messages=st.lists(st.tuples(st.sampled_from(TERMINALS), st.sampled_from(["e1", "e2"]), st.integers(1, 12),
+                                   st.integers(0, 2**32)), min_size=1, max_size=40),
+       cuts=st.lists(st.integers(1, 39), max_size=5))
+def test_any_batching_stores_what_one_by_one_stores(messages: list[tuple[str, str, int, int]],
+                                                    cuts: list[int]) -> None:
+    """Property (SQLite): whatever the mix and however it is cut into batches."""
+    reports = []
+    for term, epoch, seq, seed in messages:
+        type_, body = _body(random.Random(seed), seq)
+        reports.append(Report(term, seq, type_, T0 + timedelta(seconds=seed % 1000), body, epoch))
+    edges = sorted({c for c in cuts if c < len(reports)})
+    batches = [reports[a:b] for a, b in zip([0, *edges], [*edges, len(reports)], strict=True)]
+    with tempfile.TemporaryDirectory() as tmp:
+        batched = HostStore.open(f"sqlite:///{tmp}/batched.db", clock=lambda: T0)
+        alone = HostStore.open(f"sqlite:///{tmp}/alone.db", clock=lambda: T0)
+        try:
+            got = [r for b in batches for r in batched.record_batch(b)]
+            expected: list[Recorded] = []
+            for b in batches:
+                one: dict[int, Recorded] = {}
+                for i in sorted(range(len(b)), key=lambda i: _key(b[i])):
+                    one[i] = alone.record(b[i].terminal, b[i].seq, b[i].type, b[i].sent_at, b[i].body,
+                                          epoch=b[i].epoch)
+                expected += [one[i] for i in range(len(b))]
+            assert got == expected
+            assert dump(batched) == dump(alone)
+        finally:
+            batched.close()
+            alone.close()
+
+
+def test_a_power_up_earlier_in_the_batch_closes_an_older_tilt_after_it(store: HostStore) -> None:
+    """Within a batch the newest power-up is followed message by message: epoch "e1" sorts before
+    "e2" but was heard of second, so its power-up (higher seq) comes before e2's older tilt."""
+    store.record("T1", 1, "meters", T0, {"credits": 0}, epoch="e2")              # e2: place 0
+    store.record("T1", 1, "meters", T0, {"credits": 0}, epoch="e1")              # e1: place 1
+    got = store.record_batch([
+        Report("T1", 3, "event", T0, {"name": "cabinet.tilt_raised", "data": {"tilt": "door"}}, "e2"),
+        Report("T1", 5, "event", T0, {"name": "power_up", "data": {}}, "e1"),
+    ])
+    assert [r.stored for r in got] == [True, True]
+    assert store.terminals()[0]["open_tilts"] == []          # the power-up (newer) already closed it
