@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from egmproto.envelope import seal
 from egmproto.identity import HostIdentity, TerminalIdentity
@@ -91,7 +93,42 @@ def run(reports: int = 4000, batch: int = 200) -> dict[str, float]:
         out["sealed_batch"] = reports / (time.perf_counter() - t)
         out["ratio"] = out["sealed_batch"] / out["plain_batch"]
         s.close()
+        out["sealed_2_workers"] = _workers(pg.create_database("workers"), pki, sealed, batch, 2)
     return out
+
+
+def _workers(url: str, pki: Path, sealed: list[tuple[str, bytes]], batch: int, n: int) -> float:
+    """Reports/s of ``n`` worker processes (each its own HostServer) sharing ``sealed`` on one
+    database, from the moment all are ready to the last one's end."""
+    with HostStore.open(url) as s:
+        for j in range(TERMINALS):
+            s.record(f"B{j:03d}", 0, "hello", datetime.now(UTC),
+                     {"epoch": EPOCH, "kem_public": _kem_public(j)}, epoch=EPOCH)
+    ctx = multiprocessing.get_context("spawn")
+    barrier, out = ctx.Barrier(n + 1), ctx.Queue()
+    shares = [sealed[k::n] for k in range(n)]
+    procs = [ctx.Process(target=_worker, args=(url, str(pki), share, batch, barrier, out)) for share in shares]
+    for p in procs:
+        p.start()
+    barrier.wait()
+    t = time.perf_counter()
+    stored = sum(out.get(timeout=600) for _ in procs)
+    elapsed = time.perf_counter() - t
+    for p in procs:
+        p.join()
+    assert stored == len(sealed), (stored, len(sealed))
+    return stored / elapsed
+
+
+def _worker(url: str, pki: str, share: list[tuple[str, bytes]], batch: int, barrier: Any, out: Any) -> None:
+    store = HostStore.open(url)
+    server = HostServer(store, HostIdentity(Path(pki)))
+    barrier.wait()
+    stored = 0
+    for k in range(0, len(share), batch):
+        stored += sum(o == "stored" for o in server.handle_batch(share[k:k + batch]))
+    store.close()
+    out.put(stored)
 
 
 def _kem_public(j: int) -> str:
@@ -118,6 +155,7 @@ BENCHMARKS = [
     ("host ingest PostgreSQL: signed+encrypted through handle_batch", lambda: (_results()["sealed_batch"], "reports/s")),
     ("host ingest PostgreSQL: plain JSON into record_batch", lambda: (_results()["plain_batch"], "reports/s")),
     ("host ingest PostgreSQL: ratio signed+encrypted / plain", lambda: (_results()["ratio"], "x")),
+    ("host ingest PostgreSQL: signed+encrypted, 2 worker processes", lambda: (_results()["sealed_2_workers"], "reports/s")),
 ]
 
 
