@@ -38,7 +38,8 @@ from host.store import HostStore
 
 
 def body(i: int) -> dict:
-    return {"name": "bill_in", "data": {"cents": 2000, "denom_cents": 2000, "n": i}, "at": "2026-11-23T10:00:00.000Z"}
+    return {"name": "bill_in", "data": {"cents": 2000, "denom_cents": 2000, "n": i}, "at": "2026-11-23T10:00:00.000Z",
+            "epoch": "00000000000000b1"}
 
 
 def wait(predicate, timeout: float = 180) -> None:

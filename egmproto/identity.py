@@ -19,6 +19,7 @@ import logging
 import os
 import threading
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,9 @@ from cryptography.hazmat.primitives import serialization
 from egmproto.envelope import key_from_certificate
 from egmproto.errors import EnvelopeRejected, HostLinkError
 from egmproto.pki import DEV_HOST, DEV_HOST_KEM, PkiError, load_certificate, verify_chain
+
+#: how long a terminal certificate's chain check is reused while neither it nor the CRL changed
+CHECK_TTL_S = 60.0
 
 log = logging.getLogger("egm.hostlink")
 
@@ -125,6 +129,8 @@ class HostIdentity:
         self.signing_key = _load_key(self.trust.dir / "issued" / f"{name}.key.pem")
         self.kem_key = _load_key(self.trust.dir / "issued" / f"{kem_name}.key.pem")
         self._certs: dict[str, tuple[tuple[int, int], x509.Certificate]] = {}
+        #: terminal -> ((certificate stamp, CRL stamp), checked until, key): see terminal_key
+        self._checked: dict[str, tuple[tuple[Any, Any], datetime, Any]] = {}
 
     def terminal_key(self, terminal_id: str) -> Any:
         """The verification key of ``terminal_id`` (``verify_key_for`` of :func:`envelope.open_`).
@@ -147,8 +153,20 @@ class HostIdentity:
             self._certs[terminal_id] = (stamp, cert)
         else:
             cert = cached[1]
+        # A chain checked already holds while neither the certificate file nor the CRL changed,
+        # for at most CHECK_TTL_S and never past the certificate's end: a revocation counts from
+        # the moment the CRL file changes (the check is most of the cost of opening a report).
+        self.trust.crl()
+        now = datetime.now(UTC)
+        check = (stamp, self.trust._crl_stamp)
+        done = self._checked.get(terminal_id)
+        if done is not None and done[0] == check and now < done[1]:
+            return done[2]
         try:
             self.trust.check(cert, "terminal")
         except PkiError as exc:
+            self._checked.pop(terminal_id, None)
             raise EnvelopeRejected("unknown_sender", f"terminal {terminal_id}: {exc}") from None
-        return key_from_certificate(cert, terminal_id)
+        key = key_from_certificate(cert, terminal_id)
+        self._checked[terminal_id] = (check, min(now + timedelta(seconds=CHECK_TTL_S), cert.not_valid_after_utc), key)
+        return key

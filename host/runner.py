@@ -24,7 +24,7 @@ class RunningHost:
 def start_host(stack: contextlib.ExitStack, *, store: HostStore, pki: Path, broker_url: str,
                name: str, kem_name: str, packages_dir: Path | None,
                packages_bind: tuple[str, int] = ("127.0.0.1", 0),
-               packages_public_host: str | None = None) -> RunningHost:
+               packages_public_host: str | None = None, worker: int | None = None) -> RunningHost:
     """The host's MQTT client on ``broker_url`` (TLS with its certificate for ``mqtts://``) and,
     with ``packages_dir``, the package server; ``stack`` stops them."""
     issued = pki / "issued"
@@ -37,7 +37,7 @@ def start_host(stack: contextlib.ExitStack, *, store: HostStore, pki: Path, brok
     address = BrokerAddress.parse(broker_url, tls if broker_url.startswith("mqtts://") else None)
     server = HostServer(store, HostIdentity(pki, name=name, kem_name=kem_name),
                         functools.partial(MqttClient, address=address),
-                        package_url=None if packages is None else packages.url)
+                        package_url=None if packages is None else packages.url, worker=worker)
     server.start()
     stack.callback(server.stop)
     return RunningHost(server, packages)

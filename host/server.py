@@ -20,9 +20,14 @@ beyond the store and :meth:`send`:
 
 A refused envelope is logged in the store's rejection log with its reason and the host goes on.
 
-Everything the host sends carries a number from one counter (``HostStore.next_command_seq``,
-reserved in blocks of :data:`SEQ_BLOCK` so a restart never reuses one), is signed with the host's
-key and sealed to the terminal's key of this boot.
+Everything the host sends carries a number from one counter (``HostStore.host_seqs``: a database
+sequence shared by every worker on PostgreSQL, blocks of the store's counter on SQLite; a restart
+never reuses one), is signed with the host's key and sealed to the terminal's key of this boot as
+the database holds it (the newest hello's, whichever worker stored it).
+
+:meth:`handle_batch` does the same for many envelopes with one transaction for all of them
+(``HostStore.record_batch``); the acknowledgements and replies go out after its commit. The MQTT
+worker thread drains its queue that way, so a busy host commits once per batch.
 
 Commands (:meth:`HostServer.command`, and ``egm host disable`` and friends through the store's
 queue) are delivered at least once: each is a pending command of its terminal in the store, with
@@ -39,26 +44,27 @@ import logging
 import queue
 import threading
 import time
-from collections import Counter
-from collections.abc import Callable
+from collections import Counter, deque
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric import x25519
 
-from egmproto.envelope import open_, seal
+from egmproto.envelope import Opened, open_, seal
 from egmproto.errors import EnvelopeError, EnvelopeRejected
 from egmproto.identity import HostIdentity
 from egmproto.messages import TO_HOST, check_body
 from egmproto.mqtt import UP_WILDCARD, down_topic, terminal_of
-from host.store import HostStore, Recorded
+from host.store import HostStore, Recorded, Report
 from host.store_epochs import EPOCH_SPAN
 
 log = logging.getLogger("egm.host")
 
-SEQ_BLOCK = 1000
 COMMAND_POLL_S = 0.25
 INCOMING_MAX = 10_000
+SHARE_GROUP = "egm-host"               #: the MQTT shared-subscription group of the host's workers
+BATCH_MAX = 200                        #: messages stored in one transaction by the MQTT worker
 MAX_DEFERRED = 10_000                  #: per terminal, messages waiting for its key (acks come again)
 COMMAND_RETRY_S = 5.0                  #: an unconfirmed command goes again after this long
 #: message types that are commands: numbered per terminal, sent until confirmed, applied once
@@ -74,7 +80,12 @@ class HostServer:
 
     def __init__(self, store: HostStore, identity: HostIdentity, client_factory: Callable[..., Any] | None = None,
                  *, max_age_s: float = 300.0, max_skew_s: float = 60.0,
-                 wall: Callable[[], datetime] = now_utc, package_url: Callable[[str], str] | None = None) -> None:
+                 wall: Callable[[], datetime] = now_utc, package_url: Callable[[str], str] | None = None,
+                 worker: int | None = None) -> None:
+        """``worker``: this server is worker number ``worker`` of several on one database (``egm host
+        serve --workers``): its MQTT client has a client id of its own and takes its share of the
+        terminals' reports through the shared subscription ``$share/egm-host/...`` (the broker
+        hands each message to one worker of the group; Mosquitto does, amqtt does not)."""
         self.store = store
         #: sha256 -> the URL a terminal downloads that package from (host/packages.py), or None
         self.package_url = package_url
@@ -83,9 +94,8 @@ class HostServer:
         self.max_skew_s = max_skew_s
         self._wall = wall
         self._send_lock = threading.Lock()
-        self._seq_next = 0
-        self._seq_end = 0
-        self._kem: dict[str, x25519.X25519PublicKey] = {}
+        #: host sequence numbers reserved for the batch being answered, used in order
+        self._seqs: deque[int] = deque()
         self._deferred: dict[str, list[tuple[str, dict[str, Any]]]] = {}
         self.stats: Counter[str] = Counter()
         self._stop = threading.Event()
@@ -97,9 +107,10 @@ class HostServer:
         #: it again.
         self._incoming: queue.Queue[tuple[str, bytes] | None] = queue.Queue(maxsize=INCOMING_MAX)
         self._worker: threading.Thread | None = None
+        client_id = f"egm-host-{identity.name}" if worker is None else f"egm-host-{identity.name}-w{worker}"
+        subscription = UP_WILDCARD if worker is None else f"$share/{SHARE_GROUP}/{UP_WILDCARD}"
         self.client = None if client_factory is None else client_factory(
-            f"egm-host-{identity.name}", subscriptions=[UP_WILDCARD], on_message=self._on_message,
-            persistent_session=True)
+            client_id, subscriptions=[subscription], on_message=self._on_message, persistent_session=True)
 
     # --- life cycle ------------------------------------------------------------------------------
     def start(self) -> None:
@@ -125,16 +136,62 @@ class HostServer:
         self._incoming.put((topic, payload))            # blocks when full: back-pressure on the broker
 
     def _work(self) -> None:
-        while (item := self._incoming.get()) is not None:
+        """Drain the queue in batches: whatever is queued (up to :data:`BATCH_MAX`) is one
+        transaction, so a busy host commits once per batch, not once per report."""
+        stop = False
+        while not stop:
+            item = self._incoming.get()
+            if item is None:
+                return
+            batch = [item]
+            while len(batch) < BATCH_MAX:
+                try:
+                    nxt = self._incoming.get_nowait()
+                except queue.Empty:
+                    break
+                if nxt is None:
+                    stop = True
+                    break
+                batch.append(nxt)
             try:
-                self.handle(*item)
-            except Exception:                           # a database hiccup: the terminal resends
-                log.exception("could not handle a message on %s", item[0])
+                self.handle_batch(batch)
+            except Exception:                           # a database hiccup: the terminals resend
+                log.exception("could not handle %d message(s)", len(batch))
 
     # --- incoming ----------------------------------------------------------------------------------
     def handle(self, topic: str, payload: bytes) -> str:
-        """Process one envelope from ``topic``; returns ``stored``, ``duplicate`` or the refusal reason."""
-        size = len(payload)
+        """Process one envelope from ``topic``; returns ``stored``, ``duplicate``, ``conflict`` or
+        the refusal reason (:meth:`handle_batch` of one)."""
+        return self.handle_batch([(topic, payload)])[0]
+
+    def handle_batch(self, items: Sequence[tuple[str, bytes]]) -> list[str]:
+        """Process many envelopes ``(topic, payload)``: open each (refusals logged), store the good
+        ones in one transaction (``HostStore.record_batch``), and only after its commit send the
+        acknowledgements, replies and commands, in (terminal, seq) order; one outcome per item,
+        as :meth:`handle` returns it (or ``error`` if the store could not take a message)."""
+        outcomes: list[str] = [""] * len(items)
+        refused: list[tuple[str | None, str, str, int]] = []
+        good: list[tuple[int, Opened, int]] = []
+        for i, (topic, payload) in enumerate(items):
+            opened = self._open(topic, payload, refused)
+            if isinstance(opened, str):
+                outcomes[i] = opened
+            else:
+                good.append((i, opened, len(payload)))
+        recorded = self.store.record_batch([Report(m.sender_id, m.seq, m.type, m.time, m.body, m.body["epoch"])
+                                            for _i, m, _n in good]) if good else []
+        answers = sorted(zip(good, recorded, strict=True), key=lambda a: (a[0][1].sender_id, a[1].seq))
+        self._seqs.extend(self.store.host_seqs(sum(1 for _g, r in answers if r.error is None)))
+        for (i, msg, size), rec in answers:
+            outcomes[i] = self._answer(msg, rec, size, refused)
+        with self._send_lock:
+            self._seqs.clear()      # unused (deferred acks): later ones would be behind other workers'
+        if refused:
+            self.store.log_rejections(refused)
+        return outcomes
+
+    def _open(self, topic: str, payload: bytes, refused: list[tuple[str | None, str, str, int]]) -> Opened | str:
+        """The opened envelope, or the reason it is refused (added to ``refused``)."""
         claimed = terminal_of(topic)
         try:
             msg = open_(payload, recipient_private_key=self.identity.kem_key,
@@ -147,17 +204,26 @@ class HostServer:
         except EnvelopeRejected as exc:
             self.stats[exc.reason_code] += 1
             log.warning("refused a message on %s: %s", topic, exc)
-            self.store.log_rejection(claimed, exc.reason_code, exc.message[:500], size)
+            refused.append((claimed, exc.reason_code, exc.message[:500], len(payload)))
             return exc.reason_code
-        terminal, epoch = msg.sender_id, msg.body["epoch"]
         if msg.seq >= EPOCH_SPAN:
             self.stats["seq_range"] += 1
-            self.store.log_rejection(terminal, "seq_range", f"report number {msg.seq} is not below 2^40", size)
+            refused.append((msg.sender_id, "seq_range", f"report number {msg.seq} is not below 2^40", len(payload)))
             return "seq_range"
-        recorded = self.store.record(terminal, msg.seq, msg.type, msg.time, msg.body, epoch=epoch)
+        return msg
+
+    def _answer(self, msg: Opened, recorded: Recorded, size: int,
+                refused: list[tuple[str | None, str, str, int]]) -> str:
+        """Act on one message after its batch was committed, and acknowledge it."""
+        terminal, epoch = msg.sender_id, msg.body["epoch"]
+        if recorded.error is not None:           # not stored: no acknowledgement, the terminal resends
+            self.stats["error"] += 1
+            return "error"
+        # the key this transaction saw as the terminal's newest hello's: stored by whichever worker
+        key = _kem_key(recorded.kem_public)
         if recorded.stored:
             self.stats["stored"] += 1
-            self._act(terminal, msg.type, msg.body, recorded)
+            self._act(terminal, msg.type, msg.body, recorded, key)
         elif recorded.conflict:
             # Another report is stored under this (terminal, epoch, number): the terminal's critical
             # memory went back. Nothing is stored or done; a hello is answered (below) with what the
@@ -165,18 +231,17 @@ class HostServer:
             self.stats["conflict"] += 1
             log.warning("%s: seq %d of epoch %s differs from the one stored; its critical memory is "
                         "behind", terminal, msg.seq, epoch)
-            self.store.log_rejection(terminal, "conflict", f"seq {msg.seq} of epoch {epoch} differs from the "
-                                     "report stored under that number (critical memory went back?)", size)
+            refused.append((terminal, "conflict", f"seq {msg.seq} of epoch {epoch} differs from the "
+                            "report stored under that number (critical memory went back?)", size))
         else:
             # A duplicate (a resend, or a replay byte for byte) is acknowledged and nothing else:
             # whatever it implied was done when it was first stored.
             self.stats["duplicate"] += 1
             log.info("%s: seq %d already stored; acknowledged again", terminal, msg.seq)
-            self.store.log_rejection(terminal, "replay", f"seq {msg.seq} already stored (acknowledged again)", size)
+            refused.append((terminal, "replay", f"seq {msg.seq} already stored (acknowledged again)", size))
         ack: dict[str, Any] = {"seq": msg.seq, "epoch": epoch}
         if recorded.conflict:
             ack["conflict"] = True              # the terminal halts: its memory is behind the host
-        key = None
         if msg.type == "hello":
             # The answer to the session's hello: the host as a second witness of critical memory.
             ack["held"] = self.store.held(terminal, epoch)
@@ -185,45 +250,36 @@ class HostServer:
         self.send(terminal, "ack", ack, key=key)
         return "stored" if recorded.stored else "conflict" if recorded.conflict else "duplicate"
 
-    def _act(self, terminal: str, type_: str, body: dict[str, Any], recorded: Recorded) -> None:
+    def _act(self, terminal: str, type_: str, body: dict[str, Any], recorded: Recorded,
+             key: x25519.X25519PublicKey | None) -> None:
         """What goes out for a report stored just now. Its effects on the store (a voucher
         authorised or released, a command confirmed) were made in the transaction that stored it."""
         if type_ == "hello":
-            # The newest boot's key (by seq): a hello left over from an earlier boot, arriving late,
-            # must not replace it.
-            newest = self.store.latest(terminal, "hello") or body
-            key = _kem_key(newest.get("kem_public"))
+            # ``key`` is the newest boot's (by seq): a hello left over from an earlier boot,
+            # arriving late, did not replace it.
             if key is None:
                 log.warning("%s: hello with an unusable key", terminal)
                 return
-            with self._send_lock:
-                self._kem[terminal] = key
             for deferred in self._deferred.pop(terminal, []):
-                self.send(terminal, *deferred)
+                self.send(terminal, *deferred, key=key)
             self.send_commands(terminal, force=True)           # it is back: what it has not confirmed
         elif type_ == "voucher_redeem_request" and recorded.redemption is not None:
             answer = recorded.redemption
             self.send(terminal, "voucher_redeem_reply", {"validation": body["validation"],
                                                          "approved": answer.approved,
-                                                         "amount_cents": answer.amount_cents})
+                                                         "amount_cents": answer.amount_cents}, key=key)
 
     # --- outgoing ----------------------------------------------------------------------------------
     def _next_seq(self) -> int:
-        if self._seq_next >= self._seq_end:
-            top = self.store.next_command_seq()          # block N covers N*SEQ_BLOCK .. +SEQ_BLOCK-1
-            self._seq_next, self._seq_end = top * SEQ_BLOCK, (top + 1) * SEQ_BLOCK
-        seq = self._seq_next
-        self._seq_next += 1
-        return seq
+        """The next host sequence number: from those reserved for the batch being answered, else a
+        new one (``HostStore.host_seqs``: one counter for every worker on the database)."""
+        if not self._seqs:
+            self._seqs.extend(self.store.host_seqs(1))
+        return self._seqs.popleft()
 
     def _terminal_key(self, terminal: str) -> x25519.X25519PublicKey | None:
-        key = self._kem.get(terminal)
-        if key is None:
-            hello = self.store.latest(terminal, "hello")
-            key = None if hello is None else _kem_key(hello.get("kem_public"))
-            if key is not None:
-                self._kem[terminal] = key
-        return key
+        """The terminal's key as the database has it now (any worker may have stored its newest hello)."""
+        return _kem_key(self.store.terminal_key(terminal))
 
     def send(self, terminal: str, type_: str, body: dict[str, Any], *,
              key: x25519.X25519PublicKey | None = None) -> bool:

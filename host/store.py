@@ -18,8 +18,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -27,24 +26,26 @@ from sqlalchemy import select, update
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
-from host import store_commands, store_epochs
+from host import store_batch, store_commands, store_epochs, store_hostseq
 from host import store_queries as q
+from host.store_batch import Recorded, Report, check_report, check_terminal, check_time, record_in
 from host.store_engine import create_store_engine, normalise_url, shown, upsert, writer
 from host.store_errors import HostStoreError
-from host.store_ingest import Incoming, ingest, is_validation
+from host.store_ingest import is_validation
 from host.store_schema import (
     SCHEMA_VERSION,
-    TERMINAL_ID_MAX,
     TYPE_MAX,
+    add_missing_columns,
     command_queue,
     commands,
     host_meta,
     metadata,
     rejections,
+    terminals,
 )
 from host.store_vouchers import Redemption, authorize, release
 
-__all__ = ["HostStore", "HostStoreError", "Recorded", "Redemption"]
+__all__ = ["HostStore", "HostStoreError", "Recorded", "Redemption", "Report"]
 
 log = logging.getLogger(__name__)
 
@@ -54,20 +55,6 @@ SEQ_MAX = 2**63 - 1
 #: PostgreSQL SQLSTATEs worth running the whole transaction again for (serialization, deadlock).
 _RETRY_SQLSTATES = frozenset({"40001", "40P01"})
 _RETRIES = 5
-
-
-@dataclass(frozen=True)
-class Recorded:
-    """The outcome of :meth:`HostStore.record`."""
-
-    stored: bool        #: False when (terminal, seq) was already stored: a duplicate, nothing changed
-    seq: int            #: the stored seq: the report number within its epoch (host/store_epochs.py)
-    #: a duplicate whose content differs from the message stored under its (terminal, epoch,
-    #: number): not a resend or a replay, the terminal numbered two reports alike (its critical
-    #: memory went back)
-    conflict: bool = False
-    #: the answer to a ``voucher_redeem_request`` stored just now (decided in the same transaction)
-    redemption: Redemption | None = None
 
 
 class HostStore:
@@ -81,6 +68,7 @@ class HostStore:
         self._url = url_shown
         self._clock = clock or (lambda: datetime.now(UTC))
         self._closed = False
+        self._host_seqs = store_hostseq.HostSeqs(engine.dialect.name, lambda w: self._run(w, write=True))
 
     # --- lifecycle ----------------------------------------------------------------------------------
 
@@ -136,47 +124,52 @@ class HostStore:
                body: Mapping[str, Any], *, epoch: str = store_epochs.NO_EPOCH) -> Recorded:
         """Store one verified terminal message (report number ``seq`` of the terminal's critical
         memory ``epoch``) and what it implies, in one transaction."""
-        _check_terminal(terminal_id)
-        if not (isinstance(seq, int) and not isinstance(seq, bool) and 0 <= seq < store_epochs.EPOCH_SPAN):
-            raise HostStoreError(f"message seq must be an integer in 0..2^40-1, got {seq!r}")
-        if not isinstance(epoch, str) or len(epoch) > TYPE_MAX:
-            raise HostStoreError(f"epoch must be a string of at most {TYPE_MAX} characters, got {epoch!r}")
-        if not isinstance(type, str) or not 0 < len(type) <= TYPE_MAX:
-            raise HostStoreError(f"message type must be a non-empty string, got {type!r}")
-        _check_time(sent_at, "sent_at")
-        if not isinstance(body, Mapping):
-            raise HostStoreError(f"message body must be a JSON object, got {body.__class__.__name__}")
+        report = Report(terminal_id, seq, type, sent_at, body, epoch)
+        check_report(report)
         received_at = self._now()
+        return self._run(lambda conn: record_in(conn, [report], received_at, self._now)[0], write=True)
 
-        def work(conn: Connection) -> Recorded:
-            idx = store_epochs.index(conn, terminal_id, epoch, received_at)
-            assert idx is not None
-            key = store_epochs.key(idx, seq)
-            return self._ingest(conn, Incoming(terminal_id, key, type, sent_at, received_at, body))
-
-        return self._run(work, write=True)
+    def record_batch(self, reports: Sequence[Report]) -> list[Recorded]:
+        """Store many verified messages in one transaction, each exactly as :meth:`record` would;
+        one :class:`Recorded` per report, in order. A report the database refuses does not block
+        the others (they are then stored one by one); it comes back with ``error`` set, as does a
+        report with bad fields (host/store_batch.py)."""
+        return store_batch.record_batch(reports, lambda work: self._run(work, write=True), self._now)
 
     def held(self, terminal_id: str, epoch: str) -> int:
         """The highest report number stored for ``terminal_id`` in ``epoch`` (0: none): the
         host's witness of how far that critical memory got (docs/critical-memory.md)."""
         return self._read(lambda conn: store_epochs.held(conn, terminal_id, epoch))
 
-    def _ingest(self, conn: Connection, msg: Incoming) -> Recorded:
-        outcome = ingest(conn, msg)
-        if outcome != "stored":
-            return Recorded(stored=False, seq=msg.seq, conflict=outcome == "conflict")
-        if msg.type != "voucher_redeem_request":
-            return Recorded(stored=True, seq=msg.seq)
-        validation = msg.body.get("validation")
-        answer = (authorize(conn, validation, msg.terminal, self._now) if is_validation(validation)
-                  else Redemption(False, 0, "invalid validation number"))
-        return Recorded(stored=True, seq=msg.seq, redemption=answer)
-
     def log_rejection(self, terminal_id: str | None, reason: str, detail: str, size: int) -> None:
         """Log an envelope the host refused (``terminal_id`` None when the sender is unknown)."""
-        row = {"at": self._now(), "terminal": None if terminal_id is None else str(terminal_id)[:64],
-               "reason": str(reason)[:TYPE_MAX], "detail": str(detail), "size": int(size)}
-        self._run(lambda conn: conn.execute(rejections.insert().values(**row)), write=True)
+        self.log_rejections([(terminal_id, reason, detail, size)])
+
+    def log_rejections(self, rows: Sequence[tuple[str | None, str, str, int]]) -> None:
+        """Log many refusals ``(terminal_id, reason, detail, size)`` in one transaction."""
+        now = self._now()
+        values = [{"at": now, "terminal": None if t is None else str(t)[:64], "reason": str(r)[:TYPE_MAX],
+                   "detail": str(d), "size": int(n)} for t, r, d, n in rows]
+        if values:
+            self._run(lambda conn: conn.execute(rejections.insert(), values), write=True)
+
+    def terminal_key(self, terminal_id: str) -> str | None:
+        """The key to seal to for ``terminal_id``: its newest (highest seq) hello's ``kem_public``
+        as stored by any worker, or None before its first hello."""
+        def work(conn: Connection) -> str | None:
+            key = conn.execute(select(terminals.c.kem_public)
+                               .where(terminals.c.terminal == terminal_id)).scalar()
+            if key is None:                   # a terminal last heard of before the column existed
+                hello = q.latest(conn, terminal_id, "hello")
+                key = None if hello is None else hello.get("kem_public")
+            return key if isinstance(key, str) else None
+
+        return self._read(work)
+
+    def host_seqs(self, n: int) -> list[int]:
+        """``n`` new host -> terminal sequence numbers, rising, never handed out before, and (on
+        PostgreSQL) rising across every process on the database (host/store_hostseq.py)."""
+        return self._host_seqs.take(_count(n, "n"))
 
     # --- vouchers -----------------------------------------------------------------------------------
 
@@ -190,7 +183,7 @@ class HostStore:
         (``voucher_terms``): a voucher its issuer may pay without the host is approved nowhere
         else, so it cannot be paid twice whatever the link does.
         """
-        _check_terminal(terminal_id)
+        check_terminal(terminal_id)
         if not is_validation(validation):
             return Redemption(False, 0, "invalid validation number")
         return self._run(lambda conn: authorize(conn, validation, terminal_id, self._now), write=True)
@@ -199,7 +192,7 @@ class HostStore:
     def release_redemption(self, validation: str, terminal_id: str) -> bool:
         """The terminal gave the voucher back: ``authorised`` -> ``issued`` again, only if held by
         ``terminal_id``. True if it was released."""
-        _check_terminal(terminal_id)
+        check_terminal(terminal_id)
         if not is_validation(validation):
             return False
         return self._run(lambda conn: release(conn, validation, terminal_id), write=True)
@@ -216,7 +209,7 @@ class HostStore:
         """Store a command sent to ``terminal_id`` under host seq ``seq`` (from
         :meth:`next_command_seq`). Recording the same command again is a no-op; a different
         command under a seq already used is a :class:`HostStoreError`."""
-        _check_terminal(terminal_id)
+        check_terminal(terminal_id)
         if not (isinstance(seq, int) and not isinstance(seq, bool) and 0 < seq <= SEQ_MAX):
             raise HostStoreError(f"command seq must be a positive integer, got {seq!r}")
         if not isinstance(type, str) or not 0 < len(type) <= TYPE_MAX:
@@ -243,7 +236,7 @@ class HostStore:
     def queue_command(self, terminal_id: str, type: str, body: Mapping[str, Any]) -> int:
         """Queue a command for the running host to send to ``terminal_id`` (``egm host disable``
         and friends); returns its queue id. :meth:`take_commands` hands it out once."""
-        _check_terminal(terminal_id)
+        check_terminal(terminal_id)
         if not isinstance(type, str) or not 0 < len(type) <= TYPE_MAX:
             raise HostStoreError(f"command type must be a non-empty string, got {type!r}")
         if not isinstance(body, Mapping):
@@ -264,7 +257,7 @@ class HostStore:
     def add_command(self, terminal_id: str, type: str, body: Mapping[str, Any]) -> int:
         """A command for ``terminal_id``, pending until the terminal confirms it; its number
         (1, 2, 3... per terminal)."""
-        _check_terminal(terminal_id)
+        check_terminal(terminal_id)
         if not isinstance(type, str) or not 0 < len(type) <= TYPE_MAX:
             raise HostStoreError(f"command type must be a non-empty string, got {type!r}")
         if not isinstance(body, Mapping):
@@ -283,7 +276,10 @@ class HostStore:
         def work(conn: Connection) -> list[str]:
             now = self._now()
             adopted = []
-            for terminal, type_, body in store_commands.claim_queued(conn, n, now):
+            # by terminal (each terminal's in queue order): every poller takes the terminals'
+            # command numbers in the same order, so two pollers never deadlock on them
+            claimed = store_commands.claim_queued(conn, n, now)
+            for terminal, type_, body in sorted(claimed, key=lambda c: c[0]):
                 why = None if refuse is None else refuse(type_, body)
                 if why is not None:
                     log.warning("queued %s for %s dropped: %s", type_, terminal, why)
@@ -368,7 +364,7 @@ class HostStore:
 
     def _now(self) -> datetime:
         now = self._clock()
-        _check_time(now, "clock()")
+        check_time(now, "clock()")
         return now
 
     def _read(self, work: Callable[[Connection], T]) -> T:
@@ -403,10 +399,13 @@ def _create_schema(engine: Engine) -> None:
     except SQLAlchemyError:
         # another process created the tables at the same moment (PostgreSQL): they exist now
         metadata.create_all(engine)
+    add_missing_columns(engine)
     with writer(engine).begin() as conn:
         for key, value in (("schema_version", SCHEMA_VERSION), ("command_seq", 0)):
             conn.execute(upsert(conn, host_meta).values(key=key, value=value)
                          .on_conflict_do_nothing(index_elements=["key"]))
+        if conn.dialect.name == "postgresql":
+            store_hostseq.create_sequence(conn)
         version = conn.execute(select(host_meta.c.value)
                                .where(host_meta.c.key == "schema_version")).scalar_one()
     if version != SCHEMA_VERSION:
@@ -419,17 +418,6 @@ def _reason(exc: SQLAlchemyError) -> str:
     orig = getattr(exc, "orig", None)
     text = str(orig if orig is not None else exc).strip()
     return text.splitlines()[0] if text else exc.__class__.__name__
-
-
-def _check_terminal(terminal_id: Any) -> None:
-    if not isinstance(terminal_id, str) or not 0 < len(terminal_id) <= TERMINAL_ID_MAX:
-        raise HostStoreError(f"terminal id must be a non-empty string of at most "
-                             f"{TERMINAL_ID_MAX} characters, got {terminal_id!r}")
-
-
-def _check_time(t: Any, what: str) -> None:
-    if not isinstance(t, datetime) or t.tzinfo is None or t.utcoffset() is None:
-        raise HostStoreError(f"{what} must be a timezone-aware datetime, got {t!r}")
 
 
 def _count(n: Any, what: str) -> int:

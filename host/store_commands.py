@@ -22,7 +22,7 @@ from host.store_schema import command_queue, terminal_commands
 #: the event a terminal records with each command it applied (firmware.hostlink.link.COMMAND_EVENT)
 COMMAND_EVENT = "host.command"
 
-_ADD_TRIES = 5
+_ADD_TRIES = 100     # each failed try is another server having taken a number: progress
 
 
 def add(conn: Connection, terminal: str, type_: str, body: Mapping[str, Any], now: datetime) -> int:
@@ -72,14 +72,15 @@ def confirm(conn: Connection, terminal: str, upto: int, seq: int, at: datetime) 
 
 
 def claim_queued(conn: Connection, limit: int, now: datetime) -> list[tuple[str, str, dict[str, Any]]]:
-    """The operator's queued commands not taken yet, oldest first, each marked taken by a
-    conditional UPDATE (two servers polling the same database never both get one)."""
+    """The operator's queued commands not taken yet, oldest first, each marked taken. Several
+    servers may poll one database: on PostgreSQL the rows are locked ``FOR UPDATE SKIP LOCKED``
+    (a second poller takes the next ones instead of waiting), and the UPDATE is conditional
+    (``taken_at IS NULL``), so no command is ever handed out twice (SQLite: one writer at a time)."""
     qc = command_queue.c
-    ids = conn.execute(select(qc.id).where(qc.taken_at.is_(None)).order_by(qc.id).limit(limit)).scalars().all()
-    taken = []
-    for id_ in ids:
-        row = conn.execute(update(command_queue).where(qc.id == id_, qc.taken_at.is_(None))
-                           .values(taken_at=now).returning(qc.terminal, qc.type, qc.body)).first()
-        if row is not None:
-            taken.append((row.terminal, row.type, row.body))
-    return taken
+    ids = conn.execute(select(qc.id).where(qc.taken_at.is_(None)).order_by(qc.id).limit(limit)
+                       .with_for_update(skip_locked=True)).scalars().all()
+    if not ids:
+        return []
+    rows = conn.execute(update(command_queue).where(qc.id.in_(ids), qc.taken_at.is_(None))
+                        .values(taken_at=now).returning(qc.id, qc.terminal, qc.type, qc.body)).all()
+    return [(r.terminal, r.type, r.body) for r in sorted(rows, key=lambda r: r.id)]

@@ -1,5 +1,5 @@
-"""Ingest one terminal message: its ``messages`` row and everything derived from it, on the caller's
-connection (the caller owns the transaction, so it is all or nothing).
+"""Ingest terminal messages (one, or a batch): their ``messages`` rows and everything derived from
+them, on the caller's connection (the caller owns the transaction, so it is all or nothing).
 
 Order inside the transaction, which is what makes it correct under concurrency:
 
@@ -17,12 +17,12 @@ Order inside the transaction, which is what makes it correct under concurrency:
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import case, select, update
+from sqlalchemy import Table, case, select, update
 from sqlalchemy.engine import Connection
 
 from host import store_commands
@@ -37,7 +37,7 @@ from host.store_schema import (
     voucher_terms,
     vouchers,
 )
-from host.store_vouchers import RELEASING, release
+from host.store_vouchers import RELEASING, Redemption, authorize, release
 
 log = logging.getLogger(__name__)
 
@@ -59,21 +59,70 @@ class Incoming:
     body: Mapping[str, Any]
 
 
-def ingest(conn: Connection, msg: Incoming) -> str:
-    """Store ``msg`` and its derived state: ``stored``; or nothing changed: ``duplicate`` (the same
-    message is stored), ``conflict`` (another message is stored under its key)."""
-    stmt = upsert(conn, messages).values(
-        terminal=msg.terminal, seq=msg.seq, type=msg.type, sent_at=msg.sent_at,
-        received_at=msg.received_at, body=dict(msg.body),
-    ).on_conflict_do_nothing(index_elements=["terminal", "seq"]).returning(messages.c.seq)
-    # RETURNING, not rowcount: the psycopg dialect reports -1 for an INSERT's rowcount
-    if conn.execute(stmt).first() is None:
-        return "conflict" if _warn_if_different(conn, msg) else "duplicate"
-    power_up_seq = _touch_terminal(conn, msg)
-    derive = _DERIVE.get(msg.type)
-    if derive is not None:
-        derive(conn, msg, power_up_seq)
-    return "stored"
+@dataclass(frozen=True)
+class Ingested:
+    """What :func:`ingest_many` did with one message."""
+
+    outcome: str                #: ``stored``, ``duplicate`` or ``conflict``
+    kem_public: str | None      #: the terminal's key to seal to, as of this message
+    redemption: Redemption | None = None    #: a ``voucher_redeem_request`` stored: the answer
+
+
+def ingest_many(conn: Connection, msgs: Sequence[Incoming], now: Callable[[], datetime]) -> list[Ingested]:
+    """Store ``msgs`` (in the order given: the caller sorts them by terminal and seq) and their
+    derived state, on the caller's transaction; one :class:`Ingested` per message. The statements
+    are per batch, not per message (one INSERT of every message, one upsert per terminal, one
+    INSERT per derived table); what depends on order (the newest hello's key, tilts against the
+    newest power-up, voucher holds, command confirmations) is then applied message by message
+    in that order, so a batch does exactly what its messages one after the other would."""
+    first: dict[tuple[str, int], int] = {}
+    for i, m in enumerate(msgs):
+        first.setdefault((m.terminal, m.seq), i)
+    inserted: set[tuple[str, int]] = set()
+    if first:
+        rows = [{"terminal": m.terminal, "seq": m.seq, "type": m.type, "sent_at": m.sent_at,
+                 "received_at": m.received_at, "body": dict(m.body)} for m in (msgs[i] for i in first.values())]
+        stmt = (upsert(conn, messages).on_conflict_do_nothing(index_elements=["terminal", "seq"])
+                .returning(messages.c.terminal, messages.c.seq))
+        # RETURNING, not rowcount: the psycopg dialect reports -1 for an INSERT's rowcount
+        inserted = {(r.terminal, r.seq) for r in conn.execute(stmt, rows)}
+    stored = [i in first.values() and (m.terminal, m.seq) in inserted for i, m in enumerate(msgs)]
+    state = _touch_terminals(conn, [m for m, new in zip(msgs, stored, strict=True) if new])
+    for m in msgs:                           # terminals with nothing new: their key as it is
+        if m.terminal not in state:
+            state[m.terminal] = [None, conn.execute(select(terminals.c.kem_public)
+                                                    .where(terminals.c.terminal == m.terminal)).scalar()]
+    _insert_derived(conn, [m for m, new in zip(msgs, stored, strict=True) if new])
+    out = []
+    for m, new in zip(msgs, stored, strict=True):
+        st = state[m.terminal]
+        if not new:
+            out.append(Ingested("conflict" if _warn_if_different(conn, m) else "duplicate", st[1]))
+            continue
+        redemption = None
+        if m.type == "hello":
+            st[1] = _newest_key(conn, m, st[1])
+        elif m.type == "event":
+            _event_effect(conn, m, st)
+        elif m.type == "voucher_redeem_request":
+            validation = m.body.get("validation")
+            redemption = (authorize(conn, str(validation), m.terminal, now) if is_validation(validation)
+                          else Redemption(False, 0, "invalid validation number"))
+        out.append(Ingested("stored", st[1], redemption))
+    return out
+
+
+def _newest_key(conn: Connection, msg: Incoming, current: str | None) -> str | None:
+    """A hello's key becomes the terminal's key to seal to unless a newer hello's (higher seq) is
+    already there (a hello of an earlier boot arriving late never replaces it)."""
+    key = msg.body.get("kem_public")
+    if not isinstance(key, str):
+        return current
+    t = terminals.c
+    done = conn.execute(update(terminals).where(
+        t.terminal == msg.terminal, t.kem_seq.is_(None) | (t.kem_seq < msg.seq),
+    ).values(kem_public=key, kem_seq=msg.seq).returning(t.kem_public)).first()
+    return current if done is None else done.kem_public
 
 
 def _warn_if_different(conn: Connection, msg: Incoming) -> bool:
@@ -86,61 +135,87 @@ def _warn_if_different(conn: Connection, msg: Incoming) -> bool:
     return False
 
 
-def _touch_terminal(conn: Connection, msg: Incoming) -> int | None:
-    """Upsert the terminal's row (first/last seen, last seq, count); return its ``power_up_seq``."""
+def _touch_terminals(conn: Connection, new: Sequence[Incoming]) -> dict[str, list[Any]]:
+    """Upsert each terminal's row for its new messages (first/last seen, last seq, count), in
+    terminal order; ``{terminal: [power_up_seq, kem_public]}`` as the rows are now."""
     t = terminals.c
-    ins = upsert(conn, terminals).values(
-        terminal=msg.terminal, first_seen=msg.received_at, last_seen=msg.received_at,
-        last_seq=msg.seq, message_count=1, disabled=False)
-    ex = ins.excluded
-    stmt = ins.on_conflict_do_update(
-        index_elements=["terminal"],
-        set_={
-            "last_seen": case((ex.last_seen > t.last_seen, ex.last_seen), else_=t.last_seen),
-            "last_seq": case((ex.last_seq > t.last_seq, ex.last_seq), else_=t.last_seq),
-            "message_count": t.message_count + 1,
-        },
-    ).returning(t.power_up_seq)
-    return conn.execute(stmt).scalar_one()
+    by_terminal: dict[str, list[Incoming]] = {}
+    for m in new:
+        by_terminal.setdefault(m.terminal, []).append(m)
+    state: dict[str, list[Any]] = {}
+    for terminal in sorted(by_terminal):
+        ms = by_terminal[terminal]
+        ins = upsert(conn, terminals).values(
+            terminal=terminal, first_seen=min(m.received_at for m in ms),
+            last_seen=max(m.received_at for m in ms), last_seq=max(m.seq for m in ms),
+            message_count=len(ms), disabled=False)
+        ex = ins.excluded
+        stmt = ins.on_conflict_do_update(
+            index_elements=["terminal"],
+            set_={
+                "last_seen": case((ex.last_seen > t.last_seen, ex.last_seen), else_=t.last_seen),
+                "last_seq": case((ex.last_seq > t.last_seq, ex.last_seq), else_=t.last_seq),
+                "message_count": t.message_count + ex.message_count,
+            },
+        ).returning(t.power_up_seq, t.kem_public)
+        row = conn.execute(stmt).one()
+        state[terminal] = [row.power_up_seq, row.kem_public]
+    return state
 
 
-# --- per message type ------------------------------------------------------------------------------
+# --- per message type: the derived rows -----------------------------------------------------------
 
-def _meters(conn: Connection, msg: Incoming, _power_up_seq: int | None) -> None:
+def _meters_row(msg: Incoming) -> dict[str, Any]:
     credits = msg.body.get("credits")
-    conn.execute(meters_history.insert().values(
-        terminal=msg.terminal, seq=msg.seq, sent_at=msg.sent_at,
-        credits=credits if _is_count(credits) else None, body=dict(msg.body)))
+    return {"terminal": msg.terminal, "seq": msg.seq, "sent_at": msg.sent_at,
+            "credits": credits if _is_count(credits) else None, "body": dict(msg.body)}
 
 
-def _round(conn: Connection, msg: Incoming, _power_up_seq: int | None) -> None:
+def _round_row(msg: Incoming) -> dict[str, Any]:
     record = msg.body.get("record")
     record = record if isinstance(record, dict) else {}
-    conn.execute(rounds.insert().values(
-        terminal=msg.terminal, seq=msg.seq, sent_at=msg.sent_at, record=record,
-        round_id=_short_str(record.get("round_id")), game=_short_str(record.get("game"))))
+    return {"terminal": msg.terminal, "seq": msg.seq, "sent_at": msg.sent_at, "record": record,
+            "round_id": _short_str(record.get("round_id")), "game": _short_str(record.get("game"))}
 
 
-def _event(conn: Connection, msg: Incoming, power_up_seq: int | None) -> None:
+def _event_row(msg: Incoming) -> dict[str, Any] | None:
     name = msg.body.get("name")
-    data = msg.body.get("data")
-    data = data if isinstance(data, dict) else {}
     if not isinstance(name, str):
         log.warning("event seq %d from %s has no name; stored as a message only", msg.seq,
                     msg.terminal)
-        return
-    conn.execute(events.insert().values(
-        terminal=msg.terminal, seq=msg.seq, name=name[:64], sent_at=msg.sent_at, data=data))
-    effect = _EVENT_EFFECTS.get(name)
-    if effect is not None:
-        effect(conn, msg, data, power_up_seq)
+        return None
+    data = msg.body.get("data")
+    return {"terminal": msg.terminal, "seq": msg.seq, "name": name[:64], "sent_at": msg.sent_at,
+            "data": data if isinstance(data, dict) else {}}
 
 
-_DERIVE: dict[str, Callable[[Connection, Incoming, int | None], None]] = {
-    "meters": _meters,
-    "event": _event,
-    "round": _round,
+_DERIVED: dict[str, tuple[Table, Callable[[Incoming], dict[str, Any] | None]]] = {
+    "meters": (meters_history, _meters_row),
+    "event": (events, _event_row),
+    "round": (rounds, _round_row),
 }
+
+
+def _insert_derived(conn: Connection, new: Sequence[Incoming]) -> None:
+    """``meters`` -> ``meters_history``, ``event`` -> ``events``, ``round`` -> ``rounds``: one
+    INSERT per table for the batch."""
+    for type_, (table, row_of) in _DERIVED.items():
+        rows = [r for r in (row_of(m) for m in new if m.type == type_) if r is not None]
+        if rows:
+            conn.execute(table.insert(), rows)
+
+
+def _event_effect(conn: Connection, msg: Incoming, state: list[Any]) -> None:
+    """What an event does beyond its row, with the terminal's newest power-up as of this message
+    (``state[0]``, kept up to date here when the event is itself a power-up)."""
+    name = msg.body.get("name")
+    effect = _EVENT_EFFECTS.get(name) if isinstance(name, str) else None
+    if effect is None:
+        return
+    data = msg.body.get("data")
+    effect(conn, msg, data if isinstance(data, dict) else {}, state[0])
+    if name == "power_up" and (state[0] is None or state[0] < msg.seq):
+        state[0] = msg.seq
 
 
 # --- event effects: tilts --------------------------------------------------------------------------

@@ -27,8 +27,9 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    inspect,
 )
-from sqlalchemy.engine import Dialect
+from sqlalchemy.engine import Dialect, Engine
 from sqlalchemy.types import TypeDecorator, TypeEngine
 
 #: Bumped when the tables change incompatibly; stored in ``host_meta`` and checked at open.
@@ -96,6 +97,17 @@ terminals = Table(
     Column("disabled", Boolean, nullable=False, default=False),
     Column("disabled_seq", BigInteger),                          # seq of the host.disabled/enabled applied
     Column("power_up_seq", BigInteger),                          # highest seq of a power_up event
+    # the key to seal to: the X25519 public key (base64) of the newest hello (highest seq), kept here
+    # by every worker's ingest so all workers seal to the terminal's current boot (added at open)
+    Column("kem_public", Text),
+    Column("kem_seq", BigInteger),
+)
+
+#: Columns added to a table after schema version 1 was released: ``add_missing_columns`` adds them
+#: to an older database at open (all nullable, so no data is needed).
+ADDED_COLUMNS: tuple[tuple[str, str, str], ...] = (
+    ("terminals", "kem_public", "TEXT"),
+    ("terminals", "kem_seq", "BIGINT"),
 )
 
 #: The lives of each terminal's critical memory (its ``epoch``, new at each RAM clear), numbered
@@ -273,3 +285,20 @@ rejections = Table(
     Column("detail", Text, nullable=False),
     Column("size", BigInteger, nullable=False),
 )
+
+
+def add_missing_columns(engine: Engine) -> None:
+    """``ALTER TABLE ... ADD COLUMN`` for each of :data:`ADDED_COLUMNS` an older database lacks.
+    Several processes may open the database at once: PostgreSQL's ``IF NOT EXISTS`` and SQLite's
+    write lock (checked again inside it) make that safe."""
+    have = {(t, c["name"]) for t in {t for t, _c, _k in ADDED_COLUMNS}
+            for c in inspect(engine).get_columns(t)}
+    missing = [a for a in ADDED_COLUMNS if (a[0], a[1]) not in have]
+    if not missing:
+        return
+    with engine.execution_options(sqlite_begin="IMMEDIATE").begin() as conn:
+        for table, column, kind in missing:
+            if conn.dialect.name == "postgresql":
+                conn.exec_driver_sql(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {column} {kind}")
+            elif column not in {c["name"] for c in inspect(conn).get_columns(table)}:
+                conn.exec_driver_sql(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")

@@ -39,6 +39,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "port 0: any free port)")
     s.add_argument("--packages-public-host", metavar="NAME",
                    help="the host name terminals use in package URLs (default: the bind address)")
+    s.add_argument("--workers", type=positive_int, default=1, metavar="N",
+                   help="run N host worker processes sharing the terminals' reports (an MQTT shared "
+                        "subscription: needs --broker of a broker that has them, e.g. Mosquitto) and one "
+                        "PostgreSQL --db (default 1)")
+    s.add_argument("--worker", type=int, help=argparse.SUPPRESS)     # set by --workers for each process
     s.set_defaults(func=_serve)
 
     o = hsub.add_parser("offer-package", help="verify a signed game package and offer it to a terminal")
@@ -136,6 +141,10 @@ def _serve(args: argparse.Namespace) -> int:
     from host.runner import start_host
 
     state = checked_state_dir(args.state_dir, create=True)
+    if args.workers > 1:
+        from firmware.commands import _host_workers
+
+        _host_workers.check(args)
     pki = Path(args.pki) if args.pki else state / "pki"
     if args.dev_pki and args.pki:
         raise UsageError("--dev-pki makes the development PKI in <state-dir>/pki; leave out --pki")
@@ -144,6 +153,8 @@ def _serve(args: argparse.Namespace) -> int:
         ensure_development_pki(state, terminal)
     HostIdentity(pki, name=args.name, kem_name=args.kem_name)       # the PKI is usable: else one clear error
     state.mkdir(parents=True, exist_ok=True)
+    if args.workers > 1:
+        return _host_workers.supervise(args)
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(ValueError):
@@ -165,7 +176,7 @@ def _serve(args: argparse.Namespace) -> int:
         stack.callback(store.close)
         host = start_host(stack, store=store, pki=pki, broker_url=url, name=args.name, kem_name=args.kem_name,
                           packages_dir=None if args.plain else state / "packages", packages_bind=bind,
-                          packages_public_host=args.packages_public_host)
+                          packages_public_host=args.packages_public_host, worker=args.worker)
         packages = "" if host.packages is None else f"; packages {host.packages.base_url}"
         sys.stdout.write(f"egm host: {url}; store {args.db or state / 'host.db'}; pki {pki}{packages}\n")
         sys.stdout.flush()

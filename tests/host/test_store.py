@@ -2,113 +2,28 @@
 queries, reopening, and clear errors for bad URLs.
 
 Every test that takes ``db_url`` runs twice: on a SQLite file in ``tmp_path`` and on a PostgreSQL
-database made for this test session (``egm_host_test_<random>``, dropped at the end; its tables are
-dropped after each test). Only the PostgreSQL runs are skipped when no server answers at
-``EGM_TEST_POSTGRES_URL`` (default ``postgresql+psycopg://postgres@127.0.0.1:5432/postgres``).
+database made for this test session on a PostgreSQL server the session starts itself
+(``own_postgres``, tests/host/conftest.py; its tables are dropped after each test). Only the
+PostgreSQL runs are skipped, with the reason, when PostgreSQL is not installed.
 """
 
 from __future__ import annotations
 
-import os
 import threading
-import uuid
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import pytest
-from sqlalchemy import create_engine, text
+from sqlalchemy import create_engine
 from sqlalchemy.engine import make_url
 
 from host import store_ingest
 from host.store import HostStore, HostStoreError, Recorded, Redemption
 from host.store_schema import metadata
-
-PG_ADMIN_URL = os.environ.get("EGM_TEST_POSTGRES_URL",
-                              "postgresql+psycopg://postgres@127.0.0.1:5432/postgres")
-T0 = datetime(2025, 6, 1, 12, 0, 0, tzinfo=UTC)
-
-
-# --- fixtures ---------------------------------------------------------------------------------------
-
-@pytest.fixture(scope="session")
-def pg_url() -> Iterator[str]:
-    """A fresh PostgreSQL database for the session; skips (PostgreSQL runs only) if unreachable."""
-    admin_url = make_url(PG_ADMIN_URL)
-    where = f"{admin_url.host}:{admin_url.port or 5432}"
-    admin = create_engine(admin_url, isolation_level="AUTOCOMMIT",
-                          connect_args={"connect_timeout": 5})
-    name = f"egm_host_test_{uuid.uuid4().hex[:12]}"
-    try:
-        with admin.connect() as conn:
-            conn.execute(text(f'CREATE DATABASE "{name}"'))
-    except Exception as exc:  # noqa: BLE001 - any failure to reach the server means "skip"
-        admin.dispose()
-        first_line = str(getattr(exc, "orig", exc)).strip().splitlines()[0]
-        pytest.skip(f"PostgreSQL not reachable at {where}: {first_line}")
-    try:
-        yield admin_url.set(database=name).render_as_string(hide_password=False)
-    finally:
-        with admin.connect() as conn:
-            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def db_url(request: pytest.FixtureRequest, tmp_path) -> Iterator[str]:
-    """The URL of an empty host database on each backend."""
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'host.db'}"
-        return
-    url = request.getfixturevalue("pg_url")
-    yield url
-    engine = create_engine(url)
-    try:
-        metadata.drop_all(engine)
-    finally:
-        engine.dispose()
-
-
-class Clock:
-    """A settable clock for ``received_at``."""
-
-    def __init__(self) -> None:
-        self.now = T0
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def tick(self, seconds: float = 1) -> datetime:
-        self.now += timedelta(seconds=seconds)
-        return self.now
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def open_store(db_url: str, clock: Clock) -> Iterator[Callable[[], HostStore]]:
-    """Open more stores on the same database (all closed at the end)."""
-    opened: list[HostStore] = []
-
-    def make() -> HostStore:
-        s = HostStore.open(db_url, clock=clock)
-        opened.append(s)
-        return s
-
-    yield make
-    for s in opened:
-        s.close()
-
-
-@pytest.fixture
-def store(open_store: Callable[[], HostStore]) -> HostStore:
-    return open_store()
-
+from tests.host.conftest import T0, Clock
 
 # --- helpers ----------------------------------------------------------------------------------------
 

@@ -24,16 +24,17 @@ def _die_after_storing(floor: Floor, monkeypatch: pytest.MonkeyPatch,
     """The host dies right after the store's transaction for the first report ``match`` accepts:
     no answer, no acknowledgement, and it hears nothing more until :func:`_restart`."""
     died: list[int] = []
-    real = floor.store.record
+    real = floor.store.record_batch
 
-    def record(terminal: str, seq: int, type_: str, sent_at, body: dict, **kwargs):
-        recorded = real(terminal, seq, type_, sent_at, body, **kwargs)
-        if not died and match(type_, body):
-            died.append(seq)
-            raise HostDied
+    def record_batch(reports):
+        recorded = real(reports)
+        for report, rec in zip(reports, recorded, strict=True):
+            if not died and match(report.type, report.body):
+                died.append(rec.seq)
+                raise HostDied
         return recorded
 
-    monkeypatch.setattr(floor.store, "record", record)
+    monkeypatch.setattr(floor.store, "record_batch", record_batch)
     host = floor.host
 
     def handle(topic: str, payload: bytes) -> None:
