@@ -1,0 +1,57 @@
+"""A terminal's meters over time as an SVG picture, drawn on the server by matplotlib.
+
+The object-oriented API only (no pyplot, no global figure state), under one lock: matplotlib's
+renderers are not meant to be driven from several threads at once.
+"""
+
+from __future__ import annotations
+
+import io
+import threading
+from datetime import datetime
+from typing import Any
+
+from matplotlib.dates import AutoDateLocator, ConciseDateFormatter
+from matplotlib.figure import Figure
+
+#: the meters drawn (dollars, cumulative) and their colours
+SERIES = (("coin_in", "Coin in", "#1f6feb"), ("coin_out", "Coin out", "#2da44e"),
+          ("bills_in", "Bills in", "#bf8700"), ("ticket_out", "Tickets out", "#8250df"))
+
+_lock = threading.Lock()
+
+
+def meters_svg(history: list[dict[str, Any]]) -> bytes:
+    """``history`` (:meth:`HostStore.meter_history`, any order) as an SVG: the money meters and the
+    credit balance, in dollars, against the time each snapshot was taken."""
+    points = sorted((datetime.fromisoformat(h["sent_at"]), h["meters"]) for h in history
+                    if isinstance(h.get("meters"), dict))
+    with _lock:
+        fig = Figure(figsize=(7.2, 3.0), dpi=100, layout="constrained")
+        ax = fig.add_subplot()
+        if not points:
+            ax.text(0.5, 0.5, "no meter reports yet", ha="center", va="center", color="#57606a",
+                    transform=ax.transAxes)
+            ax.set_axis_off()
+        else:
+            times = [t for t, _ in points]
+            for key, label, colour in SERIES:
+                ax.plot(times, [_cents((body.get("meters") or {}).get(key)) / 100 for _, body in points],
+                        label=label, color=colour, marker="o", markersize=3, linewidth=1.6)
+            ax.plot(times, [_cents(body.get("credits")) / 100 for _, body in points], label="Credits",
+                    color="#cf222e", linestyle="--", linewidth=1.4)
+            locator = AutoDateLocator()
+            ax.xaxis.set_major_locator(locator)
+            ax.xaxis.set_major_formatter(ConciseDateFormatter(locator))
+            ax.set_ylabel("dollars")
+            ax.grid(True, color="#d0d7de", linewidth=0.6)
+            ax.legend(loc="upper left", fontsize=8, ncols=5, frameon=False)
+            for side in ("top", "right"):
+                ax.spines[side].set_visible(False)
+        out = io.BytesIO()
+        fig.savefig(out, format="svg", metadata={"Date": None})
+    return out.getvalue()
+
+
+def _cents(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
