@@ -20,8 +20,9 @@ from host.store_schema import messages, rounds, terminal_commands, terminals, ti
 def last_rounds(conn: Connection) -> dict[str, str]:
     """{terminal: when the host received its newest round record} (terminals with a round)."""
     newest = (select(func.max(rounds.c.seq)).where(rounds.c.terminal == terminals.c.terminal)
-              .scalar_subquery())
+              .correlate(terminals).scalar_subquery())
     rows = conn.execute(select(terminals.c.terminal, messages.c.received_at)
+                        .select_from(terminals)
                         .join(messages, (messages.c.terminal == terminals.c.terminal)
                               & (messages.c.seq == newest)))
     return {r.terminal: iso(r.received_at) or "" for r in rows}

@@ -7,21 +7,22 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from urllib.parse import quote
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import HTTPException
 from fastapi.responses import PlainTextResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
+from jinja2 import Environment, FileSystemLoader
 from starlette.middleware.sessions import SessionMiddleware
 
 from host.store import HostStore
 from host.store_floor import FloorQueries
 from host.store_operators import Operators
 from host.web import auth, routes_commands, routes_login, routes_pages
-from host.web.rendering import is_fragment, render
 from host.web.floor_state import Thresholds, age_text, money
+from host.web.rendering import is_fragment, render
 
 HERE = Path(__file__).parent
 SESSION_COOKIE = "egm_floor_session"
@@ -52,7 +53,10 @@ def create_app(store: HostStore, *, secret_key: str, thresholds: Thresholds | No
     app.state.thresholds = thresholds or Thresholds()
     app.state.clock = clock or (lambda: datetime.now(UTC))
     app.state.throttle = throttle or auth.LoginThrottle()
-    templates = Jinja2Templates(directory=str(HERE / "templates"))
+    # every template is HTML (*.html.j2): escape everything, whatever the file name says
+    env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=True)
+    templates = Jinja2Templates(env=env)
+    templates.env.filters["path"] = lambda text: quote(str(text), safe="")
     templates.env.filters["money"] = money
     templates.env.filters["age"] = age_text
     templates.env.globals["can"] = auth.can
