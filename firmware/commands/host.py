@@ -148,6 +148,13 @@ def _serve(args: argparse.Namespace) -> int:
     if args.dev_pki and args.pki:
         raise UsageError("--dev-pki makes the development PKI in <state-dir>/pki; leave out --pki")
     bind = _bind(args.packages_bind)
+    if args.web:
+        from host.web.serve import parse_bind
+
+        try:
+            parse_bind(args.web)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
     for terminal in args.dev_pki:
         ensure_development_pki(state, terminal)
     HostIdentity(pki, name=args.name, kem_name=args.kem_name)       # the PKI is usable: else one clear error

@@ -11,8 +11,9 @@ import threading
 from datetime import datetime
 from typing import Any
 
-from matplotlib.dates import AutoDateLocator, ConciseDateFormatter
+from matplotlib.dates import AutoDateLocator, DateFormatter
 from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter
 
 #: the meters drawn (dollars, cumulative) and their colours
 SERIES = (("coin_in", "Coin in", "#1f6feb"), ("coin_out", "Coin out", "#2da44e"),
@@ -35,15 +36,23 @@ def meters_svg(history: list[dict[str, Any]]) -> bytes:
             ax.set_axis_off()
         else:
             times = [t for t, _ in points]
+            highest = 0.0
             for key, label, colour in SERIES:
-                ax.plot(times, [_cents((body.get("meters") or {}).get(key)) / 100 for _, body in points],
-                        label=label, color=colour, marker="o", markersize=3, linewidth=1.6)
-            ax.plot(times, [_cents(body.get("credits")) / 100 for _, body in points], label="Credits",
-                    color="#cf222e", linestyle="--", linewidth=1.4)
-            locator = AutoDateLocator()
-            ax.xaxis.set_major_locator(locator)
-            ax.xaxis.set_major_formatter(ConciseDateFormatter(locator))
-            ax.set_ylabel("dollars")
+                values = [_cents((body.get("meters") or {}).get(key)) / 100 for _, body in points]
+                highest = max(highest, *values)
+                ax.plot(times, values, label=label, color=colour, marker="o", markersize=3, linewidth=1.6)
+            credits = [_cents(body.get("credits")) / 100 for _, body in points]
+            highest = max(highest, *credits)
+            ax.plot(times, credits, label="Credits", color="#cf222e", linestyle="--", linewidth=1.4)
+            span = (times[-1] - times[0]).total_seconds()
+            if span >= 5:
+                ax.xaxis.set_major_locator(AutoDateLocator(maxticks=8))
+            else:                                  # too short a span for a date locator: its ends
+                ax.set_xticks(sorted({times[0], times[-1]}))   # type: ignore[arg-type]
+            ax.xaxis.set_major_formatter(DateFormatter("%H:%M:%S" if span < 86400 else "%d %b %H:%M"))
+            ax.set_xlabel(f"UTC, {times[0]:%Y-%m-%d}" if span < 86400 else "UTC")
+            ax.set_ylim(0, highest * 1.15 if highest > 0 else 1)
+            ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"${v:,.0f}" if v >= 10 else f"${v:,.2f}"))
             ax.grid(True, color="#d0d7de", linewidth=0.6)
             ax.legend(loc="upper left", fontsize=8, ncols=5, frameon=False)
             for side in ("top", "right"):

@@ -84,6 +84,13 @@ def terminal_live(request: Request, terminal: str, operator: Viewer) -> Response
     return render(request, "terminal_live.html.j2", _terminal_context(request, terminal))
 
 
+@router.get("/terminals/{terminal}/status")
+def terminal_status(request: Request, terminal: str, operator: Viewer) -> Response:
+    t = terminal_row(request, terminal)
+    meters = request.app.state.store.meters(terminal).get(terminal)
+    return render(request, "terminal_status.html.j2", {"t": t, "meters": meters})
+
+
 @router.get("/terminals/{terminal}/meters.svg")
 async def terminal_plot(request: Request, terminal: str, operator: Viewer) -> Response:
     terminal_row(request, terminal)

@@ -21,7 +21,6 @@ import socket
 import ssl
 import subprocess
 import sys
-import time
 from pathlib import Path
 from urllib.parse import urlparse
 

@@ -7,10 +7,18 @@ import os
 from pathlib import Path
 
 import pytest
+from argon2 import PasswordHasher
 
+from host import store_operators
 from host.web.auth import LoginThrottle
 from host.web.serve import session_secret
 from tests.host.floor_web_support import HOSTILE, VALIDATION, client, csrf_of, logged_in, make_app
+
+
+@pytest.fixture(autouse=True)
+def quick_hashes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """argon2id with its smallest cost: the tests check who may log in, not the hash's strength."""
+    monkeypatch.setattr(store_operators, "_hasher", PasswordHasher(time_cost=1, memory_cost=8, parallelism=1))
 
 
 @pytest.fixture
@@ -188,3 +196,26 @@ def test_the_session_secret_is_private(tmp_path: Path) -> None:
     os.chmod(path, 0o644)
     with pytest.raises(Exception, match="may be read by others"):
         session_secret(tmp_path)
+
+
+def test_states_from_the_store() -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from host.web.floor_state import Thresholds, classify, money
+
+    now = datetime(2026, 1, 1, 12, tzinfo=UTC)
+    limits = Thresholds(offline_after_s=600, playing_within_s=30)
+
+    def ago(s: float) -> str:
+        return (now - timedelta(seconds=s)).isoformat()
+
+    def state(last_seen: float, round_s: float | None = None, **row) -> str:
+        base = {"last_seen": ago(last_seen), "disabled": False, "open_tilts": [], **row}
+        return classify(base, None if round_s is None else ago(round_s), now, limits)["state"]
+
+    assert state(5, 10) == "playing"
+    assert state(5, 31) == "idle" and state(5) == "idle"
+    assert state(5, 10, open_tilts=["door:main"]) == "tilt"
+    assert state(5, 10, open_tilts=["door:main"], disabled=True) == "disabled"
+    assert state(601, 10, disabled=True) == "offline"
+    assert money(123456) == "$1,234.56" and money(-5) == "-$0.05" and money(None) == "-"
