@@ -104,7 +104,7 @@ class Operators:
             select(o.name, o.role, o.disabled, o.created_at).where(o.name == name)).first())
         return None if row is None else Operator(row.name, row.role, bool(row.disabled), iso(row.created_at) or "")
 
-    def list(self) -> list[Operator]:
+    def all(self) -> list[Operator]:
         o = operators.c
         rows = self._store.transaction(lambda c: c.execute(
             select(o.name, o.role, o.disabled, o.created_at).order_by(o.name)).all())

@@ -88,7 +88,7 @@ def _list(args: argparse.Namespace) -> int:
     store, operators = _operators(args)
     with store:
         rows = [{"name": o.name, "role": o.role, "created_at": o.created_at, "disabled": o.disabled}
-                for o in operators.list()]
+                for o in operators.all()]
     if args.json:
         emit_json(rows)
         return 0

@@ -57,7 +57,7 @@ def check_csrf(request: Request, sent: str | None) -> None:
 def current_operator(request: Request) -> Operator:
     """The logged-in operator, as the database knows them now; :class:`LoginRequired` otherwise."""
     name = request.session.get("operator")
-    operator = request.app.state.operators.get(name) if isinstance(name, str) else None
+    operator: Operator | None = request.app.state.operators.get(name) if isinstance(name, str) else None
     if operator is None or operator.disabled or operator.role != request.session.get("role"):
         if name is not None:
             request.session.pop("operator", None)

@@ -11,7 +11,7 @@ import threading
 from datetime import datetime
 from typing import Any
 
-from matplotlib.dates import AutoDateLocator, DateFormatter
+from matplotlib.dates import AutoDateLocator, DateFormatter, date2num
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
@@ -36,20 +36,22 @@ def meters_svg(history: list[dict[str, Any]]) -> bytes:
             ax.set_axis_off()
         else:
             times = [t for t, _ in points]
+            x = date2num(times)  # type: ignore[no-untyped-call]
             highest = 0.0
             for key, label, colour in SERIES:
                 values = [_cents((body.get("meters") or {}).get(key)) / 100 for _, body in points]
                 highest = max(highest, *values)
-                ax.plot(times, values, label=label, color=colour, marker="o", markersize=3, linewidth=1.6)
+                ax.plot(x, values, label=label, color=colour, marker="o", markersize=3, linewidth=1.6)
             credits = [_cents(body.get("credits")) / 100 for _, body in points]
             highest = max(highest, *credits)
-            ax.plot(times, credits, label="Credits", color="#cf222e", linestyle="--", linewidth=1.4)
+            ax.plot(x, credits, label="Credits", color="#cf222e", linestyle="--", linewidth=1.4)
             span = (times[-1] - times[0]).total_seconds()
             if span >= 5:
-                ax.xaxis.set_major_locator(AutoDateLocator(maxticks=8))
+                ax.xaxis.set_major_locator(AutoDateLocator(maxticks=8))  # type: ignore[no-untyped-call]
             else:                                  # too short a span for a date locator: its ends
-                ax.set_xticks(sorted({times[0], times[-1]}))   # type: ignore[arg-type]
-            ax.xaxis.set_major_formatter(DateFormatter("%H:%M:%S" if span < 86400 else "%d %b %H:%M"))
+                ax.set_xticks(sorted({float(x[0]), float(x[-1])}))
+            ax.xaxis.set_major_formatter(DateFormatter(  # type: ignore[no-untyped-call]
+                "%H:%M:%S" if span < 86400 else "%d %b %H:%M"))
             ax.set_xlabel(f"UTC, {times[0]:%Y-%m-%d}" if span < 86400 else "UTC")
             ax.set_ylim(0, highest * 1.15 if highest > 0 else 1)
             ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"${v:,.0f}" if v >= 10 else f"${v:,.2f}"))

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import uvicorn
+from fastapi import FastAPI
 
 from host.store import HostStore
 from host.store_errors import HostStoreError
@@ -59,7 +60,7 @@ class WebServer:
     """uvicorn serving ``app`` over TLS on a socket bound by us (so port 0 works and the real port
     is known before the first request)."""
 
-    def __init__(self, app: object, host: str, port: int, certfile: Path, keyfile: Path) -> None:
+    def __init__(self, app: FastAPI, host: str, port: int, certfile: Path, keyfile: Path) -> None:
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         self._sock = socket.socket(family, socket.SOCK_STREAM)
         self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
