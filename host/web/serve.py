@@ -109,7 +109,7 @@ def start_web(stack: contextlib.ExitStack, *, store: HostStore, state_dir: Path,
     cert, key = pki / "issued" / f"{cert_name}.cert.pem", pki / "issued" / f"{cert_name}.key.pem"
     for path in (cert, key):
         if not path.is_file():
-            raise HostStoreError(f"the floor page's certificate {path} is missing (egm certs issue host {cert_name})")
+            raise HostStoreError(f"the floor page's certificate {path} is missing (egm certs issue --dir {pki} --kind host --name {cert_name})")
     limits = Thresholds() if offline_after_s is None else Thresholds(offline_after_s=offline_after_s)
     app = create_app(store, secret_key=session_secret(state_dir), thresholds=limits)
     server = WebServer(app, host, port, cert, key).start()

@@ -28,6 +28,8 @@ import pytest
 
 CHROMIUM = Path("/usr/bin/chromium")
 EGM = [sys.executable, "-m", "firmware.cli"]
+ARGS_BASE = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+             "--disable-component-update", "--disable-sync", "--no-first-run"]
 TERMINAL = "EGM-0001"
 PASSWORD = "manager-pass-1"
 
@@ -109,9 +111,7 @@ def test_tilt_then_disable_from_the_floor_page(floor) -> None:
     playwright = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (the test extra)")
     shots = os.environ.get("EGM_FLOOR_SCREENSHOTS")
     pin = _spki_pin(pki / "issued" / "egm-host.cert.pem")
-    args = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync", "--no-first-run",
-            f"--ignore-certificate-errors-spki-list={pin}"]
+    args = [*ARGS_BASE, f"--ignore-certificate-errors-spki-list={pin}"]
     with playwright.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=args)
         try:
