@@ -30,7 +30,7 @@ def build(store: HostStore, when: list[datetime]) -> None:
         start = NOW - timedelta(hours=2) if state != "offline" else NOW - timedelta(hours=5)
         stop = NOW - timedelta(seconds=8 + i) if state != "offline" else NOW - timedelta(hours=3)
 
-        def put(type_: str, body: dict, at: datetime) -> None:
+        def put(type_: str, body: dict, at: datetime, terminal: str = terminal) -> None:
             nonlocal seq
             seq += 1
             when[0] = at
