@@ -33,7 +33,7 @@ def register_operators(hsub: argparse._SubParsersAction,
         d = osub.add_parser(verb, help=f"{verb} an operator's login (a disabled one is logged out at the next click)"
                             if verb == "disable" else "let a disabled operator log in again")
         common(d)
-        d.add_argument("name", metavar="NAME")
+        d.add_argument("name", metavar="NAME", help="the operator's name")
         json_argument(d)
         d.set_defaults(func=_set_disabled, disabled=verb == "disable")
 
