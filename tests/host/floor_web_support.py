@@ -38,8 +38,9 @@ def populate(store: HostStore) -> None:
     store.record(HOSTILE, 1, "hello", now, {"software": "x"})
 
 
-def make_app(tmp: Path, throttle: LoginThrottle | None = None):
-    store = HostStore.open(str(tmp / "host.db"))
+def make_app(url: str | Path, throttle: LoginThrottle | None = None):
+    """The floor page on the database at ``url`` (a directory: SQLite in it)."""
+    store = HostStore.open(str(url / "host.db") if isinstance(url, Path) else url)
     operators = Operators(store)
     for name, role in ROLES.items():
         operators.add(name, role, PASSWORDS[name])

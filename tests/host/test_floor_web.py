@@ -10,6 +10,7 @@ import pytest
 from argon2 import PasswordHasher
 
 from host import store_operators
+from tests.host.test_store import db_url, pg_url  # noqa: F401  (fixtures)
 from host.web.auth import LoginThrottle
 from host.web.serve import session_secret
 from tests.host.floor_web_support import HOSTILE, VALIDATION, client, csrf_of, logged_in, make_app
@@ -22,8 +23,10 @@ def quick_hashes(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def floor(tmp_path: Path):
-    app, store, operators = make_app(tmp_path)
+def floor(db_url: str):
+    """The page on SQLite and on PostgreSQL (tests/host/test_store.py's databases; PostgreSQL skips,
+    saying why, where no server answers)."""
+    app, store, operators = make_app(db_url)
     yield app, store, operators
     store.close()
 
