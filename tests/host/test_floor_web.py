@@ -10,10 +10,10 @@ import pytest
 from argon2 import PasswordHasher
 
 from host import store_operators
-from tests.host.test_store import db_url, pg_url  # noqa: F401  (fixtures)
 from host.web.auth import LoginThrottle
 from host.web.serve import session_secret
 from tests.host.floor_web_support import HOSTILE, VALIDATION, client, csrf_of, logged_in, make_app
+from tests.host.test_store import db_url, pg_url  # noqa: F401  (fixtures)
 
 
 @pytest.fixture(autouse=True)
