@@ -8,12 +8,14 @@ from pathlib import Path
 
 import pytest
 from argon2 import PasswordHasher
+from sqlalchemy import create_engine
 
 from host import store_operators
+from host.store_schema import metadata
 from host.web.auth import LoginThrottle
 from host.web.serve import session_secret
 from tests.host.floor_web_support import HOSTILE, VALIDATION, client, csrf_of, logged_in, make_app
-from tests.host.test_store import db_url, pg_url  # noqa: F401  (fixtures)
+from tests.host.test_store import pg_url  # noqa: F401  (a fixture)
 
 
 @pytest.fixture(autouse=True)
@@ -22,13 +24,18 @@ def quick_hashes(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(store_operators, "_hasher", PasswordHasher(time_cost=1, memory_cost=8, parallelism=1))
 
 
-@pytest.fixture
-def floor(db_url: str):
-    """The page on SQLite and on PostgreSQL (tests/host/test_store.py's databases; PostgreSQL skips,
-    saying why, where no server answers)."""
-    app, store, operators = make_app(db_url)
+@pytest.fixture(params=["sqlite", "postgresql"])
+def floor(request: pytest.FixtureRequest, tmp_path: Path):
+    """The page on SQLite and on PostgreSQL (tests/host/test_store.py's server: skipped, saying why,
+    where none answers)."""
+    url = tmp_path if request.param == "sqlite" else request.getfixturevalue("pg_url")
+    app, store, operators = make_app(url)
     yield app, store, operators
     store.close()
+    if request.param == "postgresql":
+        engine = create_engine(url)
+        metadata.drop_all(engine)
+        engine.dispose()
 
 
 def queued(store) -> list:
