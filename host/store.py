@@ -360,6 +360,11 @@ class HostStore:
         "open_tilts", "disabled"}, ...]`` by terminal id."""
         return self._read(q.floor)
 
+    def transaction(self, work: Callable[[Connection], T], *, write: bool = False) -> T:
+        """``work(conn)`` in one transaction of this store, for the modules that bring their own
+        statements (host/store_operators.py, host/store_floor.py)."""
+        return self._run(work, write=write)
+
     # --- plumbing -----------------------------------------------------------------------------------
 
     def _now(self) -> datetime:

@@ -302,3 +302,32 @@ def add_missing_columns(engine: Engine) -> None:
                 conn.exec_driver_sql(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {column} {kind}")
             elif column not in {c["name"] for c in inspect(conn).get_columns(table)}:
                 conn.exec_driver_sql(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+#: Roles of the people who use the floor page (docs/floor-web.md).
+OPERATOR_ROLES: tuple[str, ...] = ("attendant", "floor-manager", "auditor")
+
+#: The people who log in to the floor page (``egm host operator add``): an argon2id password hash,
+#: never the password. A table of its own: a database of schema version 1 gains it at open.
+operators = Table(
+    "operators", metadata,
+    Column("name", String(TERMINAL_ID_MAX), primary_key=True),
+    Column("role", String(16), nullable=False),
+    Column("password_hash", Text, nullable=False),
+    Column("created_at", UtcTimestamp, nullable=False),
+    Column("disabled", Boolean, nullable=False, default=False),
+    CheckConstraint("role IN ('attendant', 'floor-manager', 'auditor')", name="operators_role_known"),
+)
+
+#: What operators did on the floor page: logins (successful or not), commands sent (with the
+#: command queue id), look-ups and refused requests. Rows are only ever added.
+operator_log = Table(
+    "operator_log", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("at", UtcTimestamp, nullable=False),
+    Column("operator", String(TERMINAL_ID_MAX), nullable=False),
+    Column("role", String(16)),
+    Column("action", String(TYPE_MAX), nullable=False),
+    _terminal(nullable=True),
+    Column("detail", Text, nullable=False),
+    Column("result", String(TYPE_MAX), nullable=False),
+    Index("operator_log_terminal", "terminal", "id"),
+)

@@ -1,9 +1,9 @@
-"""``egm host serve|meters|events|floor|sequence|rejections|vouchers|disable|enable|send-meters|set-time|offer-package``.
+"""``egm host serve|meters|events|floor|sequence|rejections|vouchers|disable|enable|send-meters|set-time|offer-package|operator``.
 
 ``offer-package`` verifies a code-signed game package, keeps it in ``<state-dir>/packages`` and queues
 the offer. ``serve`` runs the reference casino host (``host/``): with ``--listen PORT`` it also runs an embedded
 MQTT broker (TLS with the host's certificate) in the same process; with ``--broker URL`` it connects
-to the casino's broker. The reports, meters, events, rounds, vouchers and refusals go to the store
+to the casino's broker; with ``--web HOST:PORT`` it also serves the floor page (``host/web/``). The reports, meters, events, rounds, vouchers and refusals go to the store
 (``<state-dir>/host.db``, or ``--db URL`` for PostgreSQL). The other actions read that store; the
 commands (``disable`` ...) are queued in it and sent, signed, by the running ``serve``.
 """
@@ -44,7 +44,15 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "subscription: needs --broker of a broker that has them, e.g. Mosquitto) and one "
                         "PostgreSQL --db (default 1)")
     s.add_argument("--worker", type=int, help=argparse.SUPPRESS)     # set by --workers for each process
+    s.add_argument("--web", metavar="HOST:PORT", help="also serve the floor page over HTTPS here (docs/floor-web.md)")
+    s.add_argument("--web-cert", metavar="NAME", help="the floor page's certificate in the PKI (default: --name)")
+    s.add_argument("--web-offline-after", type=positive_int, metavar="S",
+                   help="the floor page shows a terminal offline after S seconds without a report (default 660)")
     s.set_defaults(func=_serve)
+
+    from firmware.commands.host_operators import register_operators
+
+    register_operators(hsub, _common)
 
     o = hsub.add_parser("offer-package", help="verify a signed game package and offer it to a terminal")
     _common(o)
@@ -149,6 +157,13 @@ def _serve(args: argparse.Namespace) -> int:
     if args.dev_pki and args.pki:
         raise UsageError("--dev-pki makes the development PKI in <state-dir>/pki; leave out --pki")
     bind = _bind(args.packages_bind)
+    if args.web:
+        from host.web.serve import parse_bind
+
+        try:
+            parse_bind(args.web)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
     for terminal in args.dev_pki:
         ensure_development_pki(state, terminal)
     HostIdentity(pki, name=args.name, kem_name=args.kem_name)       # the PKI is usable: else one clear error
@@ -178,6 +193,12 @@ def _serve(args: argparse.Namespace) -> int:
                           packages_dir=None if args.plain else state / "packages", packages_bind=bind,
                           packages_public_host=args.packages_public_host, worker=args.worker)
         packages = "" if host.packages is None else f"; packages {host.packages.base_url}"
+        if args.web:
+            from host.web.serve import start_web
+
+            web = start_web(stack, store=store, state_dir=state, pki=pki, cert_name=args.web_cert or args.name,
+                            bind=args.web, offline_after_s=args.web_offline_after)
+            packages += f"; floor {web.url}"
         sys.stdout.write(f"egm host: {url}; store {args.db or state / 'host.db'}; pki {pki}{packages}\n")
         sys.stdout.flush()
         while not stop.wait(0.2):
