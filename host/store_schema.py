@@ -302,6 +302,8 @@ def add_missing_columns(engine: Engine) -> None:
                 conn.exec_driver_sql(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {column} {kind}")
             elif column not in {c["name"] for c in inspect(conn).get_columns(table)}:
                 conn.exec_driver_sql(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+
+
 #: Roles of the people who use the floor page (docs/floor-web.md).
 OPERATOR_ROLES: tuple[str, ...] = ("attendant", "floor-manager", "auditor")
 
