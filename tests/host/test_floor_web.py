@@ -15,7 +15,6 @@ from host.store_schema import metadata
 from host.web.auth import LoginThrottle
 from host.web.serve import session_secret
 from tests.host.floor_web_support import HOSTILE, VALIDATION, client, csrf_of, logged_in, make_app
-from tests.host.test_store import pg_url  # noqa: F401  (a fixture)
 
 
 @pytest.fixture(autouse=True)
