@@ -20,7 +20,14 @@ from sqlalchemy import Engine, delete, func, select
 from host.store_engine import create_store_engine, normalise_url
 from host.store_epochs import EPOCH_SPAN
 from host.store_queries import meters as stored_meters
-from host.store_schema import events, messages, meters_history, rounds, terminal_commands, terminal_epochs
+from host.store_schema import (
+    events,
+    messages,
+    meters_history,
+    rounds,
+    terminal_commands,
+    terminal_epochs,
+)
 
 
 def engine_for(url: str) -> Engine:

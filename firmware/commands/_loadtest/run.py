@@ -20,7 +20,13 @@ from typing import Any
 
 from firmware.commands._loadtest import check as checks
 from firmware.commands._loadtest.floor_pki import make_pki, terminal_ids
-from firmware.commands._loadtest.procs import LoadTestError, Proc, start_broker, start_host, start_worker
+from firmware.commands._loadtest.procs import (
+    LoadTestError,
+    Proc,
+    start_broker,
+    start_host,
+    start_worker,
+)
 from firmware.errors import UsageError
 
 #: the host commands a few terminals get during the run: (fraction of the duration, command)

@@ -130,6 +130,7 @@ class SimTerminal:
         self._weights = (list(ACTIONS), list(ACTIONS.values()))
         self._base = 0                             #: the report number when generation started
         self._start = 0.0
+        self._phase = 0.0
         self.generating = False
         self._asked: tuple[str, bool, float] | None = None   #: (validation, spent?, asked at)
         self._open_tilt: str | None = None
@@ -146,7 +147,13 @@ class SimTerminal:
         """Start making reports, at ``rate`` per second from now."""
         self._base = self.link.outbox.last_number
         self._start = self._clock()
+        self._phase = self.rng.random()            # terminals out of step, as on a floor
         self.generating = True
+
+    @property
+    def waiting(self) -> bool:
+        """A redemption asked of the host is not answered yet."""
+        return self._asked is not None
 
     @property
     def made(self) -> int:
@@ -161,7 +168,7 @@ class SimTerminal:
             self._answer(now)
         if not self.generating:
             return
-        due = int(self.rate * (now - self._start))
+        due = int(self.rate * (now - self._start) + self._phase)
         tries = 0
         while self.made < due and self._asked is None and tries < 4:
             tries += 1

@@ -49,17 +49,23 @@ class Worker:
         self.errors = 0
         self.loop_ms: list[float] = []
 
+    def _outstanding(self) -> int:
+        return sum(len(t.link.outbox) + t.waiting for t in self.terminals)
+
+    def _pass(self, mine: list[SimTerminal]) -> None:
+        for terminal in mine:
+            if terminal.link.behind is not None:
+                continue
+            try:
+                terminal.step()
+            except Exception:                            # one terminal's fault stops only it
+                self.errors += 1
+                log.exception("%s: step failed", terminal.terminal_id)
+
     def _run(self, mine: list[SimTerminal]) -> None:
         while not self.stop.is_set():
             began = time.monotonic()
-            for terminal in mine:
-                if terminal.link.behind is not None:
-                    continue
-                try:
-                    terminal.step()
-                except Exception:                        # one terminal's fault stops only it
-                    self.errors += 1
-                    log.exception("%s: step failed", terminal.terminal_id)
+            self._pass(mine)
             took = time.monotonic() - began
             self.loop_ms.append(took * 1000)
             if took < LOOP_S:
@@ -89,15 +95,19 @@ class Worker:
         for terminal in self.terminals:
             terminal.generating = False
         drain_end = time.monotonic() + self.spec["drain_s"]
-        while time.monotonic() < drain_end:
-            outstanding = sum(len(t.link.outbox) + (t._asked is not None) for t in self.terminals)
-            if not outstanding:
-                break
+        while time.monotonic() < drain_end and self._outstanding():
             time.sleep(0.2)
-        drained = round(self.spec["drain_s"] - max(0.0, drain_end - time.monotonic()), 2)
         self.stop.set()
         for thread in threads:
             thread.join(10)
+        # The last pass on this thread alone: a link's poll may still make a report (its periodic
+        # meters), so the summary is taken only after a pass that left nothing outstanding.
+        while True:
+            self._pass(self.terminals)
+            if not self._outstanding() or time.monotonic() > drain_end:
+                break
+            time.sleep(LOOP_S)
+        drained = round(self.spec["drain_s"] - max(0.0, drain_end - time.monotonic()), 2)
         summaries = [t.summary() for t in self.terminals]
         for terminal in self.terminals:
             terminal.stop(0.0)
