@@ -134,10 +134,14 @@ class SimTerminal:
         self.generating = False
         self._asked: tuple[str, bool, float] | None = None   #: (validation, spent?, asked at)
         self._open_tilt: str | None = None
+        #: called (on the network thread) when the link has something for :meth:`step`
+        self.on_wake: Callable[[SimTerminal], None] = lambda _t: None
 
     # --- the link's terminal -----------------------------------------------------------------------
     def wake(self) -> None:
-        """The link's network thread got something: the process's loop polls soon anyway."""
+        """The link's network thread got something (an ack, a command, an answer, a connection
+        change): the thread that steps this terminal is told (``on_wake``)."""
+        self.on_wake(self)
 
     # --- life --------------------------------------------------------------------------------------
     def start(self) -> None:
@@ -160,8 +164,17 @@ class SimTerminal:
         """Reports made since :meth:`begin`."""
         return self.link.outbox.last_number - self._base
 
+    @property
+    def next_due(self) -> float:
+        """When :meth:`step` has something to play next (the clock's time; inf: nothing)."""
+        if self._asked is not None:
+            return self._asked[2] + REDEEM_TIMEOUT_S
+        if not self.generating:
+            return float("inf")
+        return self._start + (self.made + 1 - self._phase) / self.rate
+
     def step(self) -> None:
-        """Handle the link (acks, commands, answers), then play what is due."""
+        """Handle the link (acks, commands, answers), play what is due, and send it at once."""
         self.link.poll()
         now = self._clock()
         if self._asked is not None:
@@ -177,6 +190,8 @@ class SimTerminal:
             except (EgmError, VoucherError) as exc:
                 self.done["refused"] += 1
                 log.debug("%s: %s", self.terminal_id, exc)
+        if tries:
+            self.link.poll()                       # sealed and sent now, not at the next step
 
     def stop(self, drain_s: float) -> None:
         self.link.stop(drain_s)

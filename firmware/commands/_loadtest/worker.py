@@ -13,6 +13,7 @@ import logging
 import sys
 import threading
 import time
+from collections import deque
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,9 @@ from firmware.commands._loadtest.terminal import SimTerminal, VoucherPool
 
 log = logging.getLogger("egm.loadtest.worker")
 
-#: each thread polls every one of its terminals about this often
+#: each thread polls every one of its terminals at least this often
+SWEEP_S = 0.5
+#: the drain's last pass polls every terminal this often
 LOOP_S = 0.02
 
 
@@ -47,7 +50,7 @@ class Worker:
             for i, tid in zip(spec["indexes"], spec["terminals"], strict=True)]
         self.stop = threading.Event()
         self.errors = 0
-        self.loop_ms: list[float] = []
+        self.loop_ms: deque[float] = deque(maxlen=100_000)   #: the last passes' times
 
     def _outstanding(self) -> int:
         return sum(len(t.link.outbox) + t.waiting for t in self.terminals)
@@ -63,13 +66,34 @@ class Worker:
                 log.exception("%s: step failed", terminal.terminal_id)
 
     def _run(self, mine: list[SimTerminal]) -> None:
+        """Step a terminal when the link woke it or its next report is due, and every terminal
+        each :data:`SWEEP_S` (the link's resend timers and periodic meters)."""
+        woken: deque[SimTerminal] = deque()
+        bell = threading.Event()
+
+        def wake(terminal: SimTerminal) -> None:
+            woken.append(terminal)
+            bell.set()
+
+        for terminal in mine:
+            terminal.on_wake = wake
+        next_sweep = 0.0
         while not self.stop.is_set():
-            began = time.monotonic()
-            self._pass(mine)
-            took = time.monotonic() - began
+            now = time.monotonic()
+            bell.clear()
+            if now >= next_sweep:
+                batch = list(mine)
+                next_sweep = now + SWEEP_S
+                woken.clear()
+            else:
+                chosen = dict.fromkeys(woken.popleft() for _ in range(len(woken)))
+                chosen.update((t, None) for t in mine if t.next_due <= now)
+                batch = list(chosen)
+            self._pass(batch)
+            took = time.monotonic() - now
             self.loop_ms.append(took * 1000)
-            if took < LOOP_S:
-                time.sleep(LOOP_S - took)
+            soonest = min([next_sweep, *(t.next_due for t in mine)])
+            bell.wait(max(0.0, min(soonest - time.monotonic(), SWEEP_S)))
 
     def main(self, lines: Any) -> dict[str, Any]:
         t0 = time.monotonic()
