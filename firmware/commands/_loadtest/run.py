@@ -140,7 +140,8 @@ def _execute(run: Run, stack: contextlib.ExitStack, show: Callable[[Run, str, fl
         mine = list(range(p, s.terminals, s.processes))
         spec = {"terminals": [ids[i] for i in mine], "indexes": mine, "state_dir": str(state / "terminals"),
                 "pki": str(pki), "broker": broker_urls[p % len(broker_urls)], "rate": s.rate, "seed": s.seed,
-                "threads": s.threads, "drain_s": s.drain_s, "meter_interval_s": s.meter_interval_s}
+                "threads": s.threads, "drain_s": s.drain_s, "meter_interval_s": s.meter_interval_s,
+                "connect_s": 60.0 + 0.5 * len(mine)}
         proc = start_worker(p, spec, state / f"sim-{p}.json", logs)
         run.procs.append(proc)
         sims.append(proc)

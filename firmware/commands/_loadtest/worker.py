@@ -24,6 +24,8 @@ log = logging.getLogger("egm.loadtest.worker")
 
 #: each thread polls every one of its terminals at least this often
 SWEEP_S = 0.5
+#: terminals of a thread opening their connection at once
+CONNECTING = 8
 #: the drain's last pass polls every terminal this often
 LOOP_S = 0.02
 
@@ -65,9 +67,11 @@ class Worker:
                 self.errors += 1
                 log.exception("%s: step failed", terminal.terminal_id)
 
-    def _run(self, mine: list[SimTerminal]) -> None:
-        """Step a terminal when the link woke it or its next report is due, and every terminal
-        each :data:`SWEEP_S` (the link's resend timers and periodic meters)."""
+    def _run(self, terminals: list[SimTerminal]) -> None:
+        """Start this thread's terminals a few at a time (:data:`CONNECTING`: a thousand TLS
+        handshakes at once time each other out at the broker); step a terminal when the link woke
+        it or its next report is due, and every terminal each :data:`SWEEP_S` (the link's resend
+        timers and periodic meters)."""
         woken: deque[SimTerminal] = deque()
         bell = threading.Event()
 
@@ -75,12 +79,21 @@ class Worker:
             woken.append(terminal)
             bell.set()
 
-        for terminal in mine:
-            terminal.on_wake = wake
+        waiting = deque(terminals)
+        mine: list[SimTerminal] = []
+        connecting: dict[SimTerminal, float] = {}
         next_sweep = 0.0
         while not self.stop.is_set():
             now = time.monotonic()
             bell.clear()
+            for terminal in [t for t, since in connecting.items() if t.link.session_open or now - since > 15]:
+                del connecting[terminal]
+            while waiting and len(connecting) < CONNECTING:
+                terminal = waiting.popleft()
+                terminal.on_wake = wake
+                terminal.start()
+                mine.append(terminal)
+                connecting[terminal] = now
             if now >= next_sweep:
                 batch = list(mine)
                 next_sweep = now + SWEEP_S
@@ -93,12 +106,10 @@ class Worker:
             took = time.monotonic() - now
             self.loop_ms.append(took * 1000)
             soonest = min([next_sweep, *(t.next_due for t in mine)])
-            bell.wait(max(0.0, min(soonest - time.monotonic(), SWEEP_S)))
+            bell.wait(max(0.0, min(soonest - time.monotonic(), 0.1 if waiting else SWEEP_S)))
 
     def main(self, lines: Any) -> dict[str, Any]:
         t0 = time.monotonic()
-        for terminal in self.terminals:
-            terminal.start()
         threads = [threading.Thread(target=self._run, args=(self.terminals[i::self.spec["threads"]],), daemon=True)
                    for i in range(self.spec["threads"])]
         for thread in threads:
