@@ -49,6 +49,7 @@ def test_the_check_catches_a_report_the_host_lost() -> None:
     (["--terminals", "2", "--rate", "0", "--duration", "1"], "--rate"),
     (["--terminals", "2", "--rate", "1", "--duration", "1", "--workers", "2"], "--cluster"),
     (["--terminals", "2", "--rate", "1", "--duration", "1", "--processes", "3"], "--processes"),
+    (["--terminals", "300", "--rate", "1", "--duration", "1", "--processes", "2"], "select()"),
 ])
 def test_bad_options_are_refused_before_anything_starts(args: list[str], says: str) -> None:
     out = subprocess.run([*EGM, *args], capture_output=True, text=True, timeout=60)

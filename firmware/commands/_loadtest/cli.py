@@ -19,7 +19,7 @@ def add_parser(hsub: argparse._SubParsersAction) -> None:
     p.add_argument("--rate", type=float, required=True, metavar="R", help="reports per second per terminal")
     p.add_argument("--duration", type=float, required=True, metavar="S", help="seconds of reports")
     p.add_argument("--db", help="the host's database URL (default: SQLite in the run's state directory)")
-    p.add_argument("--processes", type=int, metavar="P", help="simulator processes (default min(4, N))")
+    p.add_argument("--processes", type=int, metavar="P", help="simulator processes (default: 4, or more so that none runs more than 100 terminals)")
     p.add_argument("--threads", type=int, default=2, help="threads per simulator process (default 2)")
     p.add_argument("--broker", default="embedded", metavar="embedded|URL",
                    help="the embedded broker in a process of its own (default), or a broker's mqtts:// URL "
@@ -44,10 +44,10 @@ def _loadtest(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from firmware.commands._loadtest.report import Shown, table
-    from firmware.commands._loadtest.run import Settings, execute
+    from firmware.commands._loadtest.run import Settings, default_processes, execute
 
     settings = Settings(terminals=args.terminals, rate=args.rate, duration=args.duration,
-                        processes=args.processes or min(4, max(1, args.terminals)), threads=args.threads,
+                        processes=args.processes or default_processes(args.terminals), threads=args.threads,
                         workers=args.workers, broker=args.broker, db=args.db, seed=args.seed, drain_s=args.drain,
                         commanded=args.commanded, cluster=args.cluster, postgres_local=args.postgres_local,
                         keep=args.keep, drop_stored=args.drop_stored)

@@ -29,6 +29,15 @@ from firmware.commands._loadtest.procs import (
 )
 from firmware.errors import UsageError
 
+#: terminals in one simulator process at most (docs/loadtest.md, "Simulator processes")
+PER_PROCESS = 100
+
+
+def default_processes(terminals: int) -> int:
+    """A few processes, and enough that none holds more than :data:`PER_PROCESS` terminals."""
+    return max(min(4, terminals), -(-terminals // PER_PROCESS))
+
+
 #: the host commands a few terminals get during the run: (fraction of the duration, command)
 COMMAND_PLAN = ((0.3, "disable"), (0.5, "send_meters"), (0.7, "enable"))
 
@@ -61,6 +70,11 @@ class Settings:
             raise UsageError(f"--duration is 0 < S <= 86400 seconds, not {self.duration}")
         if not 1 <= self.processes <= self.terminals:
             raise UsageError(f"--processes is 1..{self.terminals} (the terminals), not {self.processes}")
+        if -(-self.terminals // self.processes) > PER_PROCESS:
+            raise UsageError(f"--processes {self.processes} puts more than {PER_PROCESS} terminals in a process: "
+                             "each terminal's critical memory holds about 8 file descriptors and the MQTT "
+                             "client (paho) waits with select(), which takes none above 1023 "
+                             f"(at least --processes {default_processes(self.terminals)})")
         if not 1 <= self.threads <= 64:
             raise UsageError(f"--threads is 1..64 per process, not {self.threads}")
         if self.workers < 1:
@@ -141,7 +155,7 @@ def _execute(run: Run, stack: contextlib.ExitStack, show: Callable[[Run, str, fl
         spec = {"terminals": [ids[i] for i in mine], "indexes": mine, "state_dir": str(state / "terminals"),
                 "pki": str(pki), "broker": broker_urls[p % len(broker_urls)], "rate": s.rate, "seed": s.seed,
                 "threads": s.threads, "drain_s": s.drain_s, "meter_interval_s": s.meter_interval_s,
-                "connect_s": 60.0 + 0.5 * len(mine)}
+                "connect_s": 120.0 + 0.3 * s.terminals}
         proc = start_worker(p, spec, state / f"sim-{p}.json", logs)
         run.procs.append(proc)
         sims.append(proc)

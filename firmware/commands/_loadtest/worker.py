@@ -25,7 +25,7 @@ log = logging.getLogger("egm.loadtest.worker")
 #: each thread polls every one of its terminals at least this often
 SWEEP_S = 0.5
 #: terminals of a thread opening their connection at once
-CONNECTING = 8
+CONNECTING = 3
 #: the drain's last pass polls every terminal this often
 LOOP_S = 0.02
 
@@ -37,7 +37,7 @@ def _client_factory(spec: dict[str, Any], terminal_id: str) -> Any:
         tls = TlsFiles(ca=Path(spec["pki"]) / "ca.cert.pem", cert=issued / f"{terminal_id}.cert.pem",
                        key=issued / f"{terminal_id}.key.pem")
     return functools.partial(MqttClient, address=BrokerAddress.parse(spec["broker"], tls), keepalive=60,
-                             min_backoff=0.5, max_backoff=5.0)
+                             min_backoff=0.5, max_backoff=5.0, connect_timeout=20.0)
 
 
 class Worker:
