@@ -12,14 +12,14 @@ from firmware.commands._common import emit_json
 FAILED = 1
 
 
-def add_parser(hsub: argparse._SubParsersAction) -> None:
+def add_parser(hsub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = hsub.add_parser("loadtest", help="a floor of simulated terminals against the real host; checks "
                                          "every report stored exactly once")
     p.add_argument("--terminals", type=int, required=True, metavar="N", help="how many terminals")
     p.add_argument("--rate", type=float, required=True, metavar="R", help="reports per second per terminal")
     p.add_argument("--duration", type=float, required=True, metavar="S", help="seconds of reports")
     p.add_argument("--db", help="the host's database URL (default: SQLite in the run's state directory)")
-    p.add_argument("--processes", type=int, metavar="P", help="simulator processes (default: 4, or more so that none runs more than 100 terminals)")
+    p.add_argument("--processes", type=int, metavar="P", help="simulator processes (default: 4, or more so that none runs more than 60 terminals)")
     p.add_argument("--threads", type=int, default=2, help="threads per simulator process (default 2)")
     p.add_argument("--broker", default="embedded", metavar="embedded|URL",
                    help="the embedded broker in a process of its own (default), or a broker's mqtts:// URL "

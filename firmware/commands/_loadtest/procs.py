@@ -127,7 +127,12 @@ def _serve_broker(pki: Path) -> int:
     broker.start()
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    threading.Thread(target=lambda: (sys.stdin.read(), stop.set()), daemon=True).start()
+
+    def until_stdin_closes() -> None:
+        sys.stdin.read()
+        stop.set()
+
+    threading.Thread(target=until_stdin_closes, daemon=True).start()
     sys.stdout.write(broker.url + "\n")
     sys.stdout.flush()
     while not stop.wait(0.2):

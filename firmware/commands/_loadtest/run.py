@@ -9,6 +9,7 @@ import os
 import platform
 import random
 import shutil
+import signal
 import tempfile
 import threading
 import time
@@ -30,7 +31,7 @@ from firmware.commands._loadtest.procs import (
 from firmware.errors import UsageError
 
 #: terminals in one simulator process at most (docs/loadtest.md, "Simulator processes")
-PER_PROCESS = 100
+PER_PROCESS = 60
 
 
 def default_processes(terminals: int) -> int:
@@ -72,8 +73,8 @@ class Settings:
             raise UsageError(f"--processes is 1..{self.terminals} (the terminals), not {self.processes}")
         if -(-self.terminals // self.processes) > PER_PROCESS:
             raise UsageError(f"--processes {self.processes} puts more than {PER_PROCESS} terminals in a process: "
-                             "each terminal's critical memory holds about 8 file descriptors and the MQTT "
-                             "client (paho) waits with select(), which takes none above 1023 "
+                             "each terminal holds about 12 file descriptors (its critical memory 7, its MQTT "
+                             "client 3) and paho waits with select(), which takes none above 1023 "
                              f"(at least --processes {default_processes(self.terminals)})")
         if not 1 <= self.threads <= 64:
             raise UsageError(f"--threads is 1..64 per process, not {self.threads}")
@@ -122,12 +123,19 @@ def state_root() -> Path:
 def execute(s: Settings, show: Callable[[Run, str, float], None]) -> dict[str, Any]:
     """Run the load test; the JSON document (``show(run, phase, fraction)`` follows it)."""
     s.check()
+
+    def interrupted(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, interrupted)           # stopped like Ctrl-C: the children too
     state = Path(tempfile.mkdtemp(prefix="egm-loadtest-", dir=state_root()))
     run = Run(s, state)
     try:
         with contextlib.ExitStack() as stack:
             return _execute(run, stack, show)
     finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):      # a second Ctrl-C must not orphan them
+            signal.signal(sig, signal.SIG_IGN)
         for proc in reversed(run.procs):
             proc.stop()
         if s.keep is None:
@@ -220,7 +228,7 @@ def _infrastructure(run: Run, stack: contextlib.ExitStack, pki: Path, logs: Any)
     extra: list[str] = []
     if s.cluster:
         try:
-            from host.local.nats import NatsCluster  # type: ignore[import-not-found]
+            from host.local.nats import NatsCluster
         except ImportError:
             raise UsageError("--cluster needs host/local/nats.py (NatsCluster), not on this branch yet") from None
         cluster = NatsCluster(state / "nats", pki).start()
@@ -236,7 +244,7 @@ def _infrastructure(run: Run, stack: contextlib.ExitStack, pki: Path, logs: Any)
     db = s.db
     if s.postgres_local:
         try:
-            from host.local.postgres import LocalPostgres  # type: ignore[import-not-found]
+            from host.local.postgres import LocalPostgres
         except ImportError:
             raise UsageError("--postgres-local needs host/local/postgres.py (LocalPostgres), not on this "
                              "branch yet") from None
