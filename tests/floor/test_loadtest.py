@@ -61,3 +61,10 @@ def test_two_hundred_terminals_for_a_minute() -> None:
     code, doc = loadtest("--terminals", "200", "--rate", "0.5", "--duration", "60", timeout=900)
     assert code == 0, doc["problems"]
     assert doc["lost"] == 0 and doc["duplicates"] == 0 and doc["stored"] == doc["sent"]
+
+
+def test_people_get_a_table() -> None:
+    out = subprocess.run([*EGM, "--terminals", "2", "--rate", "2", "--duration", "2"], capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "complete: nothing lost, nothing twice" in out.stdout and "seal to stored" in out.stdout

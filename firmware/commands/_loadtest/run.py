@@ -171,6 +171,7 @@ def _execute(run: Run, stack: contextlib.ExitStack, show: Callable[[Run, str, fl
     while len(run.progress) < len(sims):
         if any(p.popen.poll() is not None for p in sims):
             raise LoadTestError(f"a simulator process stopped while starting (see {logs.name})")
+        show(run, "connecting", len(run.progress) / len(sims))
         time.sleep(0.1)
     run.timings["connect_s"] = round(time.monotonic() - began, 2)
     opened = sum(run.progress[p.role]["opened"] for p in sims)
