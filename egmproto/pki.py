@@ -412,12 +412,14 @@ def issue_terminals(ca_dir: str | os.PathLike[str], names: Sequence[str], days: 
     index = _load_index(files)
     when = _utcnow()
     taken = {e["name"] for e in index["certs"] if not e.get("revoked") and _parse_iso(e["not_after"]) > when}
-    out = []
-    for name in names:
+    for name in names:                              # every name checked before anything is written
         validate_name(name, "terminal id")
         if name in taken:
-            raise PkiError(f"{name!r} already has a valid certificate; use renew, or revoke it first")
+            raise PkiError(f"{name!r} already has a valid certificate (or is named twice); use renew, "
+                           "or revoke it first")
         taken.add(name)
+    out = []
+    for name in names:
         sans = [x509.UniformResourceIdentifier(TERMINAL_URN + name)]
         out.append(_issue(files, index, ca_cert, ca_key, "terminal", name, sans, days, when, save=False))
     try:
