@@ -151,9 +151,9 @@ def _execute(run: Run, stack: contextlib.ExitStack, show: Callable[[Run, str, fl
     ids = terminal_ids(s.terminals)
     show(run, "certificates", 0.0)
     pki, run.timings["pki_s"] = make_pki(state, ids)
-    broker_urls, host_extra, db = _infrastructure(run, stack, pki, logs)
+    broker_urls, hosts_broker, host_extra, db = _infrastructure(run, stack, pki, logs)
     for k in range(s.workers):
-        run.procs.append(start_host(k, state / "host", pki, broker_urls[0], db, host_extra, logs))
+        run.procs.append(start_host(k, state / "host", pki, hosts_broker, db, host_extra, logs))
     show(run, "terminals", 0.0)
     ready = threading.Event()
     began = time.monotonic()
@@ -223,10 +223,13 @@ def _execute(run: Run, stack: contextlib.ExitStack, show: Callable[[Run, str, fl
     return _document(run, verdict, summaries, cpu, dropped, (stop - go).total_seconds())
 
 
-def _infrastructure(run: Run, stack: contextlib.ExitStack, pki: Path, logs: Any) -> tuple[list[str], list[str], str]:
-    """The brokers' URLs (terminals spread over them), the host's extra options, the database URL."""
+def _infrastructure(run: Run, stack: contextlib.ExitStack, pki: Path,
+                    logs: Any) -> tuple[list[str], str, list[str], str]:
+    """The brokers' URLs (the simulator processes spread over them), the host workers' ``--broker``,
+    their extra options, the database URL."""
     s, state = run.settings, run.state
     extra: list[str] = []
+    hosts_broker = ""
     if s.cluster:
         try:
             from host.local.nats import NatsCluster
@@ -234,7 +237,8 @@ def _infrastructure(run: Run, stack: contextlib.ExitStack, pki: Path, logs: Any)
             raise UsageError("--cluster needs host/local/nats.py (NatsCluster), not on this branch yet") from None
         cluster = NatsCluster(state / "nats", pki).start()
         stack.callback(cluster.stop)
-        urls = list(cluster.mqtt_urls)
+        urls = list(cluster.mqtt_urls)              # each simulator process on one node
+        hosts_broker = ",".join(urls)               # the host workers: every node, and the stream
         extra = ["--jetstream", ",".join(cluster.nats_urls)]
     elif s.broker == "embedded":
         broker, url = start_broker(pki, logs)
@@ -242,6 +246,7 @@ def _infrastructure(run: Run, stack: contextlib.ExitStack, pki: Path, logs: Any)
         urls = [url]
     else:
         urls = [s.broker]
+    hosts_broker = hosts_broker or urls[0]
     db = s.db
     if s.postgres_local:
         try:
@@ -255,7 +260,7 @@ def _infrastructure(run: Run, stack: contextlib.ExitStack, pki: Path, logs: Any)
     if db is None:
         (state / "host").mkdir(parents=True, exist_ok=True)
         db = f"sqlite:///{state / 'host' / 'host.db'}"
-    return urls, extra, db
+    return urls, hosts_broker, extra, db
 
 
 def _store(db: str) -> Any:
