@@ -284,11 +284,19 @@ def _document(run: Run, verdict: dict[str, Any], summaries: list[dict[str, Any]]
         for name, n in t["actions"].items():
             actions[name] = actions.get(name, 0) + n
     made = sum(t["made"] for t in summaries)
+    problems = list(verdict["problems"])
+    outstanding = sum(t["outstanding"] for t in summaries)
+    refused = sum(t["link"]["rejected"] for t in summaries)
+    if outstanding:
+        problems.append(f"{outstanding} reports never acknowledged to their terminal after the drain")
+    if refused:
+        problems.append(f"the terminals refused {refused} messages from the host (their host.rejected events "
+                        "say why)")
     loops = list(run.results.values())
     return {
         "terminals": s.terminals, **{k: verdict[k] for k in ("sent", "stored", "lost", "duplicates")},
         "reports_per_second": verdict["reports_per_second"], "p50_ms": verdict["p50_ms"],
-        "p99_ms": verdict["p99_ms"], "ok": not verdict["problems"],
+        "p99_ms": verdict["p99_ms"], "ok": not problems,
         "made_during_run": made, "offered_per_second": round(made / max(seconds, 1e-9), 1),
         "latency": {k: verdict[k] for k in ("p50_ms", "p90_ms", "p99_ms", "max_ms", "latency_from")},
         "kinds": verdict["kinds"], "events": verdict["events"], "actions": actions,
@@ -297,11 +305,10 @@ def _document(run: Run, verdict: dict[str, Any], summaries: list[dict[str, Any]]
         "commands": verdict["commands"], "meters_mismatch": verdict["meters_mismatch"],
         "unexpected": verdict["unexpected"], "dropped_on_purpose": dropped,
         "resends": sum(t["link"]["resent"] for t in summaries),
-        "rejected_by_terminals": sum(t["link"]["rejected"] for t in summaries),
-        "left_outstanding": sum(t["outstanding"] for t in summaries),
+        "rejected_by_terminals": refused, "left_outstanding": outstanding,
         "simulator_errors": sum(r["errors"] for r in loops),
         "simulator_loop_ms_p99": max((r["loop_ms_p99"] for r in loops), default=None),
-        "problems": verdict["problems"],
+        "problems": problems,
         "timings": {**run.timings, "run_s": round(seconds, 2)}, "cpu_s": cpu,
         "configuration": {"rate": s.rate, "duration": s.duration, "processes": s.processes, "threads": s.threads,
                           "workers": s.workers, "broker": "cluster" if s.cluster else s.broker,
