@@ -104,3 +104,22 @@ def test_a_command_not_applied_exactly_once_is_wrong(store) -> None:
     assert verdict(store, [{**_summary("A", 4), "commands": once}], {"A": ["disable"]})["commands"]["wrong"] == 0
     twice = verdict(store, [{**_summary("A", 4), "commands": once * 2}], {"A": ["disable"]})
     assert twice["commands"]["wrong"] == 1 and twice["problems"]
+
+
+def test_a_report_left_unacknowledged_or_a_refused_host_message_fails_the_run(tmp_path: Path) -> None:
+    from firmware.commands._loadtest.run import Run, Settings, _document
+
+    verdict = {"sent": 5, "stored": 5, "lost": 0, "duplicates": 0, "unexpected": 0, "reports_per_second": 1.0,
+               "p50_ms": 1.0, "p90_ms": 1.0, "p99_ms": 1.0, "max_ms": 1.0, "latency_from": "x", "kinds": {},
+               "events": {}, "vouchers": {"redeemed": 0, "paid_twice": 0}, "meters_mismatch": 0,
+               "commands": {"queued": 0, "terminals": 0, "wrong": 0}, "problems": []}
+    run = Run(Settings(terminals=1, rate=1, duration=1, processes=1), tmp_path)
+    run.results["sim-0"] = {"errors": 0, "loop_ms_p99": 1.0}
+
+    def terminal(outstanding: int, rejected: int) -> dict:
+        return {**_summary("A", 5), "made": 5, "actions": {}, "outstanding": outstanding,
+                "link": {"sent": 5, "resent": 0, "rejected": rejected}}
+
+    assert _document(run, verdict, [terminal(0, 0)], {}, 0, 1.0)["ok"] is True
+    assert _document(run, verdict, [terminal(2, 0)], {}, 0, 1.0)["ok"] is False
+    assert _document(run, verdict, [terminal(0, 3)], {}, 0, 1.0)["ok"] is False
