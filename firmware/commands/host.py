@@ -1,4 +1,4 @@
-"""``egm host serve|meters|events|floor|sequence|rejections|vouchers|disable|enable|send-meters|set-time|offer-package|operator``.
+"""``egm host serve|meters|events|floor|sequence|rejections|vouchers|disable|enable|send-meters|set-time|offer-package|operator|loadtest``.
 
 ``offer-package`` verifies a code-signed game package, keeps it in ``<state-dir>/packages`` and queues
 the offer. ``serve`` runs the reference casino host (``host/``): with ``--listen PORT`` it also runs an embedded
@@ -108,6 +108,10 @@ def register(sub: argparse._SubParsersAction) -> None:
             c.add_argument("--iso", help="ISO 8601 time with offset")
         c.add_argument("--json", action="store_true", help="print one JSON document (for machines) instead of text for people")
         c.set_defaults(func=_command, command=name)
+
+    from firmware.commands._loadtest.cli import add_parser
+
+    add_parser(hsub)
 
 
 def _common(p: argparse.ArgumentParser) -> None:

@@ -384,23 +384,40 @@ class HostLink:
         """
         from firmware.cashless.errors import VoucherRefused
 
-        if not self._connected:
-            raise VoucherRefused("offline", "the host is not reachable")
-        self.redemptions.pop(validation, None)
         self._awaiting = validation
         try:
-            self.ledger.voucher_record(validation, REDEEM_REQUEST_STATE)
+            self.ask_redemption(validation)
             deadline = self._clock() + self.redeem_timeout_s
             while self._clock() < deadline:
                 self.poll()
-                reply = self.redemptions.pop(validation, None)
+                reply = self.redemption_answer(validation)
                 if reply is not None:
                     return reply["amount_cents"] if reply["approved"] else None
                 time.sleep(0.005)
         finally:
             self._awaiting = None
-        self.ledger.voucher_record(validation, REDEEM_ABANDONED_STATE)
+        self.abandon_redemption(validation)
         raise VoucherRefused("offline", f"the host did not answer within {self.redeem_timeout_s:g} s")
+
+    def ask_redemption(self, validation: str) -> None:
+        """Record the request to redeem ``validation`` here (a report, sent by :meth:`poll`); the
+        host's answer arrives through :meth:`poll` and :meth:`redemption_answer` takes it. The
+        first half of :meth:`validate`, for a caller that does not wait (the floor simulator runs
+        many terminals on one thread). :class:`VoucherRefused` ``offline`` when not connected."""
+        from firmware.cashless.errors import VoucherRefused
+
+        if not self._connected:
+            raise VoucherRefused("offline", "the host is not reachable")
+        self.redemptions.pop(validation, None)
+        self.ledger.voucher_record(validation, REDEEM_REQUEST_STATE)
+
+    def redemption_answer(self, validation: str) -> dict[str, Any] | None:
+        """The host's answer to :meth:`ask_redemption` (``approved``, ``amount_cents``), once."""
+        return self.redemptions.pop(validation, None)
+
+    def abandon_redemption(self, validation: str) -> None:
+        """Record that this terminal stopped waiting for the answer (the host releases the voucher)."""
+        self.ledger.voucher_record(validation, REDEEM_ABANDONED_STATE)
 
     def _last_voucher_state(self, validation: str) -> str | None:
         states = [r["body"].get("state") for r in self.ledger.records_for(validation) if r["kind"] == "voucher"]

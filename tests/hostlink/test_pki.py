@@ -80,6 +80,22 @@ def test_issue_terminal(ca: pki.CaFiles, terminal: pki.IssuedFiles) -> None:
     verify_chain(terminal.cert, ca.cert.read_bytes())  # paths and PEM bytes work too
 
 
+def test_issue_terminals_at_once_is_issue_for_each(ca: pki.CaFiles, terminal: pki.IssuedFiles) -> None:
+    issued = pki.issue_terminals(ca.directory, ["EGM-0002", "EGM-0003"])
+    for one, name in zip(issued, ["EGM-0002", "EGM-0003"], strict=True):
+        cert = x509.load_pem_x509_certificate(one.cert.read_bytes())
+        assert pki.terminal_id_of(cert) == name and pki.cert_kind(cert) == "terminal"
+        assert mode(one.key) == 0o600
+        verify_chain(cert, ca.cert, ca.crl, expect="terminal")
+    listed = [c["name"] for c in pki.list_certs(ca.directory)]
+    assert listed.count("EGM-0002") == 1 and listed.count("EGM-0003") == 1 and "EGM-0001" in listed
+    with pytest.raises(PkiError, match="EGM-0001"):             # one that has a valid certificate
+        pki.issue_terminals(ca.directory, ["EGM-0004", "EGM-0001"])
+    assert not (ca.directory / "issued" / "EGM-0004.cert.pem").exists()   # nothing written
+    with pytest.raises(PkiError, match="EGM-0005"):             # a name twice in the list
+        pki.issue_terminals(ca.directory, ["EGM-0005", "EGM-0005"])
+
+
 def test_issue_host_and_code_signer(ca: pki.CaFiles) -> None:
     host = pki.issue(ca.directory, "host", "host1", dns=["host1.casino.local", "localhost"], ips=["127.0.0.1"])
     cert = x509.load_pem_x509_certificate(host.cert.read_bytes())
