@@ -43,7 +43,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="run N host worker processes sharing the terminals' reports (an MQTT shared "
                         "subscription: needs --broker of a broker that has them, e.g. Mosquitto) and one "
                         "PostgreSQL --db (default 1)")
-    s.add_argument("--worker", type=int, help=argparse.SUPPRESS)     # set by --workers for each process
+    s.add_argument("--worker", type=int, metavar="I",
+                   help="this process is worker I of --workers (set by --workers for each process it starts)")
     s.add_argument("--web", metavar="HOST:PORT", help="also serve the floor page over HTTPS here (docs/floor-web.md)")
     s.add_argument("--web-cert", metavar="NAME", help="the floor page's certificate in the PKI (default: --name)")
     s.add_argument("--web-offline-after", type=positive_int, metavar="S",
