@@ -277,7 +277,8 @@ class JetStreamSource:
                 log.info("%s: fetch: %s", self.name, exc)
                 await self._sleep(RETRY_S)
                 continue
-            await self._deliver(nc, msgs)
+            if msgs:                                      # nats-py may end a fetch with none
+                await self._deliver(nc, msgs)
 
     async def _deliver(self, nc: Any, msgs: list[Msg]) -> None:
         items = [(topic_of(m.subject), bytes(m.data)) for m in msgs]
