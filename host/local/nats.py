@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import logging
+import random
 import shutil
 import signal
 import socket
@@ -35,6 +36,7 @@ from pathlib import Path
 
 from egmproto import pki as casino_pki
 from egmproto.errors import EgmError
+from egmproto.mqtt import BrokerAddress, MqttClient, TlsFiles
 
 log = logging.getLogger("egm.host.local.nats")
 
@@ -55,11 +57,29 @@ def find_nats_server() -> str | None:
     return shutil.which(NATS_SERVER) or shutil.which(NATS_SERVER, path="/usr/sbin:/usr/local/sbin")
 
 
+def _ephemeral_range() -> tuple[int, int]:
+    try:
+        low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+        return int(low), int(high)
+    except (OSError, ValueError):
+        return 32768, 60999
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
+    """A random free loopback port below the kernel's ephemeral range: a node killed and started
+    again must find its ports free, and an ephemeral port may meanwhile be the source port of some
+    client's connection (``bind: address already in use``)."""
+    low, _ = _ephemeral_range()
+    rng = random.Random()
+    for _ in range(200):
+        port = rng.randrange(20000, low) if low > 21000 else rng.randrange(1024, 65535)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise NatsClusterError("no free port found on 127.0.0.1")
 
 
 def _q(value: object) -> str:
@@ -192,12 +212,15 @@ class NatsCluster:
             self.wait_ready()
 
     def wait_ready(self, timeout: float | None = None) -> None:
-        """Every running node listens on its ports and reports JetStream healthy (``/healthz``)."""
+        """Every running node reports JetStream healthy (``/healthz``) and has accepted an MQTT
+        session (with the broker's own certificate). A node sets up its MQTT streams at its first
+        MQTT client; done here, a terminal that moves to it after another node died does not wait
+        for that on top of the cluster's leader elections."""
         deadline = time.monotonic() + (self.ready_timeout if timeout is None else timeout)
         for node in self.nodes:
             if node.proc is None:
                 continue
-            while not self._healthy(node):
+            while not (self._healthy(node) and self._mqtt_accepts(node, deadline)):
                 if node.proc.poll() is not None:
                     raise NatsClusterError(f"nats node {node.name} exited with {node.proc.returncode}; "
                                            f"its log ({node.log_file}):\n{node.log_tail()}")
@@ -205,6 +228,16 @@ class NatsCluster:
                     raise NatsClusterError(f"nats node {node.name} not ready after "
                                            f"{self.ready_timeout:.0f} s; its log:\n{node.log_tail()}")
                 time.sleep(0.1)
+
+    def _mqtt_accepts(self, node: NatsNode, deadline: float) -> bool:
+        cert, key, ca = self._tls_files()
+        client = MqttClient(f"egm-ready-{node.name}", BrokerAddress.parse(node.mqtt_url, TlsFiles(ca, cert, key)),
+                            protocol="3.1.1", connect_timeout=5)
+        client.start()
+        try:
+            return client.wait_connected(max(0.5, min(10.0, deadline - time.monotonic())))
+        finally:
+            client.stop()
 
     def __enter__(self) -> NatsCluster:
         return self.start()
@@ -284,7 +317,7 @@ class NatsCluster:
         node.proc = None
 
     def _healthy(self, node: NatsNode) -> bool:
-        url = f"http://127.0.0.1:{node.http_port}/healthz"
+        url = f"http://127.0.0.1:{node.http_port}/healthz?js-server-only=true"  # JetStream up, meta leader known
         try:
             with urllib.request.urlopen(url, timeout=1) as reply:
                 ok: bool = json.load(reply).get("status") == "ok"
