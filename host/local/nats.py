@@ -217,16 +217,18 @@ class NatsCluster:
         MQTT client; done here, a terminal that moves to it after another node died does not wait
         for that on top of the cluster's leader elections."""
         deadline = time.monotonic() + (self.ready_timeout if timeout is None else timeout)
-        for node in self.nodes:
-            if node.proc is None:
-                continue
-            while not (self._healthy(node) and self._mqtt_accepts(node, deadline)):
-                if node.proc.poll() is not None:
+        pending = [node for node in self.nodes if node.proc is not None]
+        while pending:
+            for node in self.nodes:                  # a node that died is the first thing to say
+                if node.proc is not None and node.proc.poll() is not None:
                     raise NatsClusterError(f"nats node {node.name} exited with {node.proc.returncode}; "
                                            f"its log ({node.log_file}):\n{node.log_tail()}")
-                if time.monotonic() > deadline:
-                    raise NatsClusterError(f"nats node {node.name} not ready after "
-                                           f"{self.ready_timeout:.0f} s; its log:\n{node.log_tail()}")
+            pending = [n for n in pending if not (self._healthy(n) and self._mqtt_accepts(n, deadline))]
+            if pending and time.monotonic() > deadline:
+                node = pending[0]
+                raise NatsClusterError(f"nats node {node.name} not ready after "
+                                       f"{self.ready_timeout:.0f} s; its log:\n{node.log_tail()}")
+            if pending:
                 time.sleep(0.1)
 
     def _mqtt_accepts(self, node: NatsNode, deadline: float) -> bool:
@@ -235,7 +237,7 @@ class NatsCluster:
                             protocol="3.1.1", connect_timeout=5)
         client.start()
         try:
-            return client.wait_connected(max(0.5, min(10.0, deadline - time.monotonic())))
+            return client.wait_connected(max(0.5, min(3.0, deadline - time.monotonic())))
         finally:
             client.stop()
 

@@ -6,16 +6,19 @@ Every test that needs the cluster is skipped, saying why, when ``nats-server`` i
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import nats
+import nats.js.errors
 import pytest
 
 from egmproto import pki
 from egmproto.mqtt import BrokerAddress, MqttClient, TlsFiles
-from host.jetstream import JetStreamSource
+from host.jetstream import STREAM, JetStreamSource
 from host.local.nats import NatsCluster, find_nats_server
 
 needs_nats = pytest.mark.skipif(find_nats_server() is None, reason="nats-server is not installed "
@@ -33,10 +36,37 @@ def casino(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 @pytest.fixture
 def cluster(tmp_path: Path, casino: dict[str, Path]) -> Iterator[NatsCluster]:
+    """A cluster of this test's own (for tests that kill nodes)."""
     c = NatsCluster(tmp_path / "cluster", casino["dir"])
     c.start()
     yield c
     c.stop()
+
+
+@pytest.fixture(scope="module")
+def shared_cluster(tmp_path_factory: pytest.TempPathFactory, casino: dict[str, Path]) -> Iterator[NatsCluster]:
+    """One cluster for the module's tests that kill no node; see :func:`fresh_stream`."""
+    c = NatsCluster(tmp_path_factory.mktemp("cluster"), casino["dir"])
+    c.start()
+    yield c
+    c.stop()
+
+
+@pytest.fixture
+def fresh_stream(shared_cluster: NatsCluster, casino: dict[str, Path]) -> NatsCluster:
+    """The shared cluster without the host's stream (nor its consumer): each test starts clean."""
+
+    async def drop() -> None:
+        nc = await nats.connect(servers=shared_cluster.nats_urls, tls=host_tls(casino).context())
+        try:
+            await nc.jetstream(timeout=5).delete_stream(STREAM)
+        except nats.js.errors.NotFoundError:
+            pass
+        finally:
+            await nc.close()
+
+    asyncio.run(drop())
+    return shared_cluster
 
 
 def terminal_tls(casino: dict[str, Path], terminal: str) -> TlsFiles:

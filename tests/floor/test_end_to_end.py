@@ -21,6 +21,7 @@ from host.runner import start_host
 from host.store import HostStore
 
 from .conftest import needs_nats, terminal_tls, wait_for
+from .test_node_loss import stream_state
 
 
 def cabinet() -> SimpleNamespace:
@@ -30,12 +31,15 @@ def cabinet() -> SimpleNamespace:
     return SimpleNamespace(cabinet=cab, wake=lambda: None)
 
 
-def drive(link: HostLink, until: Callable[[], object], timeout: float = 30.0, what: str = "the link") -> None:
+def drive(link: HostLink, until: Callable[[], object], timeout: float = 30.0, what: str = "the link",
+          host: object = None) -> None:
     """The terminal's loop (it polls its link) until ``until()``."""
     deadline = time.monotonic() + timeout
     while not until():
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}; link {link.status()}")
+            seen = "" if host is None else f"; host {host.server.stats}, JetStream {host.source.stats}"  # type: ignore[attr-defined]
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}; link {link.status()}, "
+                                 f"MQTT {link.client.stats}{seen}")
         link.poll()
         time.sleep(0.01)
 
@@ -69,15 +73,19 @@ def test_reports_acks_and_commands_through_the_cluster(tmp_path: Path, cluster: 
 
         for i in range(20):
             ledger.event("door", door="main", open=bool(i % 2))
-        drive(link, delivered, what="the first reports acknowledged")
+        drive(link, delivered, what="the first reports acknowledged", host=host)
         assert link.client.address.url == cluster.mqtt_urls[0]
         for i in range(40):                                               # the node dies under it
             ledger.event("door", door="main", open=bool(i % 2))
             if i == 10:
                 cluster.kill(0)
             link.poll()
-        drive(link, delivered, timeout=60, what="every report acknowledged after the node loss")
+        drive(link, delivered, timeout=60, what="every report acknowledged after the node loss",
+              host=host)
         assert link.client.address.url != cluster.mqtt_urls[0]
+        cluster.restart(0)                                                # the node rejoins
+        wait_for(lambda: all(r.current for r in stream_state(cluster, casino, 0).cluster.replicas or []),
+                 what="the restarted node's replica of the stream to catch up")
 
         last = link.outbox.last_number
         assert store.sequence("T1") == {"count": last, "first": 1, "last": last, "gaps": []}
@@ -85,6 +93,6 @@ def test_reports_acks_and_commands_through_the_cluster(tmp_path: Path, cluster: 
 
         store.queue_command("T1", "disable", {"reason": "floor test"})   # as `egm host disable` does
         drive(link, lambda: terminal.cabinet.disabled and not store.pending_commands("T1"),
-              what="the disable command applied and confirmed")
+              what="the disable command applied and confirmed", host=host)
         assert [c["type"] for c in store.commands("T1")][:1] == ["disable"]
         assert host.server.stats["stored"] >= last

@@ -68,8 +68,9 @@ async def _nats_connect(url: str, tls: TlsFiles) -> None:
 
 
 @needs_nats
-def test_clients_need_a_certificate_of_the_casino(tmp_path: Path, cluster: NatsCluster,
+def test_clients_need_a_certificate_of_the_casino(tmp_path: Path, shared_cluster: NatsCluster,
                                                   casino: dict[str, Path]) -> None:
+    cluster = shared_cluster
     foreign = pki.ensure_development_pki(tmp_path / "foreign", "T1")     # same names, another CA
     no_cert = TlsFiles(casino["ca_cert"])
     other_ca = TlsFiles(casino["ca_cert"], foreign["terminal_cert"], foreign["terminal_key"])
@@ -98,8 +99,9 @@ def test_clients_need_a_certificate_of_the_casino(tmp_path: Path, cluster: NatsC
 
 
 @needs_nats
-def test_two_workers_share_a_terminals_reports_exactly_once(cluster: NatsCluster, casino: dict[str, Path],
+def test_two_workers_share_a_terminals_reports_exactly_once(fresh_stream: NatsCluster, casino: dict[str, Path],
                                                             workers: Callable[..., JetStreamSource]) -> None:
+    cluster = fresh_stream
     a, b, c = cluster.nats_urls
     first, second = Recorder(), Recorder()
     w1 = workers([b, c], first, batch=20)
@@ -134,7 +136,8 @@ def test_two_workers_share_a_terminals_reports_exactly_once(cluster: NatsCluster
 
 @needs_nats
 def test_a_failed_batch_comes_again_and_reports_wait_for_a_worker(
-        cluster: NatsCluster, casino: dict[str, Path], workers: Callable[..., JetStreamSource]) -> None:
+        fresh_stream: NatsCluster, casino: dict[str, Path], workers: Callable[..., JetStreamSource]) -> None:
+    cluster = fresh_stream
     w = workers(cluster.nats_urls, Recorder())     # makes the stream and the consumer, then goes
     w.stop()
     term = terminal_client(casino, "T2", cluster.mqtt_urls[2])
@@ -181,8 +184,9 @@ WORKER = textwrap.dedent("""
 
 
 @needs_nats
-def test_a_batch_of_a_worker_that_dies_goes_to_another(tmp_path: Path, cluster: NatsCluster, casino: dict[str, Path],
+def test_a_batch_of_a_worker_that_dies_goes_to_another(tmp_path: Path, fresh_stream: NatsCluster, casino: dict[str, Path],
                                                        workers: Callable[..., JetStreamSource]) -> None:
+    cluster = fresh_stream
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     errors = (tmp_path / "worker.err").open("w")
     proc = subprocess.Popen([sys.executable, "-c", WORKER, cluster.nats_urls[1], str(casino["dir"])],
