@@ -21,6 +21,7 @@ worker. The wire rules are in docs/protocols/host-transport.md, "The floor broke
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import ssl
 import threading
@@ -178,10 +179,8 @@ class JetStreamSource:
         self._stopping.set()
         loop, wake = self._loop, self._wake
         if loop is not None and wake is not None and not loop.is_closed():
-            try:
+            with contextlib.suppress(RuntimeError):      # the loop ended meanwhile
                 loop.call_soon_threadsafe(wake.set)
-            except RuntimeError:                         # the loop ended meanwhile
-                pass
         thread = self._thread
         if thread is not None:
             thread.join(timeout)
@@ -216,10 +215,8 @@ class JetStreamSource:
 
     async def _sleep(self, seconds: float) -> None:
         assert self._wake is not None
-        try:
+        with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._wake.wait(), seconds)
-        except TimeoutError:
-            pass
 
     async def _connect(self) -> Any:
         """A connection to one of the nodes (nats-py then moves between them by itself); ``None``

@@ -26,7 +26,7 @@ from egmproto.mqtt import TlsFiles, up_topic
 from host.jetstream import JetStreamSource, parse_urls, subject_of, topic_of
 from host.local.nats import NatsCluster, NatsClusterError
 
-from .conftest import Recorder, host_tls, needs_nats, terminal_client, terminal_tls, wait_for
+from .conftest import Recorder, host_tls, needs_nats, terminal_client, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 
