@@ -180,7 +180,7 @@ class BrokerAddress:
         """One broker or several (the nodes of a cluster), in the order they are tried: a list of
         URLs, or one string of URLs separated by commas. A part without a scheme takes the one
         before it: ``mqtts://h1:8883,h2:8883,h3`` is three TLS brokers. Every broker of a list
-        uses the same scheme (all ``mqtts`` with ``tls``, or all ``mqtt``)."""
+        uses the same scheme (all ``mqtts`` with ``tls``, or all ``mqtt`` without)."""
         parts = [p.strip() for p in urls.split(",")] if isinstance(urls, str) else [str(p).strip() for p in urls]
         if not parts or not all(parts):
             raise TransportError(f"invalid broker list {urls!r}: give one or more URLs separated by commas")
@@ -191,9 +191,7 @@ class BrokerAddress:
                 scheme = part.split("://", 1)[0].lower()
             elif scheme:
                 part = f"{scheme}://{part}"
-            out.append(cls.parse(part, tls))
-        if len({a.tls is None for a in out}) > 1:
-            raise TransportError(f"invalid broker list {urls!r}: mixes mqtt:// and mqtts://")
+            out.append(cls.parse(part, tls))       # with tls, an mqtt:// part is refused, and the reverse
         return tuple(out)
 
     @property

@@ -17,7 +17,7 @@ import nats.js.errors
 import pytest
 
 from egmproto import pki
-from egmproto.mqtt import BrokerAddress, MqttClient, TlsFiles
+from egmproto.mqtt import BrokerAddress, MqttClient, TlsFiles, up_topic
 from host.jetstream import STREAM, JetStreamSource
 from host.local.nats import NatsCluster, find_nats_server
 
@@ -80,6 +80,21 @@ def host_tls(casino: dict[str, Path]) -> TlsFiles:
 
 def terminal_client(casino: dict[str, Path], terminal: str, urls: list[str] | str, **kw: object) -> MqttClient:
     return MqttClient(terminal, BrokerAddress.parse_list(urls, terminal_tls(casino, terminal)), **kw)  # type: ignore[arg-type]
+
+
+def publish_numbers(casino: dict[str, Path], terminal: str, urls: list[str] | str, count: int) -> None:
+    """``terminal`` publishes b"0" .. b"count-1" at QoS 1 on its ``up`` topic and waits for every
+    PUBACK, then disconnects."""
+    term = terminal_client(casino, terminal, urls)
+    term.start()
+    try:
+        assert term.wait_connected(10)
+        acked: list[int] = []
+        for i in range(count):
+            assert term.publish(up_topic(terminal), b"%d" % i, lambda i=i: acked.append(i))
+        wait_for(lambda: len(acked) == count, what="the PUBACKs")
+    finally:
+        term.stop()
 
 
 class Recorder:

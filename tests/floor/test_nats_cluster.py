@@ -26,7 +26,7 @@ from egmproto.mqtt import TlsFiles, up_topic
 from host.jetstream import JetStreamSource, parse_urls, subject_of, topic_of
 from host.local.nats import NatsCluster, NatsClusterError
 
-from .conftest import Recorder, host_tls, needs_nats, terminal_client, wait_for
+from .conftest import Recorder, host_tls, needs_nats, publish_numbers, terminal_client, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -140,16 +140,7 @@ def test_a_failed_batch_comes_again_and_reports_wait_for_a_worker(
     cluster = fresh_stream
     w = workers(cluster.nats_urls, Recorder())     # makes the stream and the consumer, then goes
     w.stop()
-    term = terminal_client(casino, "T2", cluster.mqtt_urls[2])
-    term.start()
-    try:
-        assert term.wait_connected(10)
-        acked: list[int] = []
-        for i in range(10):
-            assert term.publish(up_topic("T2"), b"%d" % i, lambda i=i: acked.append(i))
-        wait_for(lambda: len(acked) == 10, what="the PUBACKs")
-    finally:
-        term.stop()
+    publish_numbers(casino, "T2", cluster.mqtt_urls[2], 10)
     calls: list[list[bytes]] = []
     handled = Recorder()
 
@@ -202,15 +193,8 @@ def test_a_batch_of_a_worker_that_dies_goes_to_another(tmp_path: Path, fresh_str
 
     try:
         assert (line := said()) == "ready\n", line       # the stream exists: reports wait in it
-        term = terminal_client(casino, "T1", cluster.mqtt_urls[0])
-        term.start()
-        assert term.wait_connected(10)
-        acked: list[int] = []
-        for i in range(5):
-            assert term.publish(up_topic("T1"), b"%d" % i, lambda i=i: acked.append(i))
-        wait_for(lambda: len(acked) == 5, what="the PUBACKs")
+        publish_numbers(casino, "T1", cluster.mqtt_urls[0], 5)
         assert (line := said()).startswith("got"), line
-        term.stop()
         proc.send_signal(signal.SIGKILL)                          # the worker dies holding them
         proc.wait(10)
         survivor = Recorder()

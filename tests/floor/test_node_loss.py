@@ -20,7 +20,7 @@ from egmproto.mqtt import up_topic
 from host.jetstream import STREAM, JetStreamSource
 from host.local.nats import NatsCluster
 
-from .conftest import Recorder, host_tls, needs_nats, terminal_client, wait_for
+from .conftest import Recorder, host_tls, needs_nats, publish_numbers, terminal_client, wait_for
 
 log = logging.getLogger("tests.floor")
 
@@ -150,16 +150,7 @@ def test_the_stream_keeps_its_messages_when_its_leader_dies(
     workers(cluster.nats_urls, Recorder()).stop()                      # the stream exists; no worker
     info = stream_state(cluster, casino, 0)
     assert info.config.num_replicas == 3 and len(info.cluster.replicas) == 2
-    term = terminal_client(casino, "T1", cluster.mqtt_url)
-    term.start()
-    try:
-        assert term.wait_connected(10)
-        acked: list[int] = []
-        for i in range(100):
-            assert term.publish(up_topic("T1"), b"%d" % i, lambda i=i: acked.append(i))
-        wait_for(lambda: len(acked) == 100, what="the PUBACKs")
-    finally:
-        term.stop()
+    publish_numbers(casino, "T1", cluster.mqtt_url, 100)
     wait_for(lambda: stream_state(cluster, casino, 0).state.messages == 100, what="the stream to hold them")
     leader = stream_state(cluster, casino, 0).cluster.leader
     index = next(n.index for n in cluster.nodes if n.name == leader)
