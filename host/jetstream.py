@@ -112,7 +112,7 @@ def consumer_config(ack_wait: float) -> api.ConsumerConfig:
 async def ensure_stream(js: Any, replicas: int) -> None:
     """The stream, created if missing. Several workers may race: a create that finds it made by
     another with the same configuration succeeds; with another configuration, the existing one is
-    kept (logged)."""
+    kept (logged). Returns once the stream has a leader."""
     try:
         await js.stream_info(STREAM)
         return
@@ -125,6 +125,11 @@ async def ensure_stream(js: Any, replicas: int) -> None:
         info = await js.stream_info(STREAM)          # made meanwhile by another worker
         log.warning("the stream %s exists with another configuration (%s); using it: %s",
                     STREAM, info.config.num_replicas, exc.description)
+    for _ in range(50):                                  # its leader elected before the consumer
+        info = await js.stream_info(STREAM)
+        if info.cluster is None or info.cluster.leader:
+            return
+        await asyncio.sleep(0.1)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -264,7 +269,8 @@ class JetStreamSource:
         log.info("%s: consuming %s from the stream %s as %s", self.name, SUBJECTS, STREAM, CONSUMER)
         while not self._stopping.is_set():
             try:
-                msgs = await sub.fetch(self.batch, timeout=self.max_wait)
+                # a fetch is over in max_wait; one that is not is given up and made again
+                msgs = await asyncio.wait_for(sub.fetch(self.batch, timeout=self.max_wait), self.max_wait + 5)
             except nats.errors.TimeoutError:
                 continue                                  # nothing waiting
             except nats.errors.ConnectionClosedError:

@@ -18,7 +18,7 @@ import pytest
 
 from egmproto import pki
 from egmproto.mqtt import BrokerAddress, MqttClient, TlsFiles, up_topic
-from host.jetstream import STREAM, JetStreamSource
+from host.jetstream import CONSUMER, STREAM, JetStreamSource
 from host.local.nats import NatsCluster, find_nats_server
 
 needs_nats = pytest.mark.skipif(find_nats_server() is None, reason="nats-server is not installed "
@@ -95,6 +95,22 @@ def publish_numbers(casino: dict[str, Path], terminal: str, urls: list[str] | st
         wait_for(lambda: len(acked) == count, what="the PUBACKs")
     finally:
         term.stop()
+
+
+def consumer_ready(cluster: NatsCluster, casino: dict[str, Path]) -> bool:
+    """The host's stream and its consumer group exist (a worker made them)."""
+
+    async def ask() -> bool:
+        nc = await nats.connect(servers=cluster.nats_urls, tls=host_tls(casino).context())
+        try:
+            await nc.jetstream(timeout=5).consumer_info(STREAM, CONSUMER)
+            return True
+        except nats.js.errors.NotFoundError:
+            return False
+        finally:
+            await nc.close()
+
+    return asyncio.run(ask())
 
 
 class Recorder:

