@@ -277,7 +277,7 @@ class JetStreamSource:
                 return
             except (nats.errors.Error, TimeoutError) as exc:  # a node lost mid-fetch: nats-py reconnects
                 self.stats["fetch_errors"] += 1
-                log.info("%s: fetch: %s", self.name, exc)
+                log.info("%s: fetch: %s %s", self.name, type(exc).__name__, exc)
                 await self._sleep(RETRY_S)
                 continue
             if msgs:                                      # nats-py may end a fetch with none

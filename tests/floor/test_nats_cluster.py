@@ -37,6 +37,7 @@ from .conftest import (
     terminal_client,
     wait_for,
 )
+from .test_node_loss import stream_state
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -222,19 +223,24 @@ def test_a_batch_of_a_worker_that_dies_goes_to_another(tmp_path: Path, fresh_str
 @pytest.mark.soak
 def test_two_egm_host_serve_processes_share_the_reports(tmp_path: Path, fresh_stream: NatsCluster,
                                                         casino: dict[str, Path]) -> None:
-    """``egm host serve --broker NODES --jetstream NODES`` twice on one store: 200 messages (not
-    envelopes: each is refused and logged once) handled once between the two processes.
+    """``egm host serve --broker NODES --jetstream NODES`` twice (each with a SQLite store of its own
+    here: one shared database is PostgreSQL's job): 200 messages (not envelopes: each is refused and
+    logged) handled once between the two processes.
 
-    OPEN: under ``make soak`` only because it fails intermittently (5 of 12 runs on this machine):
-    both processes' workers are consuming, yet their fetches get nothing and no message is
-    handled. The same two workers in one process (test_two_workers_share_...) never failed."""
+    OPEN, so under ``make soak`` for now: it fails on this machine in most runs, and not on the
+    workers' side. The 200 messages, PUBACKed to the terminal on node 1, never reach the stream
+    (its last sequence stays 0) when they are published right after the two processes made the
+    stream; messages published afterwards on a new connection are taken in and handled (checked by
+    hand). The terminal's outbox would send them again, but why the broker drops them is not
+    understood yet. A manual run with a 3 s pause before publishing passed (3/197 split)."""
     cluster = fresh_stream
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    state = tmp_path / "host"
-    serve = [sys.executable, "-m", "firmware.cli", "--log-level", "INFO", "host", "serve", "--state-dir", str(state), "--pki",
-             str(casino["dir"]), "--broker", cluster.mqtt_url, "--jetstream", cluster.nats_url]
+    states = [tmp_path / f"host{i}" for i in range(2)]
     logs = [(tmp_path / f"host{i}.log").open("w") for i in range(2)]
-    hosts = [subprocess.Popen(serve, stdout=subprocess.PIPE, stderr=log, env=env, text=True) for log in logs]
+    hosts = [subprocess.Popen([sys.executable, "-m", "firmware.cli", "--log-level", "INFO", "host", "serve",
+                               "--state-dir", str(state), "--pki", str(casino["dir"]), "--broker", cluster.mqtt_url,
+                               "--jetstream", cluster.nats_url], stdout=subprocess.PIPE, stderr=log, env=env, text=True)
+             for state, log in zip(states, logs, strict=True)]
     try:
         for h in hosts:
             assert h.stdout is not None and "reports from JetStream" in h.stdout.readline()
@@ -242,10 +248,13 @@ def test_two_egm_host_serve_processes_share_the_reports(tmp_path: Path, fresh_st
         publish_numbers(casino, "T1", cluster.mqtt_urls[0], 200)
 
         def refusals() -> int:
-            with HostStore.open(str(state / "host.db")) as store:
-                return len(store.rejections(last=1000))
+            return sum((tmp_path / f"host{i}.log").read_text().count("refused a message") for i in range(2))
 
-        wait_for(lambda: refusals() >= 200, what="200 refusals in the store")
+        try:
+            wait_for(lambda: refusals() >= 200, what="200 refusals logged")
+        except AssertionError as exc:
+            st = stream_state(cluster, casino, 0)
+            raise AssertionError(f"{exc}; stream {st.state}; {refusals()} logged") from None
     finally:
         for h in hosts:
             h.send_signal(signal.SIGTERM)
@@ -255,3 +264,8 @@ def test_two_egm_host_serve_processes_share_the_reports(tmp_path: Path, fresh_st
     refused = [int(m.group(1)) if (m := re.search(r"'malformed': (\d+)", out)) else 0 for out in said]
     assert sum(refused) == 200, said                    # each message to one of them, once
     assert all(h.returncode == 0 for h in hosts)
+    stored = []
+    for state in states:
+        with HostStore.open(str(state / "host.db")) as store:
+            stored.append(len(store.rejections(last=1000)))
+    assert stored == refused
