@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-test
 
-.PHONY: run test browser bench soak fuzz lint clean venv par-verify par-sheets
+.PHONY: run test browser nats bench soak fuzz lint clean venv par-verify par-sheets
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -19,8 +19,21 @@ venv: $(STAMP)
 run: $(STAMP)
 	$(BIN)/egm run --sim $(ARGS)
 
-test: $(STAMP) browser
+test: $(STAMP) browser nats
 	$(BIN)/python -m pytest -n 2 -m "not soak and not fuzz and not bench" $(ARGS)
+
+# The floor broker cluster's tests (tests/floor) run Debian's nats-server: installed here when missing
+# and we are root with apt.
+NATS_SERVER ?= /usr/sbin/nats-server
+nats:
+	@if [ -x $(NATS_SERVER) ] || command -v nats-server >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "installing nats-server for the floor broker cluster's tests"; \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q nats-server >/dev/null || \
+		echo "apt-get could not install nats-server: tests/floor will skip"; \
+	else \
+		echo "no nats-server (and not root with apt-get to install it): tests/floor will skip"; \
+	fi
 
 # The lab report's browser test (tests/hil/test_report_browser.py) drives Debian's chromium through
 # Playwright (never `playwright install`): installed here when missing and we are root with apt.

@@ -175,6 +175,25 @@ class BrokerAddress:
             raise TransportError(f"{url}: mqtt:// is unencrypted; use mqtts:// with TLS files")
         return cls(parts.hostname, port or DEFAULT_PORTS[scheme], tls)
 
+    @classmethod
+    def parse_list(cls, urls: str | Sequence[str], tls: TlsFiles | None = None) -> tuple[BrokerAddress, ...]:
+        """One broker or several (the nodes of a cluster), in the order they are tried: a list of
+        URLs, or one string of URLs separated by commas. A part without a scheme takes the one
+        before it: ``mqtts://h1:8883,h2:8883,h3`` is three TLS brokers. Every broker of a list
+        uses the same scheme (all ``mqtts`` with ``tls``, or all ``mqtt`` without)."""
+        parts = [p.strip() for p in urls.split(",")] if isinstance(urls, str) else [str(p).strip() for p in urls]
+        if not parts or not all(parts):
+            raise TransportError(f"invalid broker list {urls!r}: give one or more URLs separated by commas")
+        out: list[BrokerAddress] = []
+        scheme = ""
+        for part in parts:
+            if "://" in part:
+                scheme = part.split("://", 1)[0].lower()
+            elif scheme:
+                part = f"{scheme}://{part}"
+            out.append(cls.parse(part, tls))       # with tls, an mqtt:// part is refused, and the reverse
+        return tuple(out)
+
     @property
     def url(self) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host
@@ -216,10 +235,11 @@ class Backoff:
 class _Connection:
     """One paho client for one connection attempt, and what happened to it."""
 
-    def __init__(self, number: int, client: paho.Client, protocol: str) -> None:
+    def __init__(self, number: int, client: paho.Client, protocol: str, address: BrokerAddress) -> None:
         self.number = number
         self.client = client
         self.protocol = protocol
+        self.address = address
         self.accepted = False          # CONNACK success
         self.ready = False             # subscriptions acknowledged: announced as connected
         self.accepted_at = 0.0
@@ -236,12 +256,16 @@ class MqttClient:
     ``on_message(topic, payload)`` runs for every message received. All callbacks run on paho's
     network thread (module docstring). ``persistent_session=True`` (the host) keeps the broker
     session across disconnections; otherwise every connection starts clean.
+
+    ``address`` is one broker or a sequence of them (the nodes of a cluster): the client connects to
+    the first and, whenever a connection fails or is lost, goes on to the next one (after the
+    backoff delay), round the list. :attr:`address` is the one in use (or tried next).
     """
 
     def __init__(
         self,
         client_id: str,
-        address: BrokerAddress,
+        address: BrokerAddress | Sequence[BrokerAddress],
         *,
         subscriptions: Sequence[str] = (),
         on_message: Callable[[str, bytes], None] | None = None,
@@ -262,8 +286,12 @@ class MqttClient:
             raise TransportError(f"invalid keepalive {keepalive}: at least 1 second")
         if persistent_session and session_expiry < 1:
             raise TransportError("a persistent session needs a session expiry of at least 1 second")
+        addresses = (address,) if isinstance(address, BrokerAddress) else tuple(address)
+        if not addresses or not all(isinstance(a, BrokerAddress) for a in addresses):
+            raise TransportError(f"invalid broker address {address!r}: a BrokerAddress or a list of them")
         self.client_id = client_id
-        self.address = address
+        self.addresses = addresses
+        self._index = 0
         self.subscriptions = tuple(_check_filter(f) for f in subscriptions)
         self.on_message = on_message
         self.on_connection = on_connection
@@ -273,7 +301,7 @@ class MqttClient:
         self.session_expiry = session_expiry
         self.connect_timeout = connect_timeout
         self._backoff = Backoff(min_backoff, max_backoff)
-        self._ssl = address.tls.context() if address.tls is not None else None
+        self._ssl = {a.tls: a.tls.context() for a in addresses if a.tls is not None}
         self._wire_protocol = "3.1.1" if protocol == "3.1.1" else "5"
         self._lock = threading.Condition()       # guards the fields below; never held across paho calls
         self._conn: _Connection | None = None
@@ -311,6 +339,11 @@ class MqttClient:
         thread.join(self.connect_timeout + 5)
         if thread.is_alive():
             log.warning("%s: the MQTT supervisor did not stop in time", self.client_id)
+
+    @property
+    def address(self) -> BrokerAddress:
+        """The broker of the current connection, or the one tried next."""
+        return self.addresses[self._index]
 
     @property
     def connected(self) -> bool:
@@ -371,6 +404,7 @@ class MqttClient:
                 continue  # retry at once in 3.1.1
             if conn is not None and conn.accepted and time.monotonic() - conn.accepted_at >= STABLE_AFTER_S:
                 self._backoff.reset()
+            self._index = (self._index + 1) % len(self.addresses)   # a cluster: the next node
             delay = self._backoff.next()
             log.info("%s: reconnecting to %s in %.2f s", self.client_id, self.address.url, delay)
             self._stopping.wait(delay)
@@ -381,7 +415,8 @@ class MqttClient:
             self._numbers += 1
             number = self._numbers
             self._pending.clear()  # what the previous connection had in flight will never be acked
-        conn = _Connection(number, self._new_paho(number), self._wire_protocol)
+        address = self.address
+        conn = _Connection(number, self._new_paho(number, address), self._wire_protocol, address)
         self._wake.clear()
         with self._lock:
             self._conn = conn
@@ -390,13 +425,13 @@ class MqttClient:
                 props = Properties(PacketTypes.CONNECT)
                 if self.persistent_session:
                     props.SessionExpiryInterval = self.session_expiry
-                conn.client.connect(self.address.host, self.address.port, self.keepalive,
+                conn.client.connect(address.host, address.port, self.keepalive,
                                     clean_start=not self.persistent_session, properties=props)
             else:
-                conn.client.connect(self.address.host, self.address.port, self.keepalive)
+                conn.client.connect(address.host, address.port, self.keepalive)
         except (OSError, ValueError) as exc:  # refused, unreachable, TLS handshake (ssl.SSLError)
             self.stats["connect_failures"] += 1
-            log.warning("%s: cannot connect to %s: %s", self.client_id, self.address.url, exc)
+            log.warning("%s: cannot connect to %s: %s", self.client_id, address.url, exc)
             with self._lock:
                 self._conn = None
             return None
@@ -407,7 +442,7 @@ class MqttClient:
                 self._wake.wait()
             elif not self._wake.wait(max(0.0, deadline - time.monotonic())) and not conn.accepted:
                 self.stats["connect_failures"] += 1
-                log.warning("%s: no CONNACK from %s within %.1f s", self.client_id, self.address.url,
+                log.warning("%s: no CONNACK from %s within %.1f s", self.client_id, address.url,
                             self.connect_timeout)
                 break
             self._wake.clear()
@@ -419,7 +454,7 @@ class MqttClient:
                 self._conn = None
         return conn
 
-    def _new_paho(self, number: int) -> paho.Client:
+    def _new_paho(self, number: int, address: BrokerAddress) -> paho.Client:
         v5 = self._wire_protocol == "5"
         kwargs: dict[str, Any] = {} if v5 else {"clean_session": not self.persistent_session}
         client = paho.Client(
@@ -431,8 +466,8 @@ class MqttClient:
         )
         client.connect_timeout = self.connect_timeout
         client.enable_logger(_paho_log)
-        if self._ssl is not None:
-            client.tls_set_context(self._ssl)
+        if address.tls is not None:
+            client.tls_set_context(self._ssl[address.tls])
         client.on_connect = self._guard(lambda *a: self._on_connect(number, *a))
         client.on_subscribe = self._guard(lambda *a: self._on_subscribe(number, *a))
         client.on_disconnect = self._guard(lambda *a: self._on_disconnect(number, *a))
@@ -467,12 +502,12 @@ class MqttClient:
             return
         if rc.is_failure:
             if rc.value == _UNSUPPORTED_PROTOCOL and self.protocol == "auto" and conn.protocol == "5":
-                log.info("%s: %s refuses MQTT 5; falling back to 3.1.1", self.client_id, self.address.url)
+                log.info("%s: %s refuses MQTT 5; falling back to 3.1.1", self.client_id, conn.address.url)
                 self._wire_protocol = "3.1.1"
                 conn.refused_protocol = True
             else:
                 self.stats["connect_failures"] += 1
-                log.warning("%s: %s refused the connection: %s", self.client_id, self.address.url, rc)
+                log.warning("%s: %s refused the connection: %s", self.client_id, conn.address.url, rc)
             conn.ended.set()  # paho closes the socket and its loop ends; do not wait for more
             self._wake.set()
             return
@@ -480,7 +515,7 @@ class MqttClient:
         conn.accepted_at = time.monotonic()
         self._wake.set()
         self.stats["connects"] += 1
-        log.info("%s: connected to %s (MQTT %s%s)", self.client_id, self.address.url, conn.protocol,
+        log.info("%s: connected to %s (MQTT %s%s)", self.client_id, conn.address.url, conn.protocol,
                  ", session present" if flags.session_present else "")
         if self.subscriptions:
             result, mid = client.subscribe([(topic, QOS) for topic in self.subscriptions])
@@ -497,7 +532,7 @@ class MqttClient:
             if code.is_failure:
                 self.stats["subscribe_refused"] += 1
                 log.error("%s: %s refused the subscription to %s: %s", self.client_id,
-                          self.address.url, topic, code)
+                          conn.address.url, topic, code)
         self._announce(conn)
 
     def _announce(self, conn: _Connection) -> None:
@@ -514,13 +549,13 @@ class MqttClient:
         if conn.accepted:
             self.stats["disconnects"] += 1
         if self._stopping.is_set():
-            log.info("%s: disconnected from %s", self.client_id, self.address.url)
+            log.info("%s: disconnected from %s", self.client_id, conn.address.url)
         elif conn.accepted:
-            log.warning("%s: lost the connection to %s: %s", self.client_id, self.address.url, rc)
+            log.warning("%s: lost the connection to %s: %s", self.client_id, conn.address.url, rc)
         elif not conn.ended.is_set():  # closed before a CONNACK: e.g. our certificate refused
             self.stats["connect_failures"] += 1
             log.warning("%s: %s closed the connection before accepting it (%s): it refuses our "
-                        "certificate, or it is going down", self.client_id, self.address.url, rc)
+                        "certificate, or it is going down", self.client_id, conn.address.url, rc)
         conn.ended.set()
         self._wake.set()
         if conn.ready and not self._stopping.is_set() and self.on_connection is not None:

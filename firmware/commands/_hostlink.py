@@ -3,7 +3,8 @@
 ``[host] broker = "embedded"`` (the single-machine default): an amqtt broker on 127.0.0.1 (TLS with
 the host's certificate when the PKI is there) and the reference host (``host/``) run in this
 process, the host's state in ``<state-dir>/host``. ``mqtt(s)://HOST:PORT``: the terminal connects to
-the casino's broker with its certificate; the host runs elsewhere (``egm host serve``).
+the casino's broker with its certificate; the host runs elsewhere (``egm host serve``). A broker
+cluster is a list, ``mqtts://H1:P1,H2:P2,H3:P3``: the link goes on to the next node when one fails.
 
 Nothing of the link is made before the cabinet reaches attract: the terminal calls
 :meth:`HostSide.link` at the end of its power-up (the PKI, the terminal's identity, the link's
@@ -41,8 +42,8 @@ class HostSide:
     ledger: Any
     #: the broker's URL ("" until the embedded broker has started)
     broker_url: str = ""
-    #: the embedded broker's address (None until it has started)
-    address: BrokerAddress | None = None
+    #: the broker's address, or a cluster's nodes in the order tried (None until the broker has started)
+    address: tuple[BrokerAddress, ...] | None = None
     tls_files: TlsFiles | None = field(default=None, repr=False)
     pki: Path | None = None
 
@@ -55,10 +56,11 @@ class HostSide:
         """The embedded host's state (None: the host is elsewhere)."""
         return self.state_dir / "host" if self.embedded else None
 
-    def parse(self, url: str) -> BrokerAddress:
+    def parse(self, url: str) -> tuple[BrokerAddress, ...]:
+        """``mqtt(s)://HOST:PORT``, or a cluster's nodes: ``mqtts://H1:P1,H2:P2,...``."""
         from egmproto.mqtt import BrokerAddress
 
-        return BrokerAddress.parse(url, self.tls_files if url.startswith("mqtts://") else None)
+        return BrokerAddress.parse_list(url, self.tls_files if url.strip().startswith("mqtts://") else None)
 
     def client(self, *args: Any, **kw: Any) -> MqttClient:
         """The link's MQTT client, to the broker's address as it is when the link starts."""

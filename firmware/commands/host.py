@@ -3,7 +3,9 @@
 ``offer-package`` verifies a code-signed game package, keeps it in ``<state-dir>/packages`` and queues
 the offer. ``serve`` runs the reference casino host (``host/``): with ``--listen PORT`` it also runs an embedded
 MQTT broker (TLS with the host's certificate) in the same process; with ``--broker URL`` it connects
-to the casino's broker; with ``--web HOST:PORT`` it also serves the floor page (``host/web/``). The reports, meters, events, rounds, vouchers and refusals go to the store
+to the casino's broker; with ``--jetstream`` too, the reports come from the floor broker cluster's
+JetStream stream (several ``serve`` processes share them) and MQTT is only the way out; with ``--web HOST:PORT``
+it also serves the floor page (``host/web/``). The reports, meters, events, rounds, vouchers and refusals go to the store
 (``<state-dir>/host.db``, or ``--db URL`` for PostgreSQL). The other actions read that store; the
 commands (``disable`` ...) are queued in it and sent, signed, by the running ``serve``.
 """
@@ -30,7 +32,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="create a development PKI in --pki with a certificate for TERMINAL (repeatable)")
     where = s.add_mutually_exclusive_group(required=True)
     where.add_argument("--listen", type=int, metavar="PORT", help="run an embedded broker on 127.0.0.1:PORT")
-    where.add_argument("--broker", metavar="URL", help="connect to this broker (mqtt:// or mqtts://)")
+    where.add_argument("--broker", metavar="URL", help="connect to this broker (mqtt:// or mqtts://; a cluster: "
+                       "mqtts://H1:P1,H2:P2,... tried in turn)")
+    s.add_argument("--jetstream", metavar="URL[,URL...]",
+                   help="take the terminals' reports from the floor broker cluster's JetStream (NATS client "
+                        "URLs, tls://HOST:PORT,...) as one worker of the host's consumer group; --broker is "
+                        "then only the way out (docs/floor-cluster.md)")
     s.add_argument("--plain", action="store_true", help="the embedded broker without TLS (tests, benchmarks)")
     s.add_argument("--name", default="egm-host", help="the host's certificate name in the PKI (default egm-host)")
     s.add_argument("--kem-name", default="egm-host.kem", help="the host's encryption certificate name")
@@ -161,6 +168,16 @@ def _serve(args: argparse.Namespace) -> int:
     pki = Path(args.pki) if args.pki else state / "pki"
     if args.dev_pki and args.pki:
         raise UsageError("--dev-pki makes the development PKI in <state-dir>/pki; leave out --pki")
+    if args.jetstream is not None:
+        from host.jetstream import parse_urls
+
+        if args.listen is not None:
+            raise UsageError("--jetstream takes the reports from a broker cluster: give its MQTT nodes with "
+                             "--broker, not --listen")
+        try:
+            parse_urls(args.jetstream)
+        except ValueError as exc:
+            raise UsageError(f"--jetstream: {exc}") from None
     bind = _bind(args.packages_bind)
     if args.web:
         from host.web.serve import parse_bind
@@ -196,7 +213,8 @@ def _serve(args: argparse.Namespace) -> int:
         stack.callback(store.close)
         host = start_host(stack, store=store, pki=pki, broker_url=url, name=args.name, kem_name=args.kem_name,
                           packages_dir=None if args.plain else state / "packages", packages_bind=bind,
-                          packages_public_host=args.packages_public_host, worker=args.worker)
+                          packages_public_host=args.packages_public_host, worker=args.worker,
+                          jetstream_urls=args.jetstream)
         packages = "" if host.packages is None else f"; packages {host.packages.base_url}"
         if args.web:
             from host.web.serve import start_web
@@ -204,7 +222,8 @@ def _serve(args: argparse.Namespace) -> int:
             web = start_web(stack, store=store, state_dir=state, pki=pki, cert_name=args.web_cert or args.name,
                             bind=args.web, offline_after_s=args.web_offline_after)
             packages += f"; floor {web.url}"
-        sys.stdout.write(f"egm host: {url}; store {args.db or state / 'host.db'}; pki {pki}{packages}\n")
+        via = f"; reports from JetStream {args.jetstream}" if args.jetstream else ""
+        sys.stdout.write(f"egm host: {url}{via}; store {args.db or state / 'host.db'}; pki {pki}{packages}\n")
         sys.stdout.flush()
         while not stop.wait(0.2):
             pass

@@ -186,7 +186,8 @@ class HostSection(Section):
 
     enabled: bool = True
     broker: str = Field("embedded", description="'embedded' (a broker and reference host in this process), "
-                        "or mqtt(s)://HOST:PORT of the casino broker")
+                        "or mqtt(s)://HOST:PORT of the casino broker (a cluster: mqtts://H1:P1,H2:P2,...; "
+                        "the link goes on to the next node when one fails)")
     meter_interval_s: int = Field(300, ge=10, le=86_400)
     pki: str = Field("", description="PKI directory (ca.cert.pem, crl.pem, issued/); '' = the development "
                      "PKI in <state-dir>/pki, created on first start")
