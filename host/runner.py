@@ -41,16 +41,9 @@ class RunningHost:
 
 
 def batch_handler(server: HostServer) -> Callable[[list[tuple[str, bytes]]], object]:
-    """What a JetStream batch goes to: the server's ``handle_batch`` (one transaction for the
-    batch) where it has one, else ``handle`` for each message, in order."""
-    handle_batch = getattr(server, "handle_batch", None)
-    if handle_batch is not None:
-        return handle_batch  # type: ignore[no-any-return]
-
-    def each(items: list[tuple[str, bytes]]) -> list[str]:
-        return [server.handle(topic, payload) for topic, payload in items]
-
-    return each
+    """What a JetStream batch goes to: the server's ``handle_batch`` (one transaction for the batch,
+    acknowledgements after its commit)."""
+    return server.handle_batch
 
 
 def _sender(client_id: str, *, address: tuple[BrokerAddress, ...], **kwargs: Any) -> MqttClient:

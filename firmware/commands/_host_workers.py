@@ -34,7 +34,8 @@ def check(args: argparse.Namespace) -> None:
                          "broker (amqtt) has none, so every worker would get every report; run Mosquitto "
                          "(deploy/mosquitto/) and give --broker, or use the JetStream source")
     if not args.broker:
-        raise UsageError("--workers needs --broker URL (a broker with shared subscriptions, e.g. Mosquitto)")
+        raise UsageError("--workers needs --broker URL (a broker with shared subscriptions, e.g. Mosquitto, "
+                         "or the floor cluster's MQTT nodes with --jetstream)")
     if not (args.db or "").startswith(("postgresql://", "postgres://", "postgresql+psycopg://")):
         raise UsageError("--workers needs --db postgresql://...: the workers share one PostgreSQL database "
                          "(its sequence numbers the host's messages across workers; SQLite is one process)")
@@ -55,6 +56,14 @@ def child_argv(args: argparse.Namespace, worker: int) -> list[str]:
         argv.append("--plain")
     if args.packages_public_host:
         argv += ["--packages-public-host", args.packages_public_host]
+    if args.jetstream:                  # the workers are one consumer group of the floor cluster's stream
+        argv += ["--jetstream", args.jetstream]
+    if args.web and worker == 0:        # one floor page (it reads the shared database)
+        argv += ["--web", args.web]
+        if args.web_cert:
+            argv += ["--web-cert", args.web_cert]
+        if args.web_offline_after:
+            argv += ["--web-offline-after", str(args.web_offline_after)]
     return argv
 
 
