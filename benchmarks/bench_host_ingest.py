@@ -104,7 +104,7 @@ def _pipeline(url: str, pki: Path, terminals: list[str], messages: list[tuple[st
     stored, acked = sum(d[0] for d in done), sum(d[1] for d in done)
     if stored != len(messages) or acked != len(messages):
         raise AssertionError(f"{codec} x{n}: {stored} stored, {acked} acknowledged of {len(messages)}")
-    return stored / elapsed
+    return float(stored / elapsed)
 
 
 def _worker(url: str, pki: str, share: list[tuple[str, bytes]], codec: str, batch: int,

@@ -17,15 +17,17 @@ def test_plain_json_is_refused_by_the_product_host_and_taken_by_the_benchmarks(t
     for cls, name in ((HostServer, "product"), (PlainHostServer, "bench")):
         with HostStore.open(f"sqlite:///{tmp_path / name}.db") as store:
             hellos(store, floor.terminals)
-            server = cls(store, HostIdentity(floor.pki), client_factory=lambda *_a, **_k: CountingClient())
+            client = CountingClient()
+            server = cls(store, HostIdentity(floor.pki), client_factory=lambda *_a, **_k: client)
             out = server.handle_batch(floor.plain)
             if cls is HostServer:
                 assert set(out) == {"malformed"} and len(store.rejections()) == 9
                 assert all(store.sequence(t)["count"] == 1 for t in floor.terminals)     # the hello only
-                assert server.client.published == 0
+                assert client.published == 0
             else:
-                assert out == ["stored"] * 9 and server.client.published == 9
+                assert out == ["stored"] * 9 and client.published == 9
     with HostStore.open(f"sqlite:///{tmp_path / 'sealed'}.db") as store:   # the real envelopes: the same
         hellos(store, floor.terminals)
-        server = HostServer(store, HostIdentity(floor.pki), client_factory=lambda *_a, **_k: CountingClient())
-        assert server.handle_batch(floor.sealed) == ["stored"] * 9 and server.client.published == 9
+        client = CountingClient()
+        server = HostServer(store, HostIdentity(floor.pki), client_factory=lambda *_a, **_k: client)
+        assert server.handle_batch(floor.sealed) == ["stored"] * 9 and client.published == 9
