@@ -18,7 +18,7 @@ def test_plain_json_is_refused_by_the_product_host_and_taken_by_the_benchmarks(t
         with HostStore.open(f"sqlite:///{tmp_path / name}.db") as store:
             hellos(store, floor.terminals)
             client = CountingClient()
-            server = cls(store, HostIdentity(floor.pki), client_factory=lambda *_a, **_k: client)
+            server = cls(store, HostIdentity(floor.pki), client_factory=lambda *_a, c=client, **_k: c)
             out = server.handle_batch(floor.plain)
             if cls is HostServer:
                 assert set(out) == {"malformed"} and len(store.rejections()) == 9
