@@ -1,17 +1,27 @@
-"""Host ingest into PostgreSQL (issue 27): reports/s with one transaction per report
-(``HostStore.record``) against one per batch (``record_batch``), and signed+encrypted envelopes
-through ``HostServer.handle_batch`` (open, verify, store, seal each ack) against the same bodies as
-plain JSON straight into ``record_batch``. The server is a PostgreSQL of our own
-(``host.local.postgres.LocalPostgres``) with fsync on: every commit is a real flush. One process,
-no broker (that is the host link benchmark's job).
+"""Host ingest into PostgreSQL (issue 27): reports/s of the host's whole pipeline with the real
+signed and encrypted envelopes against the same pipeline with plain JSON, for 1, 2 and 3 worker
+processes, in one run; and the store alone (one transaction per report, and per batch).
 
-    .venv/bin/python -m benchmarks.bench_host_ingest [--reports 4000] [--batch 200]
+The pipeline is ``HostServer.handle_batch`` in each worker process (each its own ``HostServer``
+and connection to one database, as ``egm host serve --workers N`` runs them): open every message
+(decrypt, verify the signature and the terminal's certificate; schema; freshness), store the batch
+in one transaction, then seal and publish every acknowledgement. The plain JSON run injects the
+benchmark's codec (``benchmarks/ingest_load.PlainHostServer``: same checks of schema and
+freshness, no signature, no encryption); everything else is the same code, batches, database
+server and published acknowledgements (to a counting stand-in for the broker: the broker's share
+is ``bench_broker``). The messages are made before the clock starts (the terminals' cost is
+theirs): 200 terminals with their own certificates, half meters, three in ten events, two in ten
+round records, handed to the workers round robin as a shared subscription hands them out.
+
+The server is a PostgreSQL of our own (``host.local.postgres.LocalPostgres``) with fsync on.
+
+    .venv/bin/python -m benchmarks.bench_host_ingest [--reports 6000] [--batch 200] [--workers 1 2 3]
+    .venv/bin/python -m benchmarks ingest        # the same, as make bench's table rows
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import multiprocessing
 import tempfile
 import time
@@ -19,125 +29,94 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from egmproto.envelope import seal
-from egmproto.identity import HostIdentity, TerminalIdentity
-from egmproto.mqtt import up_topic
-from egmproto.pki import ensure_development_pki, issue
+from benchmarks.ingest_load import EPOCH, CountingClient, PlainHostServer, hellos, make_floor
+from egmproto.identity import HostIdentity
 from host.local.postgres import LocalPostgres
 from host.server import HostServer
 from host.store import HostStore, Report
 
-TERMINALS = 20
-EPOCH = "0123456789abcdef"
+TERMINALS = 200
+CODECS = {"sealed": HostServer, "plain": PlainHostServer}
 
 
-def _body(i: int) -> dict:
-    return {"epoch": EPOCH, "credits": i, "meters": {"coin_in": 25 * i, "games_played": i}}
-
-
-def run(reports: int = 4000, batch: int = 200) -> dict[str, float]:
+def run(reports: int = 6000, batch: int = 200, workers: tuple[int, ...] = (1, 2, 3)) -> dict[str, float]:
     out: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as tmp, LocalPostgres(durable=True) as pg:
-        def store(name: str) -> HostStore:
-            return HostStore.open(pg.create_database(name))
+        floor = make_floor(Path(tmp), TERMINALS, reports)
+        db = 0
 
-        now = datetime.now(UTC)
-        items = [Report(f"B{i % TERMINALS:03d}", i // TERMINALS + 1, "meters", now, _body(i), EPOCH)
-                 for i in range(reports)]
-        s = store("one")
-        n1 = min(reports, 1000)
+        def database() -> str:
+            nonlocal db
+            db += 1
+            return pg.create_database(f"ingest{db}")
+
+        for n in workers:
+            for codec in CODECS:             # both codecs back to back: the same moment's machine
+                out[f"{codec}_{n}"] = _pipeline(database(), floor.pki, floor.terminals,
+                                                floor.sealed if codec == "sealed" else floor.plain,
+                                                codec, batch, n)
+            out[f"ratio_{n}"] = out[f"sealed_{n}"] / out[f"plain_{n}"]
+        out.update(_store_only(database(), database(), min(reports, 1000), batch))
+    return out
+
+
+def _store_only(url_one: str, url_batch: str, reports: int, batch: int) -> dict[str, float]:
+    """``HostStore.record`` (a transaction per report) and ``record_batch`` alone, one process."""
+    now = datetime.now(UTC)
+    items = [Report(f"S{i % 20:03d}", i // 20 + 1, "meters", now,
+                    {"epoch": EPOCH, "credits": i, "meters": {"coin_in": 25 * i}}, EPOCH) for i in range(reports)]
+    out = {}
+    with HostStore.open(url_one) as s:
         t = time.perf_counter()
-        for r in items[:n1]:
+        for r in items:
             s.record(r.terminal, r.seq, r.type, r.sent_at, r.body, epoch=r.epoch)
-        out["record"] = n1 / (time.perf_counter() - t)
-        s.close()
-        s = store("batch")
+        out["record"] = reports / (time.perf_counter() - t)
+    with HostStore.open(url_batch) as s:
         t = time.perf_counter()
         for k in range(0, reports, batch):
             s.record_batch(items[k:k + batch])
         out["record_batch"] = reports / (time.perf_counter() - t)
-        s.close()
-
-        # plain JSON bodies (as they would arrive unsigned) parsed and stored in batches
-        plain = [json.dumps({"terminal": r.terminal, "seq": r.seq, "body": r.body}).encode() for r in items]
-        s = store("plain")
-        t = time.perf_counter()
-        for k in range(0, reports, batch):
-            docs = [json.loads(p) for p in plain[k:k + batch]]
-            s.record_batch([Report(d["terminal"], d["seq"], "meters", now, d["body"], EPOCH) for d in docs])
-        out["plain_batch"] = reports / (time.perf_counter() - t)
-        s.close()
-
-        paths = Path(tmp)
-        ensure_development_pki(paths, "B000")
-        pki = paths / "pki"
-        ids = {}
-        for j in range(TERMINALS):
-            name = f"B{j:03d}"
-            if not (pki / "issued" / f"{name}.cert.pem").exists():
-                issue(pki, "terminal", name)
-            ids[name] = TerminalIdentity.load(pki, name)
-        host_id = HostIdentity(pki)
-        sealed = [(up_topic(r.terminal), seal(sender_id=r.terminal, seq=r.seq, time=datetime.now(UTC), type="meters",
-                                               body=r.body, signing_key=ids[r.terminal].signing_key,
-                                               recipient_public_key=ids[r.terminal].host_kem_key)) for r in items]
-        s = store("sealed")
-        server = HostServer(s, host_id)
-        # every terminal's hello first: the acks are sealed to its key, as on the floor
-        for j, name in enumerate(ids):
-            s.record(name, 0, "hello", now, {"epoch": EPOCH, "kem_public": _kem_public(j)}, epoch=EPOCH)
-        t = time.perf_counter()
-        for k in range(0, reports, batch):
-            outcomes = server.handle_batch(sealed[k:k + batch])
-            assert all(o == "stored" for o in outcomes), set(outcomes)
-        out["sealed_batch"] = reports / (time.perf_counter() - t)
-        out["ratio"] = out["sealed_batch"] / out["plain_batch"]
-        s.close()
-        out["sealed_2_workers"] = _workers(pg.create_database("workers"), pki, sealed, batch, 2)
     return out
 
 
-def _workers(url: str, pki: Path, sealed: list[tuple[str, bytes]], batch: int, n: int) -> float:
-    """Reports/s of ``n`` worker processes (each its own HostServer) sharing ``sealed`` on one
-    database, from the moment all are ready to the last one's end."""
+def _pipeline(url: str, pki: Path, terminals: list[str], messages: list[tuple[str, bytes]], codec: str,
+              batch: int, n: int) -> float:
+    """Reports/s of ``n`` worker processes sharing ``messages`` on one database, from the moment
+    all are ready to the last one's end; every message stored and acknowledged, or it raises."""
     with HostStore.open(url) as s:
-        for j in range(TERMINALS):
-            s.record(f"B{j:03d}", 0, "hello", datetime.now(UTC),
-                     {"epoch": EPOCH, "kem_public": _kem_public(j)}, epoch=EPOCH)
+        hellos(s, terminals)
     ctx = multiprocessing.get_context("spawn")
-    barrier, out = ctx.Barrier(n + 1), ctx.Queue()
-    shares = [sealed[k::n] for k in range(n)]
-    procs = [ctx.Process(target=_worker, args=(url, str(pki), share, batch, barrier, out)) for share in shares]
+    barrier, results = ctx.Barrier(n + 1), ctx.Queue()
+    procs = [ctx.Process(target=_worker, args=(url, str(pki), messages[k::n], codec, batch, barrier, results))
+             for k in range(n)]
     for p in procs:
         p.start()
-    barrier.wait()
-    t = time.perf_counter()
-    stored = sum(out.get(timeout=600) for _ in procs)
-    elapsed = time.perf_counter() - t
-    for p in procs:
-        p.join()
-    assert stored == len(sealed), (stored, len(sealed))
-    return stored / elapsed
+    try:
+        barrier.wait(timeout=120)
+        t = time.perf_counter()
+        done = [results.get(timeout=600) for _ in procs]
+        elapsed = time.perf_counter() - t
+    finally:
+        for p in procs:
+            p.join(timeout=30)
+            if p.is_alive():
+                p.kill()
+    stored, acked = sum(d[0] for d in done), sum(d[1] for d in done)
+    if stored != len(messages) or acked != len(messages):
+        raise AssertionError(f"{codec} x{n}: {stored} stored, {acked} acknowledged of {len(messages)}")
+    return float(stored / elapsed)
 
 
-def _worker(url: str, pki: str, share: list[tuple[str, bytes]], batch: int, barrier: Any, out: Any) -> None:
+def _worker(url: str, pki: str, share: list[tuple[str, bytes]], codec: str, batch: int,
+            barrier: Any, results: Any) -> None:
     store = HostStore.open(url)
-    server = HostServer(store, HostIdentity(Path(pki)))
-    barrier.wait()
+    server = CODECS[codec](store, HostIdentity(Path(pki)), client_factory=lambda *_a, **_k: CountingClient())
+    barrier.wait(timeout=120)
     stored = 0
     for k in range(0, len(share), batch):
         stored += sum(o == "stored" for o in server.handle_batch(share[k:k + batch]))
     store.close()
-    out.put(stored)
-
-
-def _kem_public(j: int) -> str:
-    import base64
-
-    from cryptography.hazmat.primitives.asymmetric import x25519
-    from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
-    key = x25519.X25519PrivateKey.from_private_bytes(bytes([j + 1]) * 32).public_key()
-    return base64.b64encode(key.public_bytes(Encoding.Raw, PublicFormat.Raw)).decode()
+    results.put((stored, server.client.published if server.client is not None else 0))
 
 
 _RESULTS: dict[str, float] = {}
@@ -149,20 +128,27 @@ def _results() -> dict[str, float]:
     return _RESULTS
 
 
+def _row(key: str, unit: str = "reports/s") -> Any:
+    return lambda: (_results()[key], unit)
+
+
+_PIPE = "host ingest PostgreSQL (fsync on), 200 terminals, batches of 200, acks published"
 BENCHMARKS = [
-    ("host ingest PostgreSQL (fsync on): record, one transaction per report", lambda: (_results()["record"], "reports/s")),
-    ("host ingest PostgreSQL (fsync on): record_batch, 200 per transaction", lambda: (_results()["record_batch"], "reports/s")),
-    ("host ingest PostgreSQL: signed+encrypted through handle_batch", lambda: (_results()["sealed_batch"], "reports/s")),
-    ("host ingest PostgreSQL: plain JSON into record_batch", lambda: (_results()["plain_batch"], "reports/s")),
-    ("host ingest PostgreSQL: ratio signed+encrypted / plain", lambda: (_results()["ratio"], "x")),
-    ("host ingest PostgreSQL: signed+encrypted, 2 worker processes", lambda: (_results()["sealed_2_workers"], "reports/s")),
+    *[row for n in (1, 2, 3) for row in (
+        (f"{_PIPE}: signed+encrypted, {n} worker process(es)", _row(f"sealed_{n}")),
+        (f"{_PIPE}: plain JSON, {n} worker process(es)", _row(f"plain_{n}")),
+        (f"{_PIPE}: ratio signed+encrypted / plain, {n} worker process(es)", _row(f"ratio_{n}", "x")),
+    )],
+    ("host ingest PostgreSQL (fsync on): store alone, record, one transaction per report", _row("record")),
+    ("host ingest PostgreSQL (fsync on): store alone, record_batch, 200 per transaction", _row("record_batch")),
 ]
 
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--reports", type=int, default=4000)
+    ap.add_argument("--reports", type=int, default=6000)
     ap.add_argument("--batch", type=int, default=200)
+    ap.add_argument("--workers", type=int, nargs="+", default=[1, 2, 3])
     args = ap.parse_args()
-    for k, v in run(args.reports, args.batch).items():
+    for k, v in run(args.reports, args.batch, tuple(args.workers)).items():
         print(f"{k:14s} {v:10.2f}")

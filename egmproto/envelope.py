@@ -69,8 +69,11 @@ _TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 _FIXED = struct.Struct(">4sBHB")     # magic, version, kem id, sender length
 
 
+_SUITES = {kem_id: hpke.Suite(kem, hpke.KDF.HKDF_SHA256, hpke.AEAD.AES_256_GCM) for kem_id, kem in _KEMS.items()}
+
+
 def _suite(kem_id: int) -> Any:
-    return hpke.Suite(_KEMS[kem_id], hpke.KDF.HKDF_SHA256, hpke.AEAD.AES_256_GCM)
+    return _SUITES[kem_id]
 
 
 def generate_hybrid_private_key() -> hpke.MLKEM768X25519PrivateKey:
@@ -138,8 +141,8 @@ def format_time(t: datetime) -> str:
 def _parse_time(s: Any) -> datetime:
     if not isinstance(s, str) or not _TIME.fullmatch(s):
         raise EnvelopeRejected("malformed", f"time {s!r:.40} is not YYYY-MM-DDTHH:MM:SS.ffffffZ")
-    try:
-        return datetime.strptime(s, _TIME_FORMAT).replace(tzinfo=UTC)
+    try:   # the pattern matched, so this is exactly _TIME_FORMAT (fromisoformat reads the Z as UTC)
+        return datetime.fromisoformat(s)
     except ValueError:
         raise EnvelopeRejected("malformed", f"time {s!r} is not a real time") from None
 

@@ -194,10 +194,7 @@ class HostServer:
         """The opened envelope, or the reason it is refused (added to ``refused``)."""
         claimed = terminal_of(topic)
         try:
-            msg = open_(payload, recipient_private_key=self.identity.kem_key,
-                        verify_key_for=self.identity.terminal_key, last_seq_for=lambda sender: None,
-                        now=self._wall(), max_age_s=self.max_age_s, max_skew_s=self.max_skew_s,
-                        direction=TO_HOST)
+            msg = self._open_envelope(payload)
             if claimed != msg.sender_id:
                 raise EnvelopeRejected("sender_mismatch",
                                        f"{msg.sender_id} published on {topic!r}, not on its own topic")
@@ -211,6 +208,18 @@ class HostServer:
             refused.append((msg.sender_id, "seq_range", f"report number {msg.seq} is not below 2^40", len(payload)))
             return "seq_range"
         return msg
+
+    def _open_envelope(self, payload: bytes) -> Opened:
+        """Decrypt, verify and check one envelope (egmproto.envelope.open_), or EnvelopeRejected."""
+        return open_(payload, recipient_private_key=self.identity.kem_key,
+                     verify_key_for=self.identity.terminal_key, last_seq_for=_no_last_seq,
+                     now=self._wall(), max_age_s=self.max_age_s, max_skew_s=self.max_skew_s,
+                     direction=TO_HOST)
+
+    def _seal(self, seq: int, type_: str, body: dict[str, Any], key: x25519.X25519PublicKey) -> bytes:
+        """One outgoing message signed with the host's key and sealed to ``key``."""
+        return seal(sender_id=self.identity.name, seq=seq, time=self._wall(), type=type_, body=body,
+                    signing_key=self.identity.signing_key, recipient_public_key=key)
 
     def _answer(self, msg: Opened, recorded: Recorded, size: int,
                 refused: list[tuple[str | None, str, str, int]]) -> str:
@@ -301,8 +310,7 @@ class HostServer:
                     deferred.append((type_, body))
                 return False
             seq = self._next_seq()
-            data = seal(sender_id=self.identity.name, seq=seq, time=self._wall(), type=type_, body=body,
-                        signing_key=self.identity.signing_key, recipient_public_key=key)
+            data = self._seal(seq, type_, body, key)
             if type_ != "ack":
                 self.store.record_command(terminal, seq, type_, body)
             if self.client is None or not self.client.publish(down_topic(terminal), data):
@@ -374,6 +382,11 @@ def _unsendable(type_: str, body: Any) -> str | None:
         check_body(type_, {**body, **url, "cmd": 1, "confirmed": 0})
     except EnvelopeError as exc:
         return str(exc)
+    return None
+
+
+def _no_last_seq(_sender: str) -> None:
+    """The store, not the envelope, decides what is a duplicate (by terminal, epoch and seq)."""
     return None
 
 

@@ -79,13 +79,9 @@ def record_in(conn: Connection, reports: Sequence[Report], received_at: datetime
               now: Callable[[], datetime]) -> list[Recorded]:
     """Store checked ``reports`` (in the order given) and what they imply on the caller's
     transaction; one :class:`Recorded` each."""
-    idx: dict[tuple[str, str], int] = {}
+    idx = store_epochs.indexes(conn, ((r.terminal, r.epoch) for r in reports), received_at)
     msgs = []
     for r in reports:
-        if (r.terminal, r.epoch) not in idx:
-            found = store_epochs.index(conn, r.terminal, r.epoch, received_at)
-            assert found is not None
-            idx[(r.terminal, r.epoch)] = found
         msgs.append(Incoming(r.terminal, store_epochs.key(idx[(r.terminal, r.epoch)], r.seq), r.type,
                              r.sent_at, received_at, r.body))
     return [Recorded(stored=i.outcome == "stored", seq=m.seq, conflict=i.outcome == "conflict",

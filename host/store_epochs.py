@@ -11,6 +11,7 @@ reports after its old ones. docs/protocols/host-session.md.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
 
 from sqlalchemy import func, select
@@ -26,6 +27,7 @@ EPOCH_SPAN = 2**40
 NO_EPOCH = ""
 
 _ADD_TRIES = 5
+_LOOKUP_CHUNK = 1000       #: terminals per look-up query of indexes()
 
 
 def index(conn: Connection, terminal: str, epoch: str, now: datetime | None) -> int | None:
@@ -41,6 +43,27 @@ def index(conn: Connection, terminal: str, epoch: str, now: datetime | None) -> 
             terminal=terminal, epoch=epoch, idx=0 if top is None else top + 1, first_seen=now,
         ).on_conflict_do_nothing())
     raise HostStoreError(f"no epoch index for {terminal} after {_ADD_TRIES} tries")
+
+
+def indexes(conn: Connection, pairs: Iterable[tuple[str, str]], now: datetime) -> dict[tuple[str, str], int]:
+    """:func:`index` of every (terminal, epoch) in ``pairs``: the known ones with one query (a
+    batch's terminals), each one not heard of before added as :func:`index` adds it."""
+    wanted = sorted(set(pairs))
+    found: dict[tuple[str, str], int] = {}
+    te = terminal_epochs.c
+    names = sorted({terminal for terminal, _epoch in wanted})
+    for k in range(0, len(names), _LOOKUP_CHUNK):
+        for row in conn.execute(select(te.terminal, te.epoch, te.idx).where(
+                te.terminal.in_(names[k:k + _LOOKUP_CHUNK]))):
+            found[(row.terminal, row.epoch)] = row.idx
+    out = {}
+    for terminal, epoch in wanted:
+        idx = found.get((terminal, epoch))
+        if idx is None:
+            idx = index(conn, terminal, epoch, now)
+            assert idx is not None
+        out[(terminal, epoch)] = idx
+    return out
 
 
 def key(idx: int, number: int) -> int:

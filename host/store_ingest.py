@@ -143,23 +143,27 @@ def _touch_terminals(conn: Connection, new: Sequence[Incoming]) -> dict[str, lis
     for m in new:
         by_terminal.setdefault(m.terminal, []).append(m)
     state: dict[str, list[Any]] = {}
-    for terminal in sorted(by_terminal):
-        ms = by_terminal[terminal]
-        ins = upsert(conn, terminals).values(
-            terminal=terminal, first_seen=min(m.received_at for m in ms),
-            last_seen=max(m.received_at for m in ms), last_seq=max(m.seq for m in ms),
-            message_count=len(ms), disabled=False)
-        ex = ins.excluded
-        stmt = ins.on_conflict_do_update(
-            index_elements=["terminal"],
-            set_={
-                "last_seen": case((ex.last_seen > t.last_seen, ex.last_seen), else_=t.last_seen),
-                "last_seq": case((ex.last_seq > t.last_seq, ex.last_seq), else_=t.last_seq),
-                "message_count": t.message_count + ex.message_count,
-            },
-        ).returning(t.power_up_seq, t.kem_public)
-        row = conn.execute(stmt).one()
-        state[terminal] = [row.power_up_seq, row.kem_public]
+    if not by_terminal:
+        return state
+    # One statement for the batch: its rows in terminal order, so concurrent workers lock the
+    # terminals' rows in the same order (no deadlock); RETURNING gives each row as it is now.
+    # (executemany: compiled once, sent as one multi-row INSERT by SQLAlchemy's insertmanyvalues)
+    rows = [{"terminal": terminal, "first_seen": min(m.received_at for m in ms),
+             "last_seen": max(m.received_at for m in ms), "last_seq": max(m.seq for m in ms),
+             "message_count": len(ms), "disabled": False}
+            for terminal, ms in sorted(by_terminal.items())]
+    ins = upsert(conn, terminals)
+    ex = ins.excluded
+    stmt = ins.on_conflict_do_update(
+        index_elements=["terminal"],
+        set_={
+            "last_seen": case((ex.last_seen > t.last_seen, ex.last_seen), else_=t.last_seen),
+            "last_seq": case((ex.last_seq > t.last_seq, ex.last_seq), else_=t.last_seq),
+            "message_count": t.message_count + ex.message_count,
+        },
+    ).returning(t.terminal, t.power_up_seq, t.kem_public)
+    for row in conn.execute(stmt, rows):
+        state[row.terminal] = [row.power_up_seq, row.kem_public]
     return state
 
 

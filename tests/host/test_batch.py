@@ -16,6 +16,7 @@ from sqlalchemy import select, text
 
 from host import store_ingest
 from host.store import HostStore, HostStoreError, Recorded, Report
+from host.store_epochs import EPOCH_SPAN
 from host.store_schema import metadata, vouchers
 from tests.host.conftest import T0
 
@@ -206,3 +207,19 @@ def test_a_power_up_earlier_in_the_batch_closes_an_older_tilt_after_it(store: Ho
     ])
     assert [r.stored for r in got] == [True, True]
     assert store.terminals()[0]["open_tilts"] == []          # the power-up (newer) already closed it
+
+
+def test_a_batch_finds_known_epochs_and_adds_new_ones(store: HostStore) -> None:
+    """The batch's epoch look-up (one query for its terminals) and what it adds: a new epoch of a
+    known terminal is stored after the old one's reports, not under the old one's numbers."""
+    def meters(terminal: str, seq: int, epoch: str, credits: int) -> Report:
+        return Report(terminal, seq, "meters", T0, {"credits": credits, "meters": {"coin_in": credits}}, epoch)
+
+    assert [r.stored for r in store.record_batch([meters("T1", 1, "e1", 1), meters("T2", 1, "e1", 1)])] == [True] * 2
+    got = store.record_batch([meters("T1", 1, "e2", 7),       # T1's critical memory cleared: new epoch
+                              meters("T1", 2, "e1", 2),       # a late report of the old epoch
+                              meters("T2", 1, "e1", 1),       # a resend
+                              meters("T3", 1, "e9", 3)])      # a terminal heard of for the first time
+    assert [(r.stored, r.conflict) for r in got] == [(True, False), (True, False), (False, False), (True, False)]
+    assert store.held("T1", "e1") == 2 and store.held("T1", "e2") == 1 and store.held("T3", "e9") == 1
+    assert [r.seq for r in got] == [EPOCH_SPAN + 1, 2, 1, 1]       # stored keys: (epoch place, number)
