@@ -91,7 +91,7 @@ def test_two_worker_processes_share_the_reports(tmp_path: Path, mosquitto: int, 
     pub = None
     try:
         pki = state / "pki"
-        wait_for(lambda: (pki / "issued" / "T0.cert.pem").exists(), what="the development PKI")
+        wait_for(lambda: (pki / "issued" / "T0.cert.pem").exists(), timeout=60, what="the development PKI")
         terminals = ["T0", "T1", "T2", "T3"]
         for t in terminals[1:]:
             issue(pki, "terminal", t)
