@@ -309,6 +309,7 @@ class HostLink:
                 raise EnvelopeRejected("replay", f"host seq {msg.seq} is not after {self._last_seen}")
         except EnvelopeRejected as exc:
             self.stats["rejected"] += 1
+            self.stats[f"rejected_{exc.reason_code}"] += 1
             log.warning("host message refused: %s", exc)
             self._log_rejection(exc)
             return
