@@ -42,6 +42,9 @@ log = logging.getLogger("egm.host.jetstream")
 STREAM = "EGM_UP"
 SUBJECTS = "egm.v1.*.up"
 CONSUMER = "egm-host"
+#: the subject of the intake probes (host/jetstream_intake.py): in the stream, no terminal's, never
+#: handed to the host's store
+PROBE_SUBJECT = "egm.v1._intake-probe.up"
 BATCH = 500
 MAX_WAIT_S = 0.25
 ACK_WAIT_S = 30.0
@@ -284,6 +287,14 @@ class JetStreamSource:
                 await self._deliver(nc, msgs)
 
     async def _deliver(self, nc: Any, msgs: list[Msg]) -> None:
+        probes = [m for m in msgs if m.subject == PROBE_SUBJECT]
+        if probes:                                        # host/jetstream_intake.py's: nobody's report
+            for m in probes:
+                await _quietly(m.ack())
+            self.stats["probes"] += len(probes)
+            msgs = [m for m in msgs if m.subject != PROBE_SUBJECT]
+            if not msgs:
+                return
         items = [(topic_of(m.subject), bytes(m.data)) for m in msgs]
         self.stats["batches"] += 1
         self.stats["received"] += len(items)

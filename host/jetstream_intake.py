@@ -8,8 +8,8 @@ then is dropped (the terminal's outbox sends it again after its ack timeout, so 
 the first reports of a run wait for that). :func:`prepare_stream` makes the stream if missing
 (:func:`host.jetstream.ensure_stream`), then publishes a probe through each node with JetStream's
 acknowledged publish (the stream answers only once it stored the message) until every node's probe
-is stored, and purges the probes. Run it before the host's workers and the terminals start: a
-worker that found the probes would refuse them as malformed.
+is stored, and purges the probes (a worker that gets one acknowledges it and passes it on to nobody:
+:data:`host.jetstream.PROBE_SUBJECT`). Run it before the terminals start.
 """
 
 from __future__ import annotations
@@ -23,13 +23,9 @@ import nats
 import nats.errors
 
 from egmproto.mqtt import TlsFiles
-from host.jetstream import STREAM, ensure_stream, parse_urls
+from host.jetstream import PROBE_SUBJECT, STREAM, ensure_stream, parse_urls
 
 log = logging.getLogger("egm.host.jetstream")
-
-#: the probes' subject: inside the stream's subjects, no terminal's name (a terminal id has no ``_``
-#: at its start in the PKI's names, and the probes are purged before any worker consumes)
-PROBE_SUBJECT = "egm.v1._intake-probe.up"
 
 
 class StreamNotReady(Exception):
