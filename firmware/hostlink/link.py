@@ -172,7 +172,7 @@ class HostLink:
         self.wake: Callable[[], None] = terminal.wake if terminal is not None else _nothing
         self.redemptions: dict[str, dict[str, Any]] = {}  #: validation -> the host's answer
         self._awaiting: str | None = None          #: the validation :meth:`validate` waits for
-        self.stats = collections.Counter()
+        self.stats: collections.Counter[str] = collections.Counter()
         self._client_factory = client_factory
         #: the MQTT client, made by :meth:`start` (so that the broker it reaches may be started
         #: after the terminal's power-up); None until then
