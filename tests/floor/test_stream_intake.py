@@ -4,11 +4,9 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from pathlib import Path
 
 import nats
-import pytest
 
 from host.jetstream import PROBE_SUBJECT, STREAM, JetStreamSource
 from host.jetstream_intake import prepare_stream
@@ -17,14 +15,6 @@ from host.local.nats import NatsCluster
 from .conftest import host_tls, needs_nats, wait_for
 
 pytestmark = needs_nats
-
-
-@pytest.fixture(scope="module")
-def floor(tmp_path_factory: pytest.TempPathFactory, casino: dict[str, Path]) -> Iterator[NatsCluster]:
-    c = NatsCluster(tmp_path_factory.mktemp("intake"), casino["dir"])
-    c.start()
-    yield c
-    c.stop()
 
 
 def _messages(cluster: NatsCluster, casino: dict[str, Path]) -> int:
@@ -37,24 +27,24 @@ def _messages(cluster: NatsCluster, casino: dict[str, Path]) -> int:
     return asyncio.run(count())
 
 
-def test_every_node_gets_a_probe_into_the_stream_and_the_probes_are_gone(floor: NatsCluster,
+def test_every_node_gets_a_probe_into_the_stream_and_the_probes_are_gone(shared_cluster: NatsCluster,
                                                                            casino: dict[str, Path]) -> None:
-    taken = prepare_stream(floor.nats_urls, host_tls(casino))
-    assert list(taken) == floor.nats_urls and all(0 <= s < 60 for s in taken.values())
-    assert _messages(floor, casino) == 0                 # purged: no worker will ever see them
-    again = prepare_stream(floor.nats_url, host_tls(casino))   # the stream exists: probes only
-    assert len(again) == 3 and _messages(floor, casino) == 0
+    taken = prepare_stream(shared_cluster.nats_urls, host_tls(casino))
+    assert list(taken) == shared_cluster.nats_urls and all(0 <= s < 60 for s in taken.values())
+    assert _messages(shared_cluster, casino) == 0                 # purged: no worker will ever see them
+    again = prepare_stream(shared_cluster.nats_url, host_tls(casino))   # the stream exists: probes only
+    assert len(again) == 3 and _messages(shared_cluster, casino) == 0
 
 
-def test_a_worker_acknowledges_a_probe_and_hands_it_to_nobody(floor: NatsCluster, casino: dict[str, Path]) -> None:
-    prepare_stream(floor.nats_urls, host_tls(casino))
+def test_a_worker_acknowledges_a_probe_and_hands_it_to_nobody(shared_cluster: NatsCluster, casino: dict[str, Path]) -> None:
+    prepare_stream(shared_cluster.nats_urls, host_tls(casino))
     batches: list[list[tuple[str, bytes]]] = []
-    source = JetStreamSource(floor.nats_url, batches.append, tls=host_tls(casino), name="probe-test").start()
+    source = JetStreamSource(shared_cluster.nats_url, batches.append, tls=host_tls(casino), name="probe-test").start()
     try:
         assert source.wait_ready(30)
 
         async def probe() -> None:
-            nc = await nats.connect(servers=floor.nats_urls, tls=host_tls(casino).context())
+            nc = await nats.connect(servers=shared_cluster.nats_urls, tls=host_tls(casino).context())
             try:
                 await nc.jetstream(timeout=5).publish(PROBE_SUBJECT, b"probe", stream=STREAM)
             finally:
@@ -63,4 +53,4 @@ def test_a_worker_acknowledges_a_probe_and_hands_it_to_nobody(floor: NatsCluster
         wait_for(lambda: source.stats["probes"] == 1, what="the probe acknowledged")
     finally:
         source.stop()
-    assert batches == [] and _messages(floor, casino) == 0
+    assert batches == [] and _messages(shared_cluster, casino) == 0
