@@ -84,3 +84,21 @@ async def _probe(url: str, ssl_ctx: object, deadline: float) -> float:
                 await asyncio.sleep(0.2)
     finally:
         await nc.close()
+
+
+async def probe_nodes(urls: list[str], ssl_ctx: object, timeout: float) -> dict[str, float | None]:
+    """What a worker does after making sure of the stream (:class:`host.jetstream.JetStreamSource`):
+    a probe through each node until stored, at most ``timeout`` seconds in all; seconds taken per
+    node, None for a node that did not get one in (down, or still electing), which is logged and
+    not waited for. The probes stay in the stream; whichever worker meets one acknowledges it."""
+    began = time.monotonic()
+    deadline = began + timeout
+    taken: dict[str, float | None] = {}
+    for url in urls:
+        try:
+            taken[url] = await _probe(url, ssl_ctx, deadline) - began
+        except (StreamNotReady, nats.errors.Error, OSError, TimeoutError) as exc:
+            log.warning("%s: no probe got into the stream %s from there: %s", url, STREAM, exc)
+            taken[url] = None
+    return taken
+
