@@ -70,7 +70,7 @@ PROTOCOLS = ("auto", "5", "3.1.1")
 _TOPIC = re.compile(r"egm/v1/([A-Za-z0-9_.-]{1,32})/(up|down)")
 _UNSUPPORTED_PROTOCOL = 132  # CONNACK 0x84 (MQTT 5); paho maps a 3.1.1 return code 1 onto it
 _STATS = ("connects", "disconnects", "connect_failures", "published", "delivered", "refused",
-          "received", "subscribe_refused")
+          "received", "subscribe_refused", "deaf_connections")
 
 
 class TransportError(HostLinkError):
@@ -533,6 +533,14 @@ class MqttClient:
                 self.stats["subscribe_refused"] += 1
                 log.error("%s: %s refused the subscription to %s: %s", self.client_id,
                           conn.address.url, topic, code)
+        if codes and all(code.is_failure for code in codes):
+            # nothing would ever come in: a cluster node refuses subscriptions while the leader of
+            # its MQTT session streams is being elected (a node just died); connect again (the
+            # next node, after the backoff) rather than stay connected deaf
+            self.stats["deaf_connections"] += 1
+            log.warning("%s: %s refused every subscription; connecting again", self.client_id, conn.address.url)
+            conn.client.disconnect()
+            return
         self._announce(conn)
 
     def _announce(self, conn: _Connection) -> None:

@@ -42,6 +42,10 @@ log = logging.getLogger("egm.host.jetstream")
 STREAM = "EGM_UP"
 SUBJECTS = "egm.v1.*.up"
 CONSUMER = "egm-host"
+#: the subject of the intake probes (host/jetstream_intake.py): in the stream, no terminal's, never
+#: handed to the host's store
+PROBE_SUBJECT = "egm.v1._intake-probe.up"
+PROBE_TIMEOUT_S = 10.0
 BATCH = 500
 MAX_WAIT_S = 0.25
 ACK_WAIT_S = 30.0
@@ -258,6 +262,7 @@ class JetStreamSource:
         while sub is None and not self._stopping.is_set():
             try:
                 await ensure_stream(js, self.replicas)
+                await self._probe_intake()
                 sub = await js.pull_subscribe(SUBJECTS, durable=CONSUMER, stream=STREAM,
                                               config=consumer_config(self.ack_wait))
             except (nats.errors.Error, TimeoutError) as exc:   # no meta leader yet, a node going
@@ -283,7 +288,26 @@ class JetStreamSource:
             if msgs:                                      # nats-py may end a fetch with none
                 await self._deliver(nc, msgs)
 
+    async def _probe_intake(self) -> None:
+        """Before consuming (and so before anyone waiting for the consumer group publishes): the
+        stream takes messages in through every node. Right after the stream is made, a node may
+        PUBACK a terminal's publish without the stream keeping it (docs/floor-cluster.md, "Before
+        the terminals"); best effort, at most :data:`PROBE_TIMEOUT_S`."""
+        from host.jetstream_intake import probe_nodes
+
+        taken = await probe_nodes(self.urls, self._ssl, PROBE_TIMEOUT_S)
+        log.info("%s: the stream %s takes messages in through %d of %d nodes", self.name, STREAM,
+                 sum(1 for t in taken.values() if t is not None), len(taken))
+
     async def _deliver(self, nc: Any, msgs: list[Msg]) -> None:
+        probes = [m for m in msgs if m.subject == PROBE_SUBJECT]
+        if probes:                                        # host/jetstream_intake.py's: nobody's report
+            for m in probes:
+                await _quietly(m.ack())
+            self.stats["probes"] += len(probes)
+            msgs = [m for m in msgs if m.subject != PROBE_SUBJECT]
+            if not msgs:
+                return
         items = [(topic_of(m.subject), bytes(m.data)) for m in msgs]
         self.stats["batches"] += 1
         self.stats["received"] += len(items)

@@ -147,6 +147,8 @@ class HostLink:
         self._wall = wall
         self.outbox = Outbox(ledger, clock=clock)
         self._inflight: dict[int, float] = {}             #: report number -> when to send again
+        self._sent_at: dict[int, float] = {}              #: report number -> when first sent
+        self._resent: set[int] = set()                    #: numbers sent more than once
         self._timeout = ack_timeout_s
         self._inbox: collections.deque[bytes] = collections.deque()
         self._reconnected = threading.Event()
@@ -170,7 +172,7 @@ class HostLink:
         self.wake: Callable[[], None] = terminal.wake if terminal is not None else _nothing
         self.redemptions: dict[str, dict[str, Any]] = {}  #: validation -> the host's answer
         self._awaiting: str | None = None          #: the validation :meth:`validate` waits for
-        self.stats = collections.Counter()
+        self.stats: collections.Counter[str] = collections.Counter()
         self._client_factory = client_factory
         #: the MQTT client, made by :meth:`start` (so that the broker it reaches may be started
         #: after the terminal's power-up); None until then
@@ -267,6 +269,8 @@ class HostLink:
         if self._reconnected.is_set():
             self._reconnected.clear()
             self._inflight.clear()                 # everything outstanding goes again, in order
+            self._sent_at.clear()
+            self._resent.clear()
             self._timeout = self.ack_timeout_s
             if self.session_open:                  # a new session: the host learns we are back
                 self._open_session()
@@ -288,6 +292,7 @@ class HostLink:
                 continue
             if due is not None:
                 self.stats["resent"] += 1
+                self._resent.add(number)
                 self._timeout = min(self._timeout * 2, MAX_ACK_TIMEOUT_S)
             type_, body = self.outbox.message(number)
             envelope = seal(sender_id=self.terminal_id, seq=number, time=self._wall() + self._clock_offset,
@@ -297,6 +302,22 @@ class HostLink:
                 return                               # disconnected: the outbox keeps it
             self.stats["sent"] += 1
             self._inflight[number] = now + self._timeout
+            self._sent_at.setdefault(number, now)
+
+    def _acknowledged(self, number: int) -> None:
+        """The ack timeout follows the host's pace (Karn's rule, as TCP's retransmission timer,
+        RFC 6298 section 5): an ack of a report sent once measures the round trip, and the timeout
+        becomes twice that (at least ``ack_timeout_s``); an ack of a report sent again measures
+        nothing (which send does it answer?), and the timeout stays backed off. Reset at every ack,
+        a host slowed down past ``ack_timeout_s`` (a database paused, a backlog) got every
+        terminal's whole window again every ``ack_timeout_s``, which slowed it down further."""
+        self._inflight.pop(number, None)
+        sent = self._sent_at.pop(number, None)
+        if number in self._resent:
+            self._resent.discard(number)
+        elif sent is not None:
+            rtt = max(0.0, self._clock() - sent)
+            self._timeout = min(MAX_ACK_TIMEOUT_S, max(self.ack_timeout_s, 2 * rtt))
 
     # --- what the host sends ----------------------------------------------------------------------
     def _receive(self, data: bytes) -> None:
@@ -309,6 +330,7 @@ class HostLink:
                 raise EnvelopeRejected("replay", f"host seq {msg.seq} is not after {self._last_seen}")
         except EnvelopeRejected as exc:
             self.stats["rejected"] += 1
+            self.stats[f"rejected_{exc.reason_code}"] += 1
             log.warning("host message refused: %s", exc)
             self._log_rejection(exc)
             return
@@ -322,8 +344,7 @@ class HostLink:
             if msg.body.get("conflict"):
                 self._conflict(msg.body["seq"])
             if self.outbox.ack(msg.body["seq"]):
-                self._inflight.pop(msg.body["seq"], None)
-                self._timeout = self.ack_timeout_s
+                self._acknowledged(msg.body["seq"])
             return
         self.last_host_seq = msg.seq
         self.ledger.store_setting(SETTING_HOST_SEQ, {"seq": msg.seq})

@@ -281,7 +281,12 @@ class NatsCluster:
             f"  listen: \"127.0.0.1:{node.mqtt_port}\"",
             f"  {tls}",
             f"  stream_replicas: {self.replicas}",
-            f"  consumer_replicas: {self.replicas}",
+            # a terminal's QoS 1 subscription is a JetStream consumer; replicated, 1,000 terminals
+            # were 1,000 Raft groups and the cluster's meta layer stopped answering on 2 cores
+            # (docs/floor-cluster.md, "At 1,000 terminals"); one copy in memory, lost with its node
+            # (the terminal subscribes again; what the host sent meanwhile is sent again)
+            "  consumer_replicas: 1",
+            "  consumer_memory_storage: true",
             "  ack_wait: \"30s\"",
             "  max_ack_pending: 1000",
             "}",

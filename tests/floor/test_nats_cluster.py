@@ -227,12 +227,11 @@ def test_two_egm_host_serve_processes_share_the_reports(tmp_path: Path, fresh_st
     here: one shared database is PostgreSQL's job): 200 messages (not envelopes: each is refused and
     logged) handled once between the two processes.
 
-    OPEN, so under ``make soak`` for now: it fails on this machine in most runs, and not on the
-    workers' side. The 200 messages, PUBACKed to the terminal on node 1, never reach the stream
-    (its last sequence stays 0) when they are published right after the two processes made the
-    stream; messages published afterwards on a new connection are taken in and handled (checked by
-    hand). The terminal's outbox would send them again, but why the broker drops them is not
-    understood yet. A manual run with a 3 s pause before publishing passed (3/197 split)."""
+    It failed in most runs while the workers consumed as soon as the stream was made: the 200
+    messages, PUBACKed on node 1, never reached the stream (a node that does not yet know the new
+    stream's leader routes a publish nowhere). Each worker now gets a probe into the stream
+    through every node before it consumes (host/jetstream_intake.py): 3 runs of 3 failed before,
+    3 of 3 passed after. Still under ``make soak`` (two processes and a cluster: about 6 s)."""
     cluster = fresh_stream
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     states = [tmp_path / f"host{i}" for i in range(2)]

@@ -311,3 +311,44 @@ def _ticking():
         t[0] += 0.1
         return t[0]
     return clock
+
+
+def test_the_ack_timeout_stays_backed_off_after_an_ack_of_a_resent_report(floor: Floor) -> None:
+    """A slow host (acks later than the timeout) must not get every report twice: an ack of a report
+    that was sent again says nothing about the round trip (Karn's rule), so the doubled timeout
+    stays; the ack of a report sent once brings it back to the round trip's pace."""
+    link = floor.terminal("T1", ack_timeout_s=1.0)
+    floor.settle()
+    slow = True
+    floor.bus.drop = lambda topic, payload: slow and topic == down_topic("T1")   # the host is late
+    floor.ledgers["T1"].bill_in(500)
+    floor.settle()
+    floor.now[0] += 1.5                                                  # past 1 s: sent again, 2 s now
+    floor.settle()
+    resent = link.stats["resent"]
+    assert resent > 0
+    slow = False
+    floor.now[0] += 10.0                                                 # sent again (backed off), acked at last
+    floor.settle()
+    assert len(link.outbox) == 0
+    resent = link.stats["resent"]
+    slow = True
+    floor.ledgers["T1"].bill_in(500)                                     # new reports, the host still late
+    floor.settle()
+    floor.now[0] += 1.5                                                  # past 1 s, not past the backed-off timeout
+    floor.settle()
+    assert link.stats["resent"] == resent                                # not sent twice
+    slow = False
+    floor.now[0] += 61.0
+    floor.settle()
+    assert len(link.outbox) == 0
+    resent = link.stats["resent"]
+    floor.ledgers["T1"].bill_in(500)                                     # sent once, acked at once
+    floor.settle()
+    assert len(link.outbox) == 0
+    slow = True
+    floor.ledgers["T1"].bill_in(500)
+    floor.settle()
+    floor.now[0] += 1.5                                                  # back to the 1 s pace
+    floor.settle()
+    assert link.stats["resent"] > resent

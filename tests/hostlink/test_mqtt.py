@@ -452,3 +452,17 @@ def test_an_orderly_stop_logs_no_error(caplog: pytest.LogCaptureFixture, clients
         assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text
     finally:
         b.stop()
+
+
+def test_a_connection_whose_every_subscription_is_refused_is_dropped_and_made_again(
+    tls_broker: EmbeddedBroker, pki_files: dict[str, Path], clients: list[MqttClient]
+) -> None:
+    """A floor cluster node refuses subscriptions while it elects its MQTT streams' leaders (a node
+    just died): a terminal that stayed connected then would never hear its acknowledgements. One
+    whose every subscription is refused (here: T1 asks only for T2's topic) connects again."""
+    f = pki_files
+    t1 = start(clients, client("T1", tls_address(tls_broker, f["ca_cert"], f["terminal_cert"], f["terminal_key"]),
+                               subscriptions=[down_topic("T2")]))
+    wait_for(lambda: t1.stats["deaf_connections"] >= 2, what="two connections dropped for their refused subscriptions")
+    assert t1.stats["connects"] >= 2 and t1.stats["subscribe_refused"] >= 2
+    assert not t1.wait_connected(0.5)

@@ -96,6 +96,7 @@ def check(engine: Engine, summaries: list[dict[str, Any]], queued: dict[str, lis
         timed = conn.execute(select(messages.c.sent_at, messages.c.received_at)
                              .where(messages.c.received_at >= window[0])).all()
     latency = [(r.received_at - r.sent_at).total_seconds() * 1000 for r in timed]
+    timeline = _timeline(timed, window[0])
     in_window = sum(1 for r in timed if r.received_at <= window[1])
     seconds = max(1e-9, (window[1] - window[0]).total_seconds())
     if meters_wrong:
@@ -113,7 +114,31 @@ def check(engine: Engine, summaries: list[dict[str, Any]], queued: dict[str, lis
         "max_ms": _pct(latency, 1.0), "kinds": dict(by_type), "events": dict(event_names),
         "vouchers": {"redeemed": len(paid), "paid_twice": paid_twice},
         "meters_mismatch": len(meters_wrong), "commands": commands, "problems": problems,
+        "timeline": timeline,
     }
+
+
+#: the latency timeline's step: seconds of storing time per row
+TIMELINE_S = 10
+
+
+def _timeline(timed: Sequence[Any], start: datetime) -> list[dict[str, Any]]:
+    """Per :data:`TIMELINE_S` seconds of storing time (from ``start``): reports stored, p50 and p99
+    of their seal-to-stored latency (how each moment of a fault run went)."""
+    buckets: dict[int, list[float]] = {}
+    for r in timed:
+        step = int((r.received_at - start).total_seconds() // TIMELINE_S)
+        buckets.setdefault(step, []).append((r.received_at - r.sent_at).total_seconds() * 1000)
+    return [{"from_s": k * TIMELINE_S, "stored": len(v), "p50_ms": _pct(v, 0.5), "p99_ms": _pct(v, 0.99)}
+            for k, v in sorted(buckets.items())]
+
+
+def last_stored_after(engine: Engine, stop: datetime) -> float:
+    """Seconds from the end of generation to the last report stored (how long the host took to
+    catch up; 0 when it had nothing left)."""
+    with engine.connect() as conn:
+        last = conn.execute(select(func.max(messages.c.received_at))).scalar_one()
+    return 0.0 if last is None else round(max(0.0, (last - stop).total_seconds()), 2)
 
 
 def _commands(conn: Any, summaries: list[dict[str, Any]], queued: dict[str, list[str]],

@@ -28,6 +28,9 @@ def add_parser(hsub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     p.add_argument("--cluster", action="store_true", help="a 3-node NATS JetStream cluster; the host workers "
                                                          "consume it as a group (--jetstream)")
     p.add_argument("--postgres-local", action="store_true", help="start a PostgreSQL of the run's own")
+    p.add_argument("--faults", action="store_true",
+                   help="during the run: SIGKILL a broker node (restarted 15 s later), SIGKILL a host worker "
+                        "(started again), SIGSTOP PostgreSQL for 10 s (needs --cluster --postgres-local)")
     p.add_argument("--seed", type=int, default=1, help="the simulated players' seed (default 1)")
     p.add_argument("--drain", type=float, default=60.0, metavar="S",
                    help="at most this long to wait for every report's acknowledgement at the end (default 60)")
@@ -50,7 +53,7 @@ def _loadtest(args: argparse.Namespace) -> int:
                         processes=args.processes or default_processes(args.terminals), threads=args.threads,
                         workers=args.workers, broker=args.broker, db=args.db, seed=args.seed, drain_s=args.drain,
                         commanded=args.commanded, cluster=args.cluster, postgres_local=args.postgres_local,
-                        keep=args.keep, drop_stored=args.drop_stored)
+                        keep=args.keep, drop_stored=args.drop_stored, faults=args.faults)
     shown = Shown(quiet=args.json or not sys.stderr.isatty())
     try:
         doc = execute(settings, shown)

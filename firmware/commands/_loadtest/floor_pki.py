@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from egmproto.mqtt import TlsFiles
 from egmproto.pki import ensure_development_pki, issue_terminals
 
 
@@ -20,3 +21,9 @@ def make_pki(state: Path, ids: list[str]) -> tuple[Path, float]:
     paths = ensure_development_pki(state, ids[0])
     issue_terminals(paths["dir"], ids[1:])
     return paths["dir"], time.monotonic() - began
+
+
+def host_tls(pki: Path) -> TlsFiles:
+    """The host's certificate and key (``egm-host``) with the CA: what the host's workers present."""
+    issued = pki / "issued"
+    return TlsFiles(pki / "ca.cert.pem", issued / "egm-host.cert.pem", issued / "egm-host.key.pem")

@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from firmware.commands._loadtest import check as checks
-from firmware.commands._loadtest.floor_pki import make_pki, terminal_ids
+from firmware.commands._loadtest.faults import Faults, FaultTargets, kill
+from firmware.commands._loadtest.floor_pki import host_tls, make_pki, terminal_ids
 from firmware.commands._loadtest.procs import (
     LoadTestError,
     Proc,
@@ -61,6 +62,7 @@ class Settings:
     keep: Path | None = None
     drop_stored: int = 0
     meter_interval_s: float = 60.0
+    faults: bool = False
 
     def check(self) -> None:
         if self.terminals < 1 or self.terminals > 99_999:
@@ -80,6 +82,9 @@ class Settings:
             raise UsageError(f"--threads is 1..64 per process, not {self.threads}")
         if self.workers < 1:
             raise UsageError(f"--workers is at least 1, not {self.workers}")
+        if self.faults and not (self.cluster and self.postgres_local):
+            raise UsageError("--faults kills a broker node and pauses PostgreSQL: it needs --cluster and "
+                             "--postgres-local (the run's own servers)")
         if self.workers > 1 and not self.cluster:
             raise UsageError("--workers K > 1 needs a broker that shares the host's subscription among "
                              "its workers (--cluster); the embedded broker gives every host all the traffic")
@@ -96,6 +101,10 @@ class Run:
     progress: dict[str, dict[str, Any]] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
     queued: dict[str, list[str]] = field(default_factory=dict)
+    cluster: Any = None
+    postgres: Any = None
+    cpu_gone: dict[str, float] = field(default_factory=dict)
+    faults: Any = None
 
 
 def _listen(proc: Proc, run: Run, ready: threading.Event) -> None:
@@ -152,8 +161,22 @@ def _execute(run: Run, stack: contextlib.ExitStack, show: Callable[[Run, str, fl
     show(run, "certificates", 0.0)
     pki, run.timings["pki_s"] = make_pki(state, ids)
     broker_urls, hosts_broker, host_extra, db = _infrastructure(run, stack, pki, logs)
+
+    def host_up(k: int) -> None:
+        proc = start_host(k, state / "host", pki, hosts_broker, db, host_extra, logs)
+        old = [i for i, p in enumerate(run.procs) if p.role == proc.role]
+        if old:
+            run.procs[old[0]] = proc
+        else:
+            run.procs.append(proc)
+
+    def host_kill(k: int) -> None:
+        proc = next(p for p in run.procs if p.role == f"host-{k}")
+        kill(proc)
+        run.cpu_gone[proc.role] = run.cpu_gone.get(proc.role, 0.0) + (proc.cpu_s or 0.0)
+
     for k in range(s.workers):
-        run.procs.append(start_host(k, state / "host", pki, hosts_broker, db, host_extra, logs))
+        host_up(k)
     show(run, "terminals", 0.0)
     ready = threading.Event()
     began = time.monotonic()
@@ -188,6 +211,10 @@ def _execute(run: Run, stack: contextlib.ExitStack, show: Callable[[Run, str, fl
     for proc in run.procs:
         proc.sample()
         cpu_start[proc.role] = proc.cpu_s
+    if s.faults:
+        run.faults = Faults(FaultTargets(run.cluster, run.postgres, host_kill, host_up,
+                                         worker=s.workers - 1), s.duration).start(t0)
+        stack.callback(run.faults.stop)
     while (elapsed := time.monotonic() - t0) < s.duration:
         while plan and plan[0][0] <= elapsed:
             _, terminal, command = plan.pop(0)
@@ -195,6 +222,8 @@ def _execute(run: Run, stack: contextlib.ExitStack, show: Callable[[Run, str, fl
             run.queued.setdefault(terminal, []).append(command)
         show(run, "running", elapsed / s.duration)
         time.sleep(min(0.5, s.duration - elapsed) if s.duration > elapsed else 0)
+    if run.faults is not None:
+        run.faults.join()
     stop = datetime.now(UTC)
     for proc in sims:
         proc.tell("stop")
@@ -212,13 +241,17 @@ def _execute(run: Run, stack: contextlib.ExitStack, show: Callable[[Run, str, fl
         proc.sample()
         before = cpu_start.get(proc.role)
         if proc.cpu_s is not None and before is not None:
-            cpu[proc.role] = round(proc.cpu_s - before, 1)
+            if proc.role in run.cpu_gone:             # killed and started again: both lives
+                cpu[proc.role] = round(run.cpu_gone[proc.role] - before + proc.cpu_s, 1)
+            else:
+                cpu[proc.role] = round(proc.cpu_s - before, 1)
     time.sleep(1.0)                                   # the host stores what the last acks followed
     summaries = [t for r in run.results.values() for t in r["terminals"]]
     engine = checks.engine_for(db)
     stack.callback(engine.dispose)
     dropped = checks.drop_stored(engine, s.drop_stored) if s.drop_stored else 0
     verdict = checks.check(engine, summaries, run.queued, (go, stop))
+    run.timings["stored_after_stop_s"] = checks.last_stored_after(engine, stop)
     show(run, "checked", 1.0)
     return _document(run, verdict, summaries, cpu, dropped, (stop - go).total_seconds())
 
@@ -231,12 +264,14 @@ def _infrastructure(run: Run, stack: contextlib.ExitStack, pki: Path,
     extra: list[str] = []
     hosts_broker = ""
     if s.cluster:
-        try:
-            from host.local.nats import NatsCluster
-        except ImportError:
-            raise UsageError("--cluster needs host/local/nats.py (NatsCluster), not on this branch yet") from None
+        from host.jetstream_intake import prepare_stream
+        from host.local.nats import NatsCluster
         cluster = NatsCluster(state / "nats", pki).start()
         stack.callback(cluster.stop)
+        run.cluster = cluster
+        began = time.monotonic()                    # the stream takes messages in before anyone publishes
+        prepare_stream(cluster.nats_urls, host_tls(pki))
+        run.timings["stream_ready_s"] = round(time.monotonic() - began, 2)
         urls = list(cluster.mqtt_urls)              # each simulator process on one node
         hosts_broker = ",".join(urls)               # the host workers: every node, and the stream
         extra = ["--jetstream", ",".join(cluster.nats_urls)]
@@ -249,13 +284,10 @@ def _infrastructure(run: Run, stack: contextlib.ExitStack, pki: Path,
     hosts_broker = hosts_broker or urls[0]
     db = s.db
     if s.postgres_local:
-        try:
-            from host.local.postgres import LocalPostgres
-        except ImportError:
-            raise UsageError("--postgres-local needs host/local/postgres.py (LocalPostgres), not on this "
-                             "branch yet") from None
+        from host.local.postgres import LocalPostgres
         pg = LocalPostgres().start()
         stack.callback(pg.stop)
+        run.postgres = pg
         db = pg.create_database("egm_loadtest")
     if db is None:
         (state / "host").mkdir(parents=True, exist_ok=True)
@@ -287,11 +319,20 @@ def _document(run: Run, verdict: dict[str, Any], summaries: list[dict[str, Any]]
     problems = list(verdict["problems"])
     outstanding = sum(t["outstanding"] for t in summaries)
     refused = sum(t["link"]["rejected"] for t in summaries)
+    replays = sum(t["link"].get("rejected_replay", 0) for t in summaries)
+    # several workers number their messages from one sequence but send them independently: one may
+    # overtake another's on the way and the older is refused as a replay, then sent again
+    # (docs/protocols/host-session.md section 7); any other refusal is a fault
+    tolerated = replays if s.workers > 1 else 0
     if outstanding:
         problems.append(f"{outstanding} reports never acknowledged to their terminal after the drain")
-    if refused:
-        problems.append(f"the terminals refused {refused} messages from the host (their host.rejected events "
-                        "say why)")
+    if refused - tolerated:
+        problems.append(f"the terminals refused {refused - tolerated} messages from the host (their "
+                        "host.rejected events say why)")
+    faults: dict[str, Any] | None = None
+    if run.faults is not None:
+        faults = {"timeline": run.faults.timeline, "errors": run.faults.errors}
+        problems += [f"fault: {e}" for e in run.faults.errors]
     loops = list(run.results.values())
     return {
         "terminals": s.terminals, **{k: verdict[k] for k in ("sent", "stored", "lost", "duplicates")},
@@ -305,7 +346,8 @@ def _document(run: Run, verdict: dict[str, Any], summaries: list[dict[str, Any]]
         "commands": verdict["commands"], "meters_mismatch": verdict["meters_mismatch"],
         "unexpected": verdict["unexpected"], "dropped_on_purpose": dropped,
         "resends": sum(t["link"]["resent"] for t in summaries),
-        "rejected_by_terminals": refused, "left_outstanding": outstanding,
+        "rejected_by_terminals": refused, "rejected_as_replay": replays, "left_outstanding": outstanding,
+        "latency_timeline": verdict["timeline"], "faults": faults,
         "simulator_errors": sum(r["errors"] for r in loops),
         "simulator_loop_ms_p99": max((r["loop_ms_p99"] for r in loops), default=None),
         "problems": problems,
@@ -313,7 +355,7 @@ def _document(run: Run, verdict: dict[str, Any], summaries: list[dict[str, Any]]
         "configuration": {"rate": s.rate, "duration": s.duration, "processes": s.processes, "threads": s.threads,
                           "workers": s.workers, "broker": "cluster" if s.cluster else s.broker,
                           "db": "postgres-local" if s.postgres_local else ("sqlite" if s.db is None else "url"),
-                          "seed": s.seed, "drain_s": s.drain_s},
+                          "seed": s.seed, "drain_s": s.drain_s, "faults": s.faults},
         "machine": {"cpus": os.cpu_count(), "load_avg": [round(x, 2) for x in os.getloadavg()],
                     "python": platform.python_version(), "platform": platform.platform()},
     }

@@ -282,5 +282,6 @@ class SimTerminal:
                 "outstanding": len(self.link.outbox), "made": self.made, "meters": meters,
                 "commands": commands, "actions": dict(self.done), "link": {
                     "sent": self.link.stats["sent"], "resent": self.link.stats["resent"],
-                    "rejected": self.link.stats["rejected"], "commands_applied": self.link.commands_applied}}
+                    "rejected": self.link.stats["rejected"],
+                    "rejected_replay": self.link.stats["rejected_replay"], "commands_applied": self.link.commands_applied}}
 
