@@ -112,7 +112,7 @@ def test_a_report_left_unacknowledged_or_a_refused_host_message_fails_the_run(tm
     verdict = {"sent": 5, "stored": 5, "lost": 0, "duplicates": 0, "unexpected": 0, "reports_per_second": 1.0,
                "p50_ms": 1.0, "p90_ms": 1.0, "p99_ms": 1.0, "max_ms": 1.0, "latency_from": "x", "kinds": {},
                "events": {}, "vouchers": {"redeemed": 0, "paid_twice": 0}, "meters_mismatch": 0,
-               "commands": {"queued": 0, "terminals": 0, "wrong": 0}, "problems": []}
+               "commands": {"queued": 0, "terminals": 0, "wrong": 0}, "problems": [], "timeline": []}
     run = Run(Settings(terminals=1, rate=1, duration=1, processes=1), tmp_path)
     run.results["sim-0"] = {"errors": 0, "loop_ms_p99": 1.0}
 
