@@ -31,7 +31,7 @@ def cabinet() -> SimpleNamespace:
     return SimpleNamespace(cabinet=cab, wake=lambda: None)
 
 
-def drive(link: HostLink, until: Callable[[], object], timeout: float = 30.0, what: str = "the link",
+def drive(link: HostLink, until: Callable[[], object], timeout: float = 60.0, what: str = "the link",
           host: object = None) -> None:
     """The terminal's loop (it polls its link) until ``until()``."""
     deadline = time.monotonic() + timeout
@@ -80,7 +80,7 @@ def test_reports_acks_and_commands_through_the_cluster(tmp_path: Path, cluster: 
             if i == 10:
                 cluster.kill(0)
             link.poll()
-        drive(link, delivered, timeout=60, what="every report acknowledged after the node loss",
+        drive(link, delivered, timeout=120, what="every report acknowledged after the node loss",
               host=host)
         assert link.client.address.url != cluster.mqtt_urls[0]
         cluster.restart(0)                                                # the node rejoins
