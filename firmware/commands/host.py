@@ -228,6 +228,7 @@ def _serve(args: argparse.Namespace) -> int:
         while not stop.wait(0.2):
             pass
         sys.stdout.write(f"egm host: stopped; {dict(host.server.stats)}\n")
+        sys.stdout.flush()          # now: a worker whose shutdown overruns --workers' stop time is killed
     return 0
 
 
