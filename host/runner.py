@@ -7,9 +7,9 @@ Two ways for the terminals' reports to come in:
   persistent session and the server's ingest worker handles them one at a time;
 * JetStream (``jetstream_urls``, the floor broker cluster): a :class:`host.jetstream.JetStreamSource`
   worker of the consumer group hands the server batches (``HostServer.handle_batch`` where it exists,
-  else ``handle`` for each), acknowledged to the stream after they are handled. The host's MQTT
-  client then subscribes to nothing: it only sends (acknowledgements, commands, replies), with a
-  client id of its own (several hosts share the floor).
+  else ``handle`` for each), acknowledged to the stream after they are handled. What the host sends
+  (acknowledgements, commands, replies) goes out as core NATS messages on the terminals' ``down``
+  subjects (:class:`host.nats_downlink.NatsDownlink`); the host holds no MQTT connection then.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from typing import Any
 
 from egmproto.identity import HostIdentity
 from egmproto.mqtt import BrokerAddress, MqttClient, TlsFiles
+from host.nats_downlink import NatsDownlink
 from host.packages import PackageDepot, PackageServer
 from host.server import HostServer
 from host.store import HostStore
@@ -46,24 +47,21 @@ def batch_handler(server: HostServer) -> Callable[[list[tuple[str, bytes]]], obj
     return server.handle_batch
 
 
-def _sender(client_id: str, *, address: tuple[BrokerAddress, ...], **kwargs: Any) -> MqttClient:
-    """The host's MQTT client when JetStream brings the reports: no subscription, a clean session,
-    and a client id of its own (two clients with one id would push each other off the broker)."""
-    kwargs.pop("subscriptions", None)
-    kwargs.pop("persistent_session", None)
-    kwargs.pop("on_message", None)
-    return MqttClient(f"{client_id}-{secrets.token_hex(4)}", address, **kwargs)
+def _downlink(client_id: str, *, urls: str, tls: TlsFiles, **_mqtt_only: Any) -> NatsDownlink:
+    """The host's way out when JetStream brings the reports: core NATS on the cluster
+    (host/nats_downlink.py says why not MQTT QoS 1), with a name of its own per process."""
+    return NatsDownlink(f"{client_id}-{secrets.token_hex(4)}", urls, tls=tls)
 
 
-def start_host(stack: contextlib.ExitStack, *, store: HostStore, pki: Path, broker_url: str,
+def start_host(stack: contextlib.ExitStack, *, store: HostStore, pki: Path, broker_url: str | None,
                name: str, kem_name: str, packages_dir: Path | None,
                packages_bind: tuple[str, int] = ("127.0.0.1", 0),
                packages_public_host: str | None = None,
                jetstream_urls: str | None = None, worker: int | None = None) -> RunningHost:
     """The host's MQTT client on ``broker_url`` (TLS with its certificate for ``mqtts://``; a
     cluster: ``mqtts://H1:P1,H2:P2,...``) and, with ``packages_dir``, the package server; with
-    ``jetstream_urls`` (``tls://H1:P1,...``) a JetStream worker brings the reports. ``stack``
-    stops them."""
+    ``jetstream_urls`` (``tls://H1:P1,...``) a JetStream worker brings the reports and the host
+    sends through the same NATS nodes (``broker_url`` unused). ``stack`` stops them."""
     issued = pki / "issued"
     tls = TlsFiles(ca=pki / "ca.cert.pem", cert=issued / f"{name}.cert.pem", key=issued / f"{name}.key.pem")
     packages = None
@@ -71,10 +69,14 @@ def start_host(stack: contextlib.ExitStack, *, store: HostStore, pki: Path, brok
         packages = PackageServer(PackageDepot(packages_dir), *packages_bind, tls=(tls.cert, tls.key, tls.ca),
                                  crl=pki / "crl.pem", public_host=packages_public_host).start()
         stack.callback(packages.stop)
-    address = BrokerAddress.parse_list(broker_url, tls if broker_url.strip().startswith("mqtts://") else None)
-    factory = _sender if jetstream_urls else MqttClient
-    server = HostServer(store, HostIdentity(pki, name=name, kem_name=kem_name),
-                        functools.partial(factory, address=address),
+    if jetstream_urls:
+        factory: Callable[..., Any] = functools.partial(_downlink, urls=jetstream_urls, tls=tls)
+    else:
+        if not broker_url:
+            raise ValueError("start_host: a broker_url, or jetstream_urls")
+        address = BrokerAddress.parse_list(broker_url, tls if broker_url.strip().startswith("mqtts://") else None)
+        factory = functools.partial(MqttClient, address=address)
+    server = HostServer(store, HostIdentity(pki, name=name, kem_name=kem_name), factory,
                         package_url=None if packages is None else packages.url, worker=worker)
     server.start()
     stack.callback(server.stop)
@@ -85,5 +87,5 @@ def start_host(stack: contextlib.ExitStack, *, store: HostStore, pki: Path, brok
         source = JetStreamSource(jetstream_urls, batch_handler(server), tls=tls,
                                  name=f"egm-host-{name}-{secrets.token_hex(4)}").start()
         stack.callback(source.stop)
-        log.info("host %s: reports from JetStream %s; sending over MQTT %s", name, jetstream_urls, broker_url)
+        log.info("host %s: reports from JetStream %s; sending over NATS", name, jetstream_urls)
     return RunningHost(server, packages, source)

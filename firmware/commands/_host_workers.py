@@ -33,9 +33,9 @@ def check(args: argparse.Namespace) -> None:
         raise UsageError("--workers needs a broker with MQTT shared subscriptions ($share/...): the embedded "
                          "broker (amqtt) has none, so every worker would get every report; run Mosquitto "
                          "(deploy/mosquitto/) and give --broker, or use the JetStream source")
-    if not args.broker:
-        raise UsageError("--workers needs --broker URL (a broker with shared subscriptions, e.g. Mosquitto, "
-                         "or the floor cluster's MQTT nodes with --jetstream)")
+    if not args.broker and not args.jetstream:
+        raise UsageError("--workers needs --broker URL (a broker with shared subscriptions, e.g. Mosquitto) "
+                         "or --jetstream URLs (the floor broker cluster)")
     if not (args.db or "").startswith(("postgresql://", "postgres://", "postgresql+psycopg://")):
         raise UsageError("--workers needs --db postgresql://...: the workers share one PostgreSQL database "
                          "(its sequence numbers the host's messages across workers; SQLite is one process)")
@@ -47,9 +47,11 @@ def check(args: argparse.Namespace) -> None:
 def child_argv(args: argparse.Namespace, worker: int) -> list[str]:
     """The command line of worker ``worker``: this serve without ``--workers``."""
     argv = [sys.executable, "-m", "firmware.cli", "--log-level", args.log_level, "host", "serve",
-            "--state-dir", str(args.state_dir), "--db", args.db, "--broker", args.broker,
+            "--state-dir", str(args.state_dir), "--db", args.db,
             "--name", args.name, "--kem-name", args.kem_name, "--packages-bind", args.packages_bind,
             "--worker", str(worker)]
+    if args.broker:
+        argv += ["--broker", args.broker]
     if args.pki:
         argv += ["--pki", str(args.pki)]
     if args.plain:

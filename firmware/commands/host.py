@@ -30,14 +30,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--pki", help="PKI directory (default <state-dir>/pki; with --dev-pki made if missing)")
     s.add_argument("--dev-pki", metavar="TERMINAL", action="append", default=[],
                    help="create a development PKI in --pki with a certificate for TERMINAL (repeatable)")
-    where = s.add_mutually_exclusive_group(required=True)
+    where = s.add_mutually_exclusive_group()
     where.add_argument("--listen", type=int, metavar="PORT", help="run an embedded broker on 127.0.0.1:PORT")
     where.add_argument("--broker", metavar="URL", help="connect to this broker (mqtt:// or mqtts://; a cluster: "
                        "mqtts://H1:P1,H2:P2,... tried in turn)")
     s.add_argument("--jetstream", metavar="URL[,URL...]",
                    help="take the terminals' reports from the floor broker cluster's JetStream (NATS client "
-                        "URLs, tls://HOST:PORT,...) as one worker of the host's consumer group; --broker is "
-                        "then only the way out (docs/floor-cluster.md)")
+                        "URLs, tls://HOST:PORT,...) as one worker of the host's consumer group, and send to the "
+                        "terminals through the same nodes (no --broker then; docs/floor-cluster.md)")
     s.add_argument("--plain", action="store_true", help="the embedded broker without TLS (tests, benchmarks)")
     s.add_argument("--name", default="egm-host", help="the host's certificate name in the PKI (default egm-host)")
     s.add_argument("--kem-name", default="egm-host.kem", help="the host's encryption certificate name")
@@ -168,12 +168,15 @@ def _serve(args: argparse.Namespace) -> int:
     pki = Path(args.pki) if args.pki else state / "pki"
     if args.dev_pki and args.pki:
         raise UsageError("--dev-pki makes the development PKI in <state-dir>/pki; leave out --pki")
+    if args.listen is None and args.broker is None and args.jetstream is None:
+        raise UsageError("give --listen PORT (an embedded broker), --broker URL, or --jetstream URLs (the floor "
+                         "broker cluster)")
     if args.jetstream is not None:
         from host.jetstream import parse_urls
 
-        if args.listen is not None:
-            raise UsageError("--jetstream takes the reports from a broker cluster: give its MQTT nodes with "
-                             "--broker, not --listen")
+        if args.listen is not None or args.broker is not None:
+            raise UsageError("--jetstream: the host takes the reports from the floor broker cluster and sends "
+                             "through its NATS nodes; leave out --listen and --broker")
         try:
             parse_urls(args.jetstream)
         except ValueError as exc:
@@ -208,7 +211,7 @@ def _serve(args: argparse.Namespace) -> int:
             stack.callback(broker.stop)
             url = broker.url
         else:
-            url = args.broker
+            url = args.broker or ""
         store = _store(args, create=True)
         stack.callback(store.close)
         host = start_host(stack, store=store, pki=pki, broker_url=url, name=args.name, kem_name=args.kem_name,

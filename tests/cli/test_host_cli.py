@@ -24,6 +24,10 @@ def test_bad_input_is_one_clear_line(tmp_path: Path) -> None:
         (["disable", "--state-dir", str(tmp_path), "bad id!"], "invalid terminal id"),
         (["set-time", "--state-dir", str(tmp_path), "T1", "--iso", "yesterday"], "not an ISO 8601 time"),
         (["serve", "--state-dir", str(tmp_path / "h"), "--listen", "1"], "no casino CA"),
+        (["serve", "--state-dir", str(tmp_path / "h")], "give --listen PORT"),
+        (["serve", "--state-dir", str(tmp_path / "h"), "--broker", "mqtts://a:1", "--jetstream", "tls://a:2"],
+         "leave out --listen and --broker"),
+        (["serve", "--state-dir", str(tmp_path / "h"), "--jetstream", "ftp://a"], "invalid NATS server list"),
     ]
     (tmp_path / "junk.db").write_text("not a database")
     cases.append((["floor", "--state-dir", str(tmp_path), "--db", str(tmp_path / "junk.db")], "cannot open host database"))

@@ -142,6 +142,8 @@ def test_two_workers_share_a_terminals_reports_exactly_once(fresh_stream: NatsCl
             mine = [p for topic, p in rec.items if topic == up_topic(name)]
             assert mine == sorted(mine, key=lambda p: int(p.split(b":")[1]))
     assert first.items and second.items, "both workers had a share"
+    # a batch is acknowledged to the stream after its handler returned: the count follows the items
+    wait_for(lambda: w1.stats["acked"] + w2.stats["acked"] >= 600, what="the workers' acknowledgements")
     assert w1.stats["acked"] + w2.stats["acked"] == 600
 
 
@@ -237,7 +239,7 @@ def test_two_egm_host_serve_processes_share_the_reports(tmp_path: Path, fresh_st
     states = [tmp_path / f"host{i}" for i in range(2)]
     logs = [(tmp_path / f"host{i}.log").open("w") for i in range(2)]
     hosts = [subprocess.Popen([sys.executable, "-m", "firmware.cli", "--log-level", "INFO", "host", "serve",
-                               "--state-dir", str(state), "--pki", str(casino["dir"]), "--broker", cluster.mqtt_url,
+                               "--state-dir", str(state), "--pki", str(casino["dir"]),
                                "--jetstream", cluster.nats_url], stdout=subprocess.PIPE, stderr=log, env=env, text=True)
              for state, log in zip(states, logs, strict=True)]
     try:

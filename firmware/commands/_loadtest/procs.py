@@ -99,8 +99,10 @@ def start_broker(pki: Path, log_file: IO[Any]) -> tuple[Proc, str]:
 
 def start_host(index: int, state: Path, pki: Path, url: str, db: str | None, extra: Sequence[str],
                log_file: IO[Any]) -> Proc:
+    """Host worker ``index``: on ``url``'s broker (MQTT), or with ``extra`` = ``--jetstream URLS``
+    (``url`` empty) on the floor cluster."""
     argv = [*PY, "-m", "firmware.cli", "host", "serve", "--state-dir", str(state), "--pki", str(pki),
-            "--broker", url, "--packages-bind", "127.0.0.1:0", *extra]
+            *(["--broker", url] if url else []), "--packages-bind", "127.0.0.1:0", *extra]
     if db:
         argv += ["--db", db]
     proc = Proc(f"host-{index}", argv, env=child_env(), stderr=log_file)

@@ -262,7 +262,6 @@ def _infrastructure(run: Run, stack: contextlib.ExitStack, pki: Path,
     their extra options, the database URL."""
     s, state = run.settings, run.state
     extra: list[str] = []
-    hosts_broker = ""
     if s.cluster:
         from host.jetstream_intake import prepare_stream
         from host.local.nats import NatsCluster
@@ -273,15 +272,14 @@ def _infrastructure(run: Run, stack: contextlib.ExitStack, pki: Path,
         prepare_stream(cluster.nats_urls, host_tls(pki))
         run.timings["stream_ready_s"] = round(time.monotonic() - began, 2)
         urls = list(cluster.mqtt_urls)              # each simulator process on one node
-        hosts_broker = ",".join(urls)               # the host workers: every node, and the stream
-        extra = ["--jetstream", ",".join(cluster.nats_urls)]
+        extra = ["--jetstream", ",".join(cluster.nats_urls)]   # the host workers: NATS, every node
     elif s.broker == "embedded":
         broker, url = start_broker(pki, logs)
         run.procs.append(broker)
         urls = [url]
     else:
         urls = [s.broker]
-    hosts_broker = hosts_broker or urls[0]
+    hosts_broker = "" if s.cluster else urls[0]
     db = s.db
     if s.postgres_local:
         from host.local.postgres import LocalPostgres
