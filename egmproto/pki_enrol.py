@@ -27,6 +27,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, ed25519
 from cryptography.hazmat.primitives.asymmetric.types import (
     CertificatePublicKeyTypes,
     PrivateKeyTypes,
+    PublicKeyTypes,
 )
 from cryptography.x509.oid import NameOID
 
