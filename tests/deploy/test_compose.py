@@ -8,6 +8,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +49,7 @@ def problems(doc: dict[str, Any]) -> list[str]:
         if name != "pki" and "pki" not in deps:
             out.append(f"{name}: does not wait for the pki one-shot")
         env = svc.get("environment", {})
-        for key, value in (env.items() if isinstance(env, dict) else (e.split("=", 1) for e in env)):
+        for key, _value in (env.items() if isinstance(env, dict) else (e.split("=", 1) for e in env)):
             if re.search(r"PASS|SECRET|TOKEN|KEY", key) and not key.endswith("_FILE"):
                 out.append(f"{name}: secret inline in environment {key}")
         for port in svc.get("ports", []):
@@ -92,7 +93,7 @@ def test_the_floor_is_complete_and_reviewed() -> None:
     (lambda d: d["services"]["host1"]["command"].__setitem__(5, "postgresql://egm:pw@postgres/egm_host"),
      "a URL with a password inline"),
 ])
-def test_the_review_catches(break_it, said: str) -> None:
+def test_the_review_catches(break_it: Callable[[dict[str, Any]], object], said: str) -> None:
     doc = load()
     break_it(doc)
     assert any(p.startswith(said) for p in problems(doc)), problems(doc)
