@@ -121,6 +121,7 @@ def test_docker_compose_validates_it(tmp_path: Path) -> None:
     assert run.returncode != 0 and "bogus" in run.stderr
 
 
+@pytest.mark.slow                   # 18 egm commands: about 20 s on a quiet machine
 def test_the_one_shot_makes_the_floor_pki(tmp_path: Path) -> None:
     """init-floor.sh, run here as the pki service runs it (twice: it is idempotent), with the
     repository's egm; every broker configuration it writes is one nats-server accepts."""
