@@ -68,6 +68,18 @@ def _private_dir(path: Path) -> None:
     os.chmod(path, 0o700)
 
 
+def _check_owner(state_dir: Path) -> None:
+    """Root writing into a state directory someone else owns (``egm``) would leave keys the service
+    cannot read: refused, with the way to do it."""
+    try:
+        owner = state_dir.stat().st_uid
+    except OSError:
+        return
+    if hasattr(os, "geteuid") and os.geteuid() != owner:
+        raise PkiError(f"{state_dir} belongs to uid {owner}, not to this user (uid {os.geteuid()}): run as its "
+                       "owner, e.g. sudo -u egm egm certs ...")
+
+
 def _check_kind(kind: str) -> None:
     if kind not in REQUEST_KINDS:
         raise PkiError(f"a request is for a {' , '.join(REQUEST_KINDS)} certificate, not {kind!r}")
@@ -87,6 +99,7 @@ def make_request(state_dir: str | os.PathLike[str], name: str, kind: str = "term
     pki.validate_name(name, "terminal id" if kind == "terminal" else f"{kind} name")
     base = pki_dir(state_dir)
     pki._check_outside_repo(base, False)
+    _check_owner(Path(state_dir))
     requests = base / "requests"
     out = Request(name, kind, requests / f"{name}.key.pem", requests / f"{name}.csr.pem")
     if out.key.exists() and not replace:
@@ -215,6 +228,7 @@ def install(state_dir: str | os.PathLike[str], cert_path: str | os.PathLike[str]
     or the current one); checks first, writes after."""
     base = pki_dir(state_dir)
     pki._check_outside_repo(base, False)
+    _check_owner(Path(state_dir))
     if (base / "ca.key.pem").exists():
         raise PkiError(f"{base} holds a CA key (a development PKI): a site cabinet keeps no CA key; "
                        "move that directory away first")

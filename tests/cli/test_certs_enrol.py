@@ -136,3 +136,12 @@ def test_a_pending_request_is_kept(capsys, site) -> None:
     _, cab = site
     request(capsys, cab)
     assert "pending" in refused(capsys, (cab,), "request", "--state-dir", str(cab), "--name", "EGM-0001")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give the state directory to another user")
+def test_root_does_not_write_into_the_service_users_state_dir(capsys, tmp_path: Path) -> None:
+    cab = tmp_path / "cabinet"
+    cab.mkdir()
+    os.chown(cab, 990, 990)
+    err = refused(capsys, (cab,), "request", "--state-dir", str(cab), "--name", "EGM-0001")
+    assert "sudo -u egm" in err
