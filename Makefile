@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-test
 
-.PHONY: run test browser nats bench soak fuzz lint clean venv par-verify par-sheets
+.PHONY: run test browser nats deploy-tools bench soak fuzz lint clean venv par-verify par-sheets
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -19,12 +19,24 @@ venv: $(STAMP)
 run: $(STAMP)
 	$(BIN)/egm run --sim $(ARGS)
 
-test: $(STAMP) browser nats
+test: $(STAMP) browser nats deploy-tools
 	$(BIN)/python -m pytest -n 2 -m "not soak and not fuzz and not bench" $(ARGS)
 
 # The floor broker cluster's tests (tests/floor) run Debian's nats-server: installed here when missing
 # and we are root with apt.
 NATS_SERVER ?= /usr/sbin/nats-server
+# tests/deploy: systemd-analyze verify (systemd) and the compose file's validation (docker-compose;
+# Docker's engine is not needed and not installed: --no-install-recommends)
+deploy-tools:
+	@if command -v systemd-analyze >/dev/null && { command -v docker-compose >/dev/null || docker compose version >/dev/null 2>&1; }; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "installing systemd-analyze and docker-compose for tests/deploy"; \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends systemd docker-compose >/dev/null || \
+		echo "apt-get could not install them: parts of tests/deploy will skip"; \
+	else \
+		echo "no systemd-analyze or docker-compose (and not root with apt-get): parts of tests/deploy will skip"; \
+	fi
+
 nats:
 	@if [ -x $(NATS_SERVER) ] || command -v nats-server >/dev/null; then :; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \

@@ -38,7 +38,10 @@ from cryptography import x509
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, x25519
-from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes
+from cryptography.hazmat.primitives.asymmetric.types import (
+    CertificatePublicKeyTypes,
+    PrivateKeyTypes,
+)
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from egmproto import x509parse
@@ -463,16 +466,23 @@ def _issue(
     now: dt.datetime,
     *,
     save: bool = True,
+    public_key: CertificatePublicKeyTypes | None = None,
 ) -> IssuedFiles:
+    """Sign and record a certificate of the fixed profile of ``kind``: for a new key made here, or,
+    given ``public_key`` (a request made elsewhere, ``egmproto.pki_enrol``), for that key (no key file
+    is written then, and a stale ``issued/NAME.key.pem`` of an earlier key is removed)."""
     if days < 1:
         raise PkiError(f"invalid validity {days} days: at least 1")
-    key: ec.EllipticCurvePrivateKey | ed25519.Ed25519PrivateKey | x25519.X25519PrivateKey
-    if kind == "code-signer":
+    key: ec.EllipticCurvePrivateKey | ed25519.Ed25519PrivateKey | x25519.X25519PrivateKey | None = None
+    if public_key is not None:
+        pass
+    elif kind == "code-signer":
         key = ed25519.Ed25519PrivateKey.generate()
     elif kind == "host-kem":
         key = x25519.X25519PrivateKey.generate()
     else:
         key = ec.generate_private_key(ec.SECP256R1())
+    public: CertificatePublicKeyTypes = key.public_key() if key is not None else public_key  # type: ignore[assignment]
     agreement = kind == "host-kem"
     not_before = now - BACKDATE
     # Never outlive the CA: a certificate past its issuer's end would not verify anyway.
@@ -488,7 +498,7 @@ def _issue(
         x509.CertificateBuilder()
         .subject_name(subject)
         .issuer_name(ca_cert.subject)
-        .public_key(key.public_key())
+        .public_key(public)
         .serial_number(serial)
         .not_valid_before(not_before)
         .not_valid_after(not_after)
@@ -501,7 +511,7 @@ def _issue(
             ),
             critical=True,
         )
-        .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(public), critical=False)
         .add_extension(_aki(ca_cert), critical=False)
     )
     if _EKU[kind]:
@@ -521,7 +531,10 @@ def _issue(
     )
     try:
         _write_public(out.archive, _cert_pem(cert))
-        _write_private(out.key, _key_pem(key))
+        if key is not None:
+            _write_private(out.key, _key_pem(key))
+        else:
+            out.key.unlink(missing_ok=True)         # the key of this certificate is elsewhere
         _write_public(out.cert, _cert_pem(cert))
         index["certs"].append({
             "serial": hexserial, "kind": kind, "name": name, "subject": subject.rfc4514_string(),

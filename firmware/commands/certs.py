@@ -1,11 +1,12 @@
-"""``egm certs init|issue|list|revoke|crl|renew|verify|dev``: the casino PKI (``docs/pki.md``).
+"""``egm certs init|issue|list|revoke|crl|renew|verify|dev|request|sign|install``: the casino PKI (``docs/pki.md``).
 
 ``init`` creates a CA in a directory outside the repository; ``issue`` makes a terminal, host or
 code-signer certificate and its key (0600); ``list`` shows what the CA issued; ``revoke`` revokes by
 serial or name and rewrites ``crl.pem``; ``crl`` signs a fresh CRL; ``renew`` makes a new key and
 certificate with the same subject (the old one stays valid until revoked or expired); ``verify``
 checks a certificate against the CA and its CRL (exit 0 only if it verifies); ``dev`` makes the
-development CA and certificates in a state directory (idempotent).
+development CA and certificates in a state directory (idempotent). ``request``, ``sign`` and
+``install``: enrolment with the key made on the cabinet (``firmware/commands/_certs_enrol.py``).
 """
 
 from __future__ import annotations
@@ -81,6 +82,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     d.add_argument("--terminal", required=True, metavar="ID", help="the terminal id")
     json_argument(d)
     d.set_defaults(func=_dev)
+
+    from firmware.commands._certs_enrol import register as register_enrolment
+
+    register_enrolment(csub, _days)
 
 
 def _dir(p: argparse.ArgumentParser) -> None:

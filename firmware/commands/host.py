@@ -1,4 +1,4 @@
-"""``egm host serve|meters|events|floor|sequence|rejections|vouchers|disable|enable|send-meters|set-time|offer-package|operator|loadtest``.
+"""``egm host serve|meters|events|floor|sequence|rejections|vouchers|disable|enable|send-meters|set-time|offer-package|operator|loadtest|broker-config``.
 
 ``offer-package`` verifies a code-signed game package, keeps it in ``<state-dir>/packages`` and queues
 the offer. ``serve`` runs the reference casino host (``host/``): with ``--listen PORT`` it also runs an embedded
@@ -120,6 +120,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     from firmware.commands._loadtest.cli import add_parser
 
     add_parser(hsub)
+
+    from firmware.commands._broker_config import add_parser as add_broker_config
+
+    add_broker_config(hsub)
 
 
 def _common(p: argparse.ArgumentParser) -> None:

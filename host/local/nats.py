@@ -37,11 +37,11 @@ from pathlib import Path
 from egmproto import pki as casino_pki
 from egmproto.errors import EgmError
 from egmproto.mqtt import BrokerAddress, MqttClient, TlsFiles
+from host.local.nats_config import CLUSTER_NAME, BrokerNode, render
 
 log = logging.getLogger("egm.host.local.nats")
 
 BROKER_CERT = "egm-floor-broker"
-CLUSTER_NAME = "egm-floor"
 NATS_SERVER = "nats-server"
 #: How long a node may take to listen and report JetStream healthy.
 READY_TIMEOUT_S = 30.0
@@ -80,11 +80,6 @@ def free_port() -> int:
                 continue
             return port
     raise NatsClusterError("no free port found on 127.0.0.1")
-
-
-def _q(value: object) -> str:
-    """A NATS configuration string (JSON string syntax is accepted by the NATS parser)."""
-    return json.dumps(str(value))
 
 
 @dataclass
@@ -262,47 +257,13 @@ class NatsCluster:
         return cert, key, ca
 
     def _config(self, node: NatsNode, cert: Path, key: Path, ca: Path) -> str:
-        tls = (f"tls {{\n    cert_file: {_q(cert)}\n    key_file: {_q(key)}\n    ca_file: {_q(ca)}\n"
-               f"    verify: true\n    timeout: 5\n  }}")
-        lines = [
-            f"server_name: {_q(node.name)}",
-            f"listen: \"127.0.0.1:{node.client_port}\"",
-            f"http: \"127.0.0.1:{node.http_port}\"",
-            f"log_file: {_q(node.log_file)}",
-            "logtime: true",
-            "max_payload: 1MB",
-            tls,
-            "jetstream {",
-            f"  store_dir: {_q(node.directory / 'jetstream')}",
-            "  max_memory_store: 64MB",
-            "  max_file_store: 4GB",
-            "}",
-            "mqtt {",
-            f"  listen: \"127.0.0.1:{node.mqtt_port}\"",
-            f"  {tls}",
-            f"  stream_replicas: {self.replicas}",
-            # a terminal's QoS 1 subscription is a JetStream consumer; replicated, 1,000 terminals
-            # were 1,000 Raft groups and the cluster's meta layer stopped answering on 2 cores
-            # (docs/floor-cluster.md, "At 1,000 terminals"); one copy in memory, lost with its node
-            # (the terminal subscribes again; what the host sent meanwhile is sent again)
-            "  consumer_replicas: 1",
-            "  consumer_memory_storage: true",
-            "  ack_wait: \"30s\"",
-            "  max_ack_pending: 1000",
-            "}",
-        ]
-        if len(self.nodes) > 1:
-            routes = ", ".join(f"\"tls://127.0.0.1:{other.route_port}\"" for other in self.nodes
-                               if other is not node)
-            lines += [
-                "cluster {",
-                f"  name: {_q(self.cluster_name)}",
-                f"  listen: \"127.0.0.1:{node.route_port}\"",
-                f"  routes: [{routes}]",
-                f"  {tls}",
-                "}",
-            ]
-        return "\n".join(lines) + "\n"
+        loop = "127.0.0.1"
+        return render(BrokerNode(
+            name=node.name, client=f"{loop}:{node.client_port}", mqtt=f"{loop}:{node.mqtt_port}",
+            http=f"{loop}:{node.http_port}", route=f"{loop}:{node.route_port}",
+            store_dir=node.directory / "jetstream", cert=cert, key=key, ca=ca, log_file=node.log_file,
+            routes=[f"{loop}:{o.route_port}" for o in self.nodes if o is not node] if len(self.nodes) > 1 else [],
+            cluster_name=self.cluster_name, replicas=self.replicas))
 
     def _spawn(self, node: NatsNode) -> None:
         with open(node.directory / "stdout.log", "ab") as out:
