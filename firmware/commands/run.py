@@ -29,6 +29,22 @@ log = logging.getLogger(__name__)
 
 
 
+def _update_report(update_dir: str, terminal, failures: dict[str, str], out) -> None:
+    """The field update at power-up: record the running version, commit or roll back a trial, and
+    hand the update's events to critical memory (firmware.update.boot.power_up_report)."""
+    from firmware.cabinet.states import CabinetState
+    from firmware.update.boot import power_up_report
+    from firmware.update.journal import flush
+    from firmware.update.slots import SlotStore
+
+    store = SlotStore(update_dir)
+    verdict = power_up_report(store, self_test_passed=not failures,
+                              at_attract=terminal.cabinet.state is CabinetState.IDLE)
+    flush(store, terminal.ledger.event)
+    out.write(f"update: {verdict.replace('_', ' ')}"
+              f"{' (the self-test failed: the next boot runs the previous version)' if verdict == 'rolled_back' else ''}\n")
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("run", help="start the terminal (with --sim: simulated hardware)")
     p.add_argument("--sim", action="store_true", help="simulated devices and an embedded host")
@@ -51,6 +67,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p.add_argument("--game", type=game_id, choices=game_ids(), metavar="GAME",
                    help=f"the game to start with (default: the configuration's games.default): {', '.join(game_ids())}")
+    p.add_argument("--update-dir", metavar="DIR",
+                   help="the A/B pair of the field update (docs/update.md): the running version and the update's "
+                        "events go into critical memory, and a trial slot is committed once attract is reached "
+                        "with the self-tests passed (rolled back if they fail)")
     p.set_defaults(func=_run)
 
 
@@ -235,7 +255,9 @@ def _terminal(cfg, args, game_id: str, rng_results, path: Path, out):
         server = ControlServer(terminal, socket_path(path)).start()
         stack.callback(server.close)
         started = time.monotonic()
-        terminal.power_up()
+        failures = terminal.power_up()
+        if args.update_dir:
+            _update_report(args.update_dir, terminal, failures, out)
         out.write(f"cabinet: {terminal.cabinet.state.name}"
                   f"{'; tilts: ' + ', '.join(t.key for t in terminal.cabinet.active_tilts) if terminal.cabinet.active_tilts else ''}"
                   f" ({time.monotonic() - started:.2f} s from power-up); control: egm simctl --state-dir {path}\n")
