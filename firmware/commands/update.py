@@ -95,6 +95,14 @@ def _out(args: argparse.Namespace, doc: dict[str, Any], text: str) -> None:
         print(text)
 
 
+def _check_state(args: argparse.Namespace) -> None:
+    """Refuse a bad --state-dir before anything changes."""
+    if getattr(args, "state_dir", None):
+        from firmware.commands._common import checked_state_dir
+
+        checked_state_dir(args.state_dir, write=True)
+
+
 def _flush(args: argparse.Namespace, store) -> None:
     """With --state-dir: the pending events into critical memory now."""
     if not getattr(args, "state_dir", None):
@@ -128,6 +136,7 @@ def _bundle(args: argparse.Namespace) -> int:
 
 
 def _install(args: argparse.Namespace) -> int:
+    _check_state(args)
     from firmware.update.errors import UpdateRefused
     from firmware.update.install import install
 
@@ -146,6 +155,7 @@ def _install(args: argparse.Namespace) -> int:
 
 
 def _boot(args: argparse.Namespace) -> int:
+    _check_state(args)
     from firmware.update.boot import boot
 
     store = _store(args)
@@ -172,6 +182,7 @@ def _status(args: argparse.Namespace) -> int:
 
 
 def _commit(args: argparse.Namespace) -> int:
+    _check_state(args)
     from firmware.update.boot import commit
 
     store = _store(args)
@@ -182,6 +193,7 @@ def _commit(args: argparse.Namespace) -> int:
 
 
 def _rollback(args: argparse.Namespace) -> int:
+    _check_state(args)
     from firmware.update.boot import rollback
 
     store = _store(args)
