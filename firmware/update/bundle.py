@@ -21,6 +21,8 @@ from pathlib import Path
 
 from firmware.update.errors import UpdateError, UpdateRefused
 from firmware.update.tree import pack
+
+__all__ = ["BundleInfo", "check", "extract", "make", "pack", "rauc", "system_conf"]
 from firmware.update.version import parse
 
 log = logging.getLogger(__name__)

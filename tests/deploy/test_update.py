@@ -62,6 +62,17 @@ def kit(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         rauc_bundle.make(_tree(root, version), version, ours.cert, ours.key, ca, out[version])
     out["foreign"] = root / "foreign.raucb"
     rauc_bundle.make(root / "tree-1.1.0", "1.1.0", foreign.cert, foreign.key, other_ca, out["foreign"])
+    # signed under our CA, but by a terminal's certificate (clientAuth, not codeSigning)
+    terminal = pki.issue(root / "ca", "terminal", "EGM-0001")
+    content = root / "wrong-purpose"
+    content.mkdir()
+    rauc_bundle.pack(root / "tree-1.1.0", content / "app.tar")
+    (content / "manifest.raucm").write_text("[update]\ncompatible=egm-terminal\nversion=1.1.0\n\n"
+                                            "[bundle]\nformat=verity\n\n[image.appfs]\nfilename=app.tar\n")
+    out["wrong-purpose"] = root / "wrong-purpose.raucb"
+    subprocess.run(["rauc", "bundle", "--cert", str(terminal.cert), "--key", str(terminal.key),
+                    "--mksquashfs-args=-noI -noD -noF -noX", str(content), str(out["wrong-purpose"])],
+                   check=True, capture_output=True)
     # unsigned: the same SquashFS content with no signature appended
     content = root / "unsigned"
     content.mkdir()
@@ -151,11 +162,13 @@ def test_a_trial_that_never_reaches_attract_falls_back_when_its_attempts_are_spe
 
 
 @needs_rauc
-@pytest.mark.parametrize("case", ["tampered-payload", "tampered-signature", "unsigned", "foreign-ca", "downgrade",
+@pytest.mark.parametrize("case", ["tampered-payload", "tampered-signature", "unsigned", "foreign-ca",
+                                  "wrong-purpose", "downgrade",
                                   "same-version"])
 def test_a_bad_bundle_is_refused_and_leaves_the_slots_unchanged(kit, tmp_path: Path, case: str) -> None:
     store = _pair(tmp_path)
-    bundle = {"unsigned": kit["unsigned"], "foreign-ca": kit["foreign"], "downgrade": kit["0.9.0"]}.get(case, kit["1.1.0"])
+    bundle = {"unsigned": kit["unsigned"], "foreign-ca": kit["foreign"], "downgrade": kit["0.9.0"],
+              "wrong-purpose": kit["wrong-purpose"]}.get(case, kit["1.1.0"])
     if case == "same-version":
         install(store, kit["1.1.0"], kit["ca"])
         boot(store)
@@ -263,6 +276,19 @@ def test_a_hostile_payload_is_refused_before_anything_is_written(tmp_path: Path,
     with pytest.raises(UpdateRefused, match="payload"):
         unpack(archive, tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+def test_a_link_inside_the_tree_is_kept(tmp_path: Path) -> None:
+    archive = tmp_path / "app.tar"
+    with tarfile.open(archive, "w") as tar:
+        good = tarfile.TarInfo("lib/real.py")
+        good.size = 2
+        tar.addfile(good, io.BytesIO(b"ok"))
+        link = tarfile.TarInfo("bin/egm")
+        link.type, link.linkname = tarfile.SYMTYPE, "../lib/real.py"
+        tar.addfile(link)
+    unpack(archive, tmp_path / "out")
+    assert (tmp_path / "out" / "bin" / "egm").read_bytes() == b"ok"
 
 
 def test_a_damaged_state_file_is_one_clear_error(tmp_path: Path) -> None:
