@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from firmware.update.slots import SlotStore
 
 from firmware.commands._common import json_argument
 
@@ -20,7 +23,7 @@ DEFAULT_DIR = "/var/lib/egm/update"
 DEFAULT_KEYRING = "/var/lib/egm/pki/ca.cert.pem"
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("update", help="field update: signed bundles, A/B slots, trial boot, rollback")
     usub = p.add_subparsers(dest="update_command", metavar="ACTION")
     usub.required = True
@@ -80,7 +83,7 @@ def _state(p: argparse.ArgumentParser) -> None:
                                        "(default: the terminal writes them at its next power-up)")
 
 
-def _store(args: argparse.Namespace):
+def _store(args: argparse.Namespace) -> SlotStore:
     from firmware.update.slots import SlotStore
 
     return SlotStore(args.dir)
@@ -103,7 +106,7 @@ def _check_state(args: argparse.Namespace) -> None:
         checked_state_dir(args.state_dir, write=True)
 
 
-def _flush(args: argparse.Namespace, store) -> None:
+def _flush(args: argparse.Namespace, store: SlotStore) -> None:
     """With --state-dir: the pending events into critical memory now."""
     if not getattr(args, "state_dir", None):
         return
