@@ -31,9 +31,10 @@ log = logging.getLogger(__name__)
 
 def _update_report(update_dir: str, terminal, failures: dict[str, str], out) -> None:
     """The field update at power-up: record the running version, commit or roll back a trial, and
-    hand the update's events to critical memory (firmware.update.boot.power_up_report)."""
+    hand the update's events to critical memory (firmware.update.boot.power_up_report). A trial
+    that powered up into a tilt is committed when the cabinet first reaches attract (its step)."""
     from firmware.cabinet.states import CabinetState
-    from firmware.update.boot import power_up_report
+    from firmware.update.boot import attract_reached, power_up_report
     from firmware.update.journal import flush
     from firmware.update.slots import SlotStore
 
@@ -43,6 +44,19 @@ def _update_report(update_dir: str, terminal, failures: dict[str, str], out) -> 
     flush(store, terminal.ledger.event)
     out.write(f"update: {verdict.replace('_', ' ')}"
               f"{' (the self-test failed: the next boot runs the previous version)' if verdict == 'rolled_back' else ''}\n")
+    if verdict != "trial":
+        return
+    step = terminal.on_step
+
+    def commit_at_attract(t) -> None:
+        if step is not None:
+            step(t)
+        if t.cabinet.state is CabinetState.IDLE:
+            t.on_step = step
+            if attract_reached(store):
+                flush(store, t.ledger.event)
+
+    terminal.on_step = commit_at_attract
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -86,6 +86,17 @@ def power_up_report(store: SlotStore, *, self_test_passed: bool, at_attract: boo
         return "committed"
 
 
+def attract_reached(store: SlotStore) -> bool:
+    """The terminal reached attract later than power-up (a tilt cleared) with its self-tests
+    passed: commit the trial that runs. Returns whether one was committed."""
+    with store.locked() as state:
+        slot = state.booted
+        if slot is None or state.slots[slot].state != "trial":
+            return False
+        _commit(state, slot, "attract reached with the self-tests passed")
+        return True
+
+
 def _commit(state: UpdateState, slot: str, why: str) -> None:
     state.move(slot, "commit")
     state.primary = slot

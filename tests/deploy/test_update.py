@@ -296,3 +296,50 @@ def test_a_damaged_state_file_is_one_clear_error(tmp_path: Path) -> None:
     (store.dir / "state.json").write_text('{"format": 1, "primary": "C"}')
     with pytest.raises(UpdateError, match="damaged"):
         boot(store)
+
+
+# --- the terminal's power-up (egm run --update-dir), without RAUC ---------------------------------
+
+def _trial_pair(tmp_path: Path) -> SlotStore:
+    """Slot A good at 1.0.0, slot B on trial at 1.1.0 as an install leaves it, then booted."""
+    store = _pair(tmp_path)
+    shutil.copytree(_tree(tmp_path, "1.1.0"), store.slot_dir("B"), dirs_exist_ok=True)
+    with store.locked() as state:
+        state.move("B", "install_begin")
+        state.move("B", "install_done")
+        state.slots["B"].version = "1.1.0"
+        state.primary, state.attempts = "B", 3
+    assert boot(store).slot == "B"
+    return store
+
+
+def _egm_run(tmp_path: Path, store: SlotStore, *extra: str, rounds: int = 1) -> tuple[str, list[dict]]:
+    state_dir = tmp_path / "state"
+    done = subprocess.run([sys.executable, "-m", "firmware.cli", "run", "--sim", "--headless", "--autoplay", str(rounds),
+                           "--state-dir", str(state_dir), "--update-dir", str(store.dir), *extra],
+                          capture_output=True, text=True, cwd=ROOT, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    with Ledger.open(state_dir, read_only=True) as ledger:
+        events = [e for e in ledger.events(200) if e["event"].startswith("software.")]
+    return done.stdout, events
+
+
+def test_the_terminal_commits_its_trial_at_attract(tmp_path: Path) -> None:
+    store = _trial_pair(tmp_path)
+    stdout, events = _egm_run(tmp_path, store)
+    assert "update: committed" in stdout
+    assert store.load().slots["B"].state == "good" and store.load().pending == []
+    assert [e["event"] for e in reversed(events)] == ["software.installed", "software.update_committed"]
+    assert events[-1]["version"] == "1.1.0" and events[-1]["state"] == "trial"
+
+
+def test_the_terminal_rolls_back_a_trial_whose_self_test_fails(tmp_path: Path) -> None:
+    store = _trial_pair(tmp_path)
+    config = tmp_path / "floor.toml"
+    config.write_text("[software]\ndevelopment = false\n")      # no signed manifest: software check fails
+    stdout, events = _egm_run(tmp_path, store, "--config", str(config), rounds=0)   # power up, stop
+    assert "update: rolled back" in stdout
+    assert [e["event"] for e in reversed(events)] == ["software.installed", "software.update_rolled_back"]
+    assert events[0]["reason"] == "self-test failed"
+    again = boot(store)
+    assert (again.slot, again.version) == ("A", "1.0.0") and _running(store) == "1.0.0"
