@@ -343,3 +343,32 @@ def test_the_terminal_rolls_back_a_trial_whose_self_test_fails(tmp_path: Path) -
     assert events[0]["reason"] == "self-test failed"
     again = boot(store)
     assert (again.slot, again.version) == ("A", "1.0.0") and _running(store) == "1.0.0"
+
+
+def test_a_trial_that_powers_up_into_a_tilt_is_committed_once_attract_is_reached(tmp_path: Path) -> None:
+    store = _trial_pair(tmp_path)
+    egm = [sys.executable, "-m", "firmware.cli"]
+    state_dir = str(tmp_path / "state")
+    terminal = subprocess.Popen([*egm, "run", "--sim", "--headless", "--state-dir", state_dir, "--update-dir",
+                                 str(store.dir), "--sim-door-open", "main"], stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        assert terminal.stdout is not None
+        lines = []
+        for line in terminal.stdout:
+            lines.append(line)
+            if line.startswith("cabinet:"):
+                break
+        assert "update: trial\n" in lines and "TILT" in lines[-1]
+        assert store.load().slots["B"].state == "trial"            # not committed in a tilt
+        for words in (["door", "close", "main"], ["stop"]):
+            subprocess.run([*egm, "simctl", "--state-dir", state_dir, *words], cwd=ROOT, check=True,
+                           capture_output=True, timeout=30)
+        terminal.wait(30)
+    finally:
+        if terminal.poll() is None:
+            terminal.kill()
+            terminal.wait()
+    assert store.load().slots["B"].state == "good"
+    with Ledger.open(state_dir, read_only=True) as ledger:
+        events = [e for e in ledger.events(200) if e["event"].startswith("software.")]
+    assert [e["event"] for e in reversed(events)] == ["software.installed", "software.update_committed"]
