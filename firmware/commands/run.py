@@ -29,36 +29,6 @@ log = logging.getLogger(__name__)
 
 
 
-def _update_report(update_dir: str, terminal, failures: dict[str, str], out) -> None:
-    """The field update at power-up: record the running version, commit or roll back a trial, and
-    hand the update's events to critical memory (firmware.update.boot.power_up_report). A trial
-    that powered up into a tilt is committed when the cabinet first reaches attract (its step)."""
-    from firmware.cabinet.states import CabinetState
-    from firmware.update.boot import attract_reached, power_up_report
-    from firmware.update.journal import flush
-    from firmware.update.slots import SlotStore
-
-    store = SlotStore(update_dir)
-    verdict = power_up_report(store, self_test_passed=not failures,
-                              at_attract=terminal.cabinet.state is CabinetState.IDLE)
-    flush(store, terminal.ledger.event)
-    out.write(f"update: {verdict.replace('_', ' ')}"
-              f"{' (the self-test failed: the next boot runs the previous version)' if verdict == 'rolled_back' else ''}\n")
-    if verdict != "trial":
-        return
-    step = terminal.on_step
-
-    def commit_at_attract(t) -> None:
-        if step is not None:
-            step(t)
-        if t.cabinet.state is CabinetState.IDLE:
-            t.on_step = step
-            if attract_reached(store):
-                flush(store, t.ledger.event)
-
-    terminal.on_step = commit_at_attract
-
-
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("run", help="start the terminal (with --sim: simulated hardware)")
     p.add_argument("--sim", action="store_true", help="simulated devices and an embedded host")
@@ -249,6 +219,12 @@ def _terminal(cfg, args, game_id: str, rng_results, path: Path, out):
             autoplay = Autoplay(args.autoplay, validator.insert_note,
                                 cashout_every=cfg.cabinet.autoplay_cashout_every,
                                 note_values=list(cfg.money.notes_cents), clock=time.monotonic)
+        on_step = autoplay
+        update_watch = None
+        if args.update_dir:
+            from firmware.commands._update_watch import UpdateWatch
+
+            on_step = update_watch = UpdateWatch(args.update_dir, then=autoplay)
         hosted = None
         if cfg.host.enabled:
             from firmware.commands import _hostlink
@@ -259,7 +235,7 @@ def _terminal(cfg, args, game_id: str, rng_results, path: Path, out):
         terminal = Terminal(cfg, ledger, rng, devices, vouchers, self_test=self_test, game=game_id,
                             service=ServiceApi.from_config, hostlink=hosted.link if hosted else None,
                             sas=_sas_factory(cfg, args), capture=_headless_capture(args),
-                            on_round=show, on_step=autoplay, entropy_source=entropy_source)
+                            on_round=show, on_step=on_step, entropy_source=entropy_source)
         service = terminal.service
         service.apply_stored_config()
         if isinstance(entropy_source, SwitchableSource):
@@ -270,8 +246,8 @@ def _terminal(cfg, args, game_id: str, rng_results, path: Path, out):
         stack.callback(server.close)
         started = time.monotonic()
         failures = terminal.power_up()
-        if args.update_dir:
-            _update_report(args.update_dir, terminal, failures, out)
+        if update_watch is not None:
+            update_watch.power_up(terminal, failures, out)
         out.write(f"cabinet: {terminal.cabinet.state.name}"
                   f"{'; tilts: ' + ', '.join(t.key for t in terminal.cabinet.active_tilts) if terminal.cabinet.active_tilts else ''}"
                   f" ({time.monotonic() - started:.2f} s from power-up); control: egm simctl --state-dir {path}\n")

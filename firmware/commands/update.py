@@ -11,6 +11,7 @@ that critical memory at once; otherwise the terminal writes them at its next pow
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -185,22 +186,25 @@ def _status(args: argparse.Namespace) -> int:
 
 
 def _commit(args: argparse.Namespace) -> int:
-    _check_state(args)
     from firmware.update.boot import commit
 
-    store = _store(args)
-    slot = commit(store)
-    _flush(args, store)
+    slot = _technician(args, commit)
     _out(args, {"committed": slot}, f"slot {slot} committed")
     return 0
 
 
 def _rollback(args: argparse.Namespace) -> int:
-    _check_state(args)
     from firmware.update.boot import rollback
 
-    store = _store(args)
-    slot = rollback(store)
-    _flush(args, store)
+    slot = _technician(args, rollback)
     _out(args, {"next_boot": slot}, f"rolled back: the next boot runs slot {slot}")
     return 0
+
+
+def _technician(args: argparse.Namespace, action: Callable[[SlotStore], str]) -> str:
+    """Run the technician's ``action`` on the pair; its events into --state-dir if given."""
+    _check_state(args)
+    store = _store(args)
+    slot = action(store)
+    _flush(args, store)
+    return slot

@@ -5,6 +5,6 @@ A signed RAUC bundle (:mod:`.bundle`) is checked, then written into the inactive
 RAUC's bootloader backends); the terminal commits it when it reaches attract with its self-tests
 passed, and the boot step falls back to the old slot otherwise. The slots' states move only along
 :data:`.machine.TRANSITIONS`; what happened is kept as events for critical memory (:mod:`.journal`).
-This package imports only :mod:`firmware.errors`: the composition root hands it the ledger's
-``event``.
+It sits beside ``firmware.cashless`` above the ledger, whose durable-write helper it uses; the
+composition root hands it the ledger's ``event``.
 """

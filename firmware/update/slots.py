@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from firmware.ledger.mark import fsync_dir
 from firmware.update.errors import UpdateError
 from firmware.update.machine import STATES, next_state
 
@@ -138,7 +139,7 @@ class SlotStore:
                 f.flush()
                 os.fsync(f.fileno())
             os.replace(tmp, path)
-            _fsync_dir(self.dir)
+            fsync_dir(self.dir)
         except OSError as exc:
             raise UpdateError(f"{path}: cannot write the update state: {exc.strerror or exc}") from None
 
@@ -150,7 +151,7 @@ class SlotStore:
             tmp.unlink()
         os.symlink(Path("slots") / name, tmp)
         os.replace(tmp, link)
-        _fsync_dir(self.dir)
+        fsync_dir(self.dir)
 
     @contextlib.contextmanager
     def locked(self) -> Iterator[UpdateState]:
@@ -161,11 +162,3 @@ class SlotStore:
             state = self.load()
             yield state
             self.save(state)
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
