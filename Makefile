@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-test
 
-.PHONY: run test browser nats deploy-tools bench soak fuzz lint clean venv par-verify par-sheets
+.PHONY: run test browser nats deploy-tools rauc update-bundle bench soak fuzz lint clean venv par-verify par-sheets
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -19,7 +19,7 @@ venv: $(STAMP)
 run: $(STAMP)
 	$(BIN)/egm run --sim $(ARGS)
 
-test: $(STAMP) browser nats deploy-tools
+test: $(STAMP) browser nats deploy-tools rauc
 	$(BIN)/python -m pytest -n 2 -m "not soak and not fuzz and not bench" $(ARGS)
 
 # The floor broker cluster's tests (tests/floor) run Debian's nats-server: installed here when missing
@@ -59,6 +59,25 @@ browser:
 	else \
 		echo "no $(CHROMIUM) (and not root with apt-get to install it): tests/hil/test_report_browser.py will skip"; \
 	fi
+
+# The field update's tests (tests/deploy/test_update.py) make and check bundles with Debian's rauc
+# and mksquashfs: installed here when missing and we are root with apt.
+rauc:
+	@if command -v rauc >/dev/null && command -v mksquashfs >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "installing rauc and squashfs-tools for the field update's tests"; \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q rauc squashfs-tools >/dev/null || \
+		echo "apt-get could not install rauc: the bundle tests of tests/deploy/test_update.py will skip"; \
+	else \
+		echo "no rauc (and not root with apt-get to install it): the bundle tests of tests/deploy/test_update.py will skip"; \
+	fi
+
+# A signed update bundle of an application tree (docs/update.md):
+#   make update-bundle TREE=dir VERSION=1.2.0 SIGNER=x.cert.pem KEY=x.key.pem CA=ca.cert.pem [UPDATE_OUT=dist/egm-terminal-1.2.0.raucb]
+UPDATE_OUT ?= dist/egm-terminal-$(VERSION).raucb
+update-bundle: $(STAMP) rauc
+	@mkdir -p $(dir $(UPDATE_OUT))
+	$(BIN)/egm update bundle --tree $(TREE) --version $(VERSION) --signer $(SIGNER) --key $(KEY) --ca $(CA) -o $(UPDATE_OUT)
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks $(ARGS)

@@ -47,7 +47,7 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from egmproto import x509parse
 from egmproto.errors import EgmError
 
-KINDS: tuple[str, ...] = ("terminal", "host", "code-signer", "host-kem")
+KINDS: tuple[str, ...] = ("terminal", "host", "code-signer", "host-kem", "update-signer")
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,31}")
 NAME_RULE = "1-32 characters of letters, digits, '-', '_' or '.', starting with a letter or digit"
 _DNS_LABEL = re.compile(r"(?!-)[A-Za-z0-9-]{1,63}(?<!-)")
@@ -61,6 +61,7 @@ _EKU: dict[str, tuple[x509.ObjectIdentifier, ...]] = {
     "terminal": (ExtendedKeyUsageOID.CLIENT_AUTH,),
     "host": (ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH),
     "code-signer": (ExtendedKeyUsageOID.CODE_SIGNING,),
+    "update-signer": (ExtendedKeyUsageOID.CODE_SIGNING,),   # ECDSA P-256: RAUC's CMS (OpenSSL 3.0) has no Ed25519
     "host-kem": (),             # an encryption key: key usage keyAgreement, no EKU
 }
 #: The EKU a certificate must carry to act in a role (``verify_chain(expect=...)``).
@@ -68,6 +69,7 @@ _ROLE_EKU: dict[str, x509.ObjectIdentifier] = {
     "terminal": ExtendedKeyUsageOID.CLIENT_AUTH,
     "host": ExtendedKeyUsageOID.SERVER_AUTH,
     "code-signer": ExtendedKeyUsageOID.CODE_SIGNING,
+    "update-signer": ExtendedKeyUsageOID.CODE_SIGNING,
 }
 #: RFC 5280 revocation reasons by kebab-case name ("key-compromise", "superseded", ...).
 REASONS: dict[str, x509.ReasonFlags] = {
@@ -375,6 +377,8 @@ def issue(
     ``terminal``: CN = terminal id, URI SAN ``urn:egm:terminal:<id>``, EKU clientAuth.
     ``host``: CN = name, DNS (and IP) SANs, EKU serverAuth + clientAuth.
     ``code-signer``: Ed25519 key, EKU codeSigning.
+    ``update-signer``: ECDSA P-256 key, EKU codeSigning: signs RAUC update bundles (CMS), which
+    Debian bookworm's OpenSSL 3.0 cannot do with Ed25519 (docs/update.md).
     ``host-kem``: the host's X25519 encryption key (RFC 8410), key usage keyAgreement only: terminals
     encrypt their reports to it (HPKE), after checking this certificate against the CA and CRL.
     """
@@ -696,7 +700,7 @@ def cert_kind(cert: x509.Certificate) -> str | None:
         return "host-kem"
     ekus = _ekus(cert)
     if ExtendedKeyUsageOID.CODE_SIGNING in ekus:
-        return "code-signer"
+        return "update-signer" if isinstance(cert.public_key(), ec.EllipticCurvePublicKey) else "code-signer"
     if ExtendedKeyUsageOID.SERVER_AUTH in ekus:
         return "host"
     if ExtendedKeyUsageOID.CLIENT_AUTH in ekus:

@@ -16,7 +16,7 @@ import sys
 
 from firmware.commands._common import json_argument
 
-KINDS = ("terminal", "host", "code-signer", "host-kem")
+KINDS = ("terminal", "host", "code-signer", "host-kem", "update-signer")
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -51,6 +51,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p.add_argument("--game", type=game_id, choices=game_ids(), metavar="GAME",
                    help=f"the game to start with (default: the configuration's games.default): {', '.join(game_ids())}")
+    p.add_argument("--update-dir", metavar="DIR",
+                   help="the A/B pair of the field update (docs/update.md): the running version and the update's "
+                        "events go into critical memory, and a trial slot is committed once attract is reached "
+                        "with the self-tests passed (rolled back if they fail)")
     p.set_defaults(func=_run)
 
 
@@ -215,6 +219,12 @@ def _terminal(cfg, args, game_id: str, rng_results, path: Path, out):
             autoplay = Autoplay(args.autoplay, validator.insert_note,
                                 cashout_every=cfg.cabinet.autoplay_cashout_every,
                                 note_values=list(cfg.money.notes_cents), clock=time.monotonic)
+        on_step = autoplay
+        update_watch = None
+        if args.update_dir:
+            from firmware.commands._update_watch import UpdateWatch
+
+            on_step = update_watch = UpdateWatch(args.update_dir, then=autoplay)
         hosted = None
         if cfg.host.enabled:
             from firmware.commands import _hostlink
@@ -225,7 +235,7 @@ def _terminal(cfg, args, game_id: str, rng_results, path: Path, out):
         terminal = Terminal(cfg, ledger, rng, devices, vouchers, self_test=self_test, game=game_id,
                             service=ServiceApi.from_config, hostlink=hosted.link if hosted else None,
                             sas=_sas_factory(cfg, args), capture=_headless_capture(args),
-                            on_round=show, on_step=autoplay, entropy_source=entropy_source)
+                            on_round=show, on_step=on_step, entropy_source=entropy_source)
         service = terminal.service
         service.apply_stored_config()
         if isinstance(entropy_source, SwitchableSource):
@@ -235,7 +245,9 @@ def _terminal(cfg, args, game_id: str, rng_results, path: Path, out):
         server = ControlServer(terminal, socket_path(path)).start()
         stack.callback(server.close)
         started = time.monotonic()
-        terminal.power_up()
+        failures = terminal.power_up()
+        if update_watch is not None:
+            update_watch.power_up(terminal, failures, out)
         out.write(f"cabinet: {terminal.cabinet.state.name}"
                   f"{'; tilts: ' + ', '.join(t.key for t in terminal.cabinet.active_tilts) if terminal.cabinet.active_tilts else ''}"
                   f" ({time.monotonic() - started:.2f} s from power-up); control: egm simctl --state-dir {path}\n")

@@ -295,3 +295,14 @@ def test_ensure_development_pki_idempotent(tmp_path: Path) -> None:
     verify_chain(paths["host_cert"], ca_cert, paths["crl"], expect="host")
     with pytest.raises(PkiError, match="invalid terminal id"):
         pki.ensure_development_pki(tmp_path / "state", "bad id")
+
+
+def test_an_update_signer_is_ecdsa_with_code_signing(tmp_path) -> None:
+    """RAUC's CMS signature (OpenSSL 3.0) needs an ECDSA or RSA signer: the update-signer kind."""
+    pki.create_ca(tmp_path / "ca")
+    issued = pki.issue(tmp_path / "ca", "update-signer", "release-1")
+    cert = pki.load_certificate(issued.cert)
+    assert isinstance(cert.public_key(), ec.EllipticCurvePublicKey)
+    assert pki.cert_kind(cert) == "update-signer"
+    code = pki.load_certificate(pki.issue(tmp_path / "ca", "code-signer", "code-1").cert)
+    assert pki.cert_kind(code) == "code-signer"
