@@ -84,6 +84,8 @@ class MemoryLock:
         self.on_input: Callable[..., bool] | None = None
         self._capture: Callable[[tuple[int, int]], dict[str, Any]] | None = None
         self.hostlink = None                 #: no host link while locked (the link reports nothing)
+        #: Called after every step of :meth:`run` (``egm run``: systemd's watchdog pings).
+        self.on_step: Callable[[MemoryLock], None] | None = None
         self.cleared: Ledger | None = None   #: the new ledger after a RAM clear (closed), or None
         self.handlers: dict[str, Callable[..., Any]] = {"status": self.status, "wake": lambda: None}
         self._commands: queue.Queue[tuple[str, dict[str, Any], Future]] = queue.Queue()
@@ -160,6 +162,8 @@ class MemoryLock:
         """Serve until stopped (None) or RAM-cleared (the new ledger, closed)."""
         while not self._stop.is_set() and self.cleared is None:
             self.step(idle_wait)
+            if self.on_step is not None:
+                self.on_step(self)
         return self.cleared
 
     def stop(self) -> None:
