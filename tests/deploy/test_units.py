@@ -1,5 +1,5 @@
-"""``systemd-analyze verify`` passes on every unit in deploy/cabinet/systemd (tests/deploy/unit_check.py
-says how it runs without the package installed), and fails on a broken one."""
+"""``systemd-analyze verify`` passes on every unit in deploy/cabinet (systemd/*.service, mounts/*.mount;
+tests/deploy/unit_check.py says how it runs without the package installed), and fails on a broken one."""
 
 from __future__ import annotations
 
@@ -11,14 +11,14 @@ import pytest
 from tests.deploy.unit_check import exec_paths, verify
 
 ROOT = Path(__file__).resolve().parents[2]
-UNITS = sorted((ROOT / "deploy/cabinet/systemd").glob("*.service"))
+UNITS = sorted([*(ROOT / "deploy/cabinet/systemd").glob("*.service"), *(ROOT / "deploy/cabinet/mounts").glob("*.mount")])
 
 pytestmark = pytest.mark.skipif(shutil.which("systemd-analyze") is None or not Path("/usr/lib/systemd/system").is_dir(),
                                 reason="systemd-analyze (Debian package systemd) is not installed")
 
 
 def test_the_cabinet_has_its_units():
-    assert {u.name for u in UNITS} >= {"egm-terminal.service", "egm-kiosk.service"}
+    assert {u.name for u in UNITS} >= {"egm-terminal.service", "egm-kiosk.service", "var-lib-egm.mount"}
 
 
 @pytest.mark.parametrize("unit", UNITS, ids=lambda u: u.name)
