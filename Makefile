@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-test
 
-.PHONY: run test browser nats bench soak fuzz lint clean venv par-verify par-sheets
+.PHONY: run test browser nats cabinet-tools bench soak fuzz lint clean venv par-verify par-sheets
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -19,7 +19,7 @@ venv: $(STAMP)
 run: $(STAMP)
 	$(BIN)/egm run --sim $(ARGS)
 
-test: $(STAMP) browser nats
+test: $(STAMP) browser nats cabinet-tools
 	$(BIN)/python -m pytest -n 2 -m "not soak and not fuzz and not bench" $(ARGS)
 
 # The floor broker cluster's tests (tests/floor) run Debian's nats-server: installed here when missing
@@ -46,6 +46,22 @@ browser:
 		echo "apt-get could not install chromium: tests/hil/test_report_browser.py will skip"; \
 	else \
 		echo "no $(CHROMIUM) (and not root with apt-get to install it): tests/hil/test_report_browser.py will skip"; \
+	fi
+
+# The cabinet's files (tests/deploy): systemd-analyze verify (systemd), udevadm test (udev) and
+# findmnt --verify (util-linux), from Debian: installed here when missing and we are root with apt.
+cabinet-tools:
+	@missing=""; \
+	command -v systemd-analyze >/dev/null || missing="$$missing systemd"; \
+	command -v udevadm >/dev/null || missing="$$missing udev"; \
+	command -v findmnt >/dev/null || missing="$$missing util-linux"; \
+	if [ -z "$$missing" ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "installing$$missing for the cabinet's tests (tests/deploy)"; \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing >/dev/null || \
+		echo "apt-get could not install$$missing: parts of tests/deploy will skip"; \
+	else \
+		echo "no$$missing (and not root with apt-get to install it): parts of tests/deploy will skip"; \
 	fi
 
 bench: $(STAMP)
