@@ -9,6 +9,10 @@ every fitted device's simulated twin on a pty, ``sim_hardware.rig``); then the c
 with ``--autoplay ROUNDS``, until that many rounds are played. ``egm simctl`` reaches the running
 terminal through ``<state-dir>/control.sock``.
 
+Started by systemd (``deploy/cabinet/egm-terminal.service``, ``Type=notify``), it says ``READY=1``
+once the cabinet reached attract with its self-test passed, pings the watchdog from the main loop and
+reports its state as ``STATUS=`` (``firmware.cabinet.readiness``, ``deploy/cabinet/README.md``).
+
 ``--sim`` also gives the RNG an entropy source a test can make fail (``firmware.rng.switchable``;
 ``egm simctl rng entropy stuck|ok``, ``rng reseed``: ``firmware.cabinet.sim_rng``), and
 ``--sim-door-open DOOR`` powers the simulated I/O board up with DOOR open (opened while off).
