@@ -379,8 +379,7 @@ def _memory_lock(cfg, args, path: Path, error, out, notify) -> bool:
     from firmware.cabinet.control import ControlServer, socket_path
     from firmware.cabinet.memory_lock import MemoryLock
 
-    lock = MemoryLock(cfg, path, error)
-    lock.on_step = lambda _lock: notify.waiting("critical memory LOCKED")
+    lock = MemoryLock(cfg, path, error, on_step=lambda _lock: notify.waiting("critical memory LOCKED"))
     _signals(lock)
     server = ControlServer(lock, socket_path(path)).start()
     try:

@@ -72,10 +72,10 @@ def test_a_send_to_a_missing_socket_is_logged_and_does_not_raise(tmp_path, caplo
     assert "systemd notification" in caplog.text
 
 
-def _terminal(state: Path, self_test) -> Terminal:
+def _terminal(state: Path, self_test, on_step=None) -> Terminal:
     ledger = Ledger.open(state)
     return Terminal(Config.model_validate({}), ledger, RngService.seeded(7), Devices(),
-                    VoucherBook(ledger, terminal_id="T1"), self_test=self_test)
+                    VoucherBook(ledger, terminal_id="T1"), self_test=self_test, on_step=on_step)
 
 
 def test_ready_only_after_a_passed_self_test_and_a_hung_main_loop_stops_the_pings(tmp_path, notify_socket):
@@ -88,8 +88,7 @@ def test_ready_only_after_a_passed_self_test_and_a_hung_main_loop_stops_the_ping
         checked.set()
         return {}
 
-    terminal = _terminal(tmp_path / "state", self_test)
-    terminal.on_step = notify.step
+    terminal = _terminal(tmp_path / "state", self_test, on_step=notify.step)
     terminal.power_up()
     notify.step(terminal)
     assert checked.is_set() and terminal.cabinet.state is CabinetState.IDLE
@@ -169,4 +168,28 @@ def test_egm_run_says_ready_after_the_door_found_open_is_closed_pings_and_says_s
         proc.send_signal(signal.SIGTERM)
         out, _ = proc.communicate(timeout=30)
     assert proc.returncode == 0, out
+    assert notify_socket.wait_for("STOPPING", 2) is not None
+
+
+def test_the_critical_memory_lockup_pings_and_says_so_but_is_never_ready(tmp_path, notify_socket):
+    """A cabinet that comes up in the critical-memory lock is alive (its loop serves the
+    technician's RAM clear): it pings, so systemd does not restart it into the same lock, and says
+    why it is not ready."""
+    from tests.cli.test_memory_lock import broken_memory
+
+    state = tmp_path / "state"
+    broken_memory(state)
+    cfg = tmp_path / "egm.toml"
+    cfg.write_text("[host]\nenabled = false\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "NOTIFY_SOCKET": notify_socket.address, "WATCHDOG_USEC": "400000"}
+    proc = _egm("run", "--sim", "--headless", "--config", str(cfg), "--state-dir", str(state), env=env)
+    try:
+        assert notify_socket.wait_for("WATCHDOG", 60) is not None, "no ping from the lock"
+        time.sleep(1.0)
+        assert len(notify_socket.with_key("WATCHDOG")) >= 3
+        assert not notify_socket.with_key("READY")
+        assert [m["STATUS"] for _, m in notify_socket.with_key("STATUS")][-1] == "critical memory LOCKED"
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=30)
     assert notify_socket.wait_for("STOPPING", 2) is not None
