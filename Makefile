@@ -48,13 +48,15 @@ browser:
 		echo "no $(CHROMIUM) (and not root with apt-get to install it): tests/hil/test_report_browser.py will skip"; \
 	fi
 
-# The cabinet's files (tests/deploy): systemd-analyze verify (systemd), udevadm test (udev) and
-# findmnt --verify (util-linux), from Debian: installed here when missing and we are root with apt.
+# The cabinet's files (tests/deploy): systemd-analyze verify (systemd), udevadm test (udev),
+# findmnt --verify (util-linux) and the kiosk (cage, which needs xwayland), from Debian: installed here when missing and we are root with apt.
 cabinet-tools:
 	@missing=""; \
 	command -v systemd-analyze >/dev/null || missing="$$missing systemd"; \
 	command -v udevadm >/dev/null || missing="$$missing udev"; \
 	command -v findmnt >/dev/null || missing="$$missing util-linux"; \
+	command -v cage >/dev/null || missing="$$missing cage"; \
+	command -v Xwayland >/dev/null || missing="$$missing xwayland"; \
 	if [ -z "$$missing" ]; then :; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 		echo "installing$$missing for the cabinet's tests (tests/deploy)"; \
