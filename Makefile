@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-test
 
-.PHONY: run test browser nats deploy-tools rauc update-bundle bench soak fuzz lint clean venv par-verify par-sheets
+.PHONY: run test browser nats deploy-tools cabinet-tools rauc update-bundle bench soak fuzz lint clean venv par-verify par-sheets
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -19,7 +19,7 @@ venv: $(STAMP)
 run: $(STAMP)
 	$(BIN)/egm run --sim $(ARGS)
 
-test: $(STAMP) browser nats deploy-tools rauc
+test: $(STAMP) browser nats deploy-tools cabinet-tools rauc
 	$(BIN)/python -m pytest -n 2 -m "not soak and not fuzz and not bench" $(ARGS)
 
 # The floor broker cluster's tests (tests/floor) run Debian's nats-server: installed here when missing
@@ -78,6 +78,24 @@ UPDATE_OUT ?= dist/egm-terminal-$(VERSION).raucb
 update-bundle: $(STAMP) rauc
 	@mkdir -p $(dir $(UPDATE_OUT))
 	$(BIN)/egm update bundle --tree $(TREE) --version $(VERSION) --signer $(SIGNER) --key $(KEY) --ca $(CA) -o $(UPDATE_OUT)
+
+# The cabinet's files (tests/deploy): systemd-analyze verify (systemd), udevadm test (udev),
+# findmnt --verify (util-linux) and the kiosk (cage, which needs xwayland), from Debian: installed here when missing and we are root with apt.
+cabinet-tools:
+	@missing=""; \
+	command -v systemd-analyze >/dev/null || missing="$$missing systemd"; \
+	command -v udevadm >/dev/null || missing="$$missing udev"; \
+	command -v findmnt >/dev/null || missing="$$missing util-linux"; \
+	command -v cage >/dev/null || missing="$$missing cage"; \
+	command -v Xwayland >/dev/null || missing="$$missing xwayland"; \
+	if [ -z "$$missing" ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "installing$$missing for the cabinet's tests (tests/deploy)"; \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing >/dev/null || \
+		echo "apt-get could not install$$missing: parts of tests/deploy will skip"; \
+	else \
+		echo "no$$missing (and not root with apt-get to install it): parts of tests/deploy will skip"; \
+	fi
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks $(ARGS)

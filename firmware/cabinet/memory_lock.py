@@ -70,7 +70,9 @@ class MemoryLock:
     :meth:`run` serves commands until the cabinet is turned off (:meth:`stop`) or a technician's RAM
     clear succeeds (:attr:`cleared`: then start the terminal)."""
 
-    def __init__(self, cfg: Any, state_dir: Path, error: Exception) -> None:
+    def __init__(self, cfg: Any, state_dir: Path, error: Exception, *,
+                 on_step: Callable[[MemoryLock], None] | None = None) -> None:
+        """``on_step``: called after every step of :meth:`run` (``egm run``: systemd's watchdog pings)."""
         self.cfg = cfg
         self.state_dir = state_dir
         self.error = error
@@ -84,6 +86,7 @@ class MemoryLock:
         self.on_input: Callable[..., bool] | None = None
         self._capture: Callable[[tuple[int, int]], dict[str, Any]] | None = None
         self.hostlink = None                 #: no host link while locked (the link reports nothing)
+        self.on_step = on_step
         self.cleared: Ledger | None = None   #: the new ledger after a RAM clear (closed), or None
         self.handlers: dict[str, Callable[..., Any]] = {"status": self.status, "wake": lambda: None}
         self._commands: queue.Queue[tuple[str, dict[str, Any], Future]] = queue.Queue()
@@ -160,6 +163,8 @@ class MemoryLock:
         """Serve until stopped (None) or RAM-cleared (the new ledger, closed)."""
         while not self._stop.is_set() and self.cleared is None:
             self.step(idle_wait)
+            if self.on_step is not None:
+                self.on_step(self)
         return self.cleared
 
     def stop(self) -> None:

@@ -9,6 +9,10 @@ every fitted device's simulated twin on a pty, ``sim_hardware.rig``); then the c
 with ``--autoplay ROUNDS``, until that many rounds are played. ``egm simctl`` reaches the running
 terminal through ``<state-dir>/control.sock``.
 
+Started by systemd (``deploy/cabinet/egm-terminal.service``, ``Type=notify``), it says ``READY=1``
+once the cabinet reached attract with its self-test passed, pings the watchdog from the main loop and
+reports its state as ``STATUS=`` (``firmware.cabinet.readiness``, ``deploy/cabinet/README.md``).
+
 ``--sim`` also gives the RNG an entropy source a test can make fail (``firmware.rng.switchable``;
 ``egm simctl rng entropy stuck|ok``, ``rng reseed``: ``firmware.cabinet.sim_rng``), and
 ``--sim-door-open DOOR`` powers the simulated I/O board up with DOOR open (opened while off).
@@ -87,6 +91,19 @@ def _run(args: argparse.Namespace) -> int:
     playable = [g for g in cfg.games.enabled if g in built]
     game_id = args.game or (cfg.games.default if cfg.games.default in built else playable[0])
 
+    from firmware.cabinet.readiness import ServiceNotifications
+    from firmware.cabinet.sd_notify import Notifier
+
+    # systemd (deploy/cabinet/egm-terminal.service): READY=1 at attract, watchdog pings, STATUS=
+    notify = ServiceNotifications(Notifier.from_environment())
+    notify.notifier.status("power-up self-test")     # no ping yet: TimeoutStartSec= covers the power-up
+    try:
+        return _start(cfg, args, path, game_id, playable, notify)
+    finally:
+        notify.stopping()
+
+
+def _start(cfg, args, path: Path, game_id: str, playable: list[str], notify) -> int:
     out = sys.stdout
     out.write(f"egm terminal {cfg.terminal.id} at {cfg.terminal.venue}\n")
     out.write("power-up self-test:\n")
@@ -97,10 +114,10 @@ def _run(args: argparse.Namespace) -> int:
     _math_check(cfg, out, args.state_dir)
     out.write(f"games: {', '.join(playable)} playable\n")
     out.flush()
-    while (halted := _terminal(cfg, args, game_id, rng_results, path, out)) is not None:
+    while (halted := _terminal(cfg, args, game_id, rng_results, path, out, notify)) is not None:
         # Critical memory failed while the terminal ran (a write failed, or the host's witness
         # showed it behind): everything is closed; the cabinet stays up in the lock, as at power-up.
-        if not _memory_lock(cfg, args, path, halted, out):
+        if not _memory_lock(cfg, args, path, halted, out, notify):
             raise halted
         out.write("critical memory: RAM cleared by a technician; the terminal starts\n")
         out.flush()
@@ -143,7 +160,7 @@ def _device_specs(cfg, *, sim: bool) -> dict:
     return specs
 
 
-def _terminal(cfg, args, game_id: str, rng_results, path: Path, out):
+def _terminal(cfg, args, game_id: str, rng_results, path: Path, out, notify):
     """Run the terminal until it stops (None) or critical memory fails while it runs (the
     :class:`~firmware.ledger.errors.CriticalMemoryError`, once every device and the host link are
     closed)."""
@@ -187,7 +204,7 @@ def _terminal(cfg, args, game_id: str, rng_results, path: Path, out):
                     continue
                 stack.callback(device.close)
                 setattr(devices, slot, device)
-        ledger = stack.enter_context(_open_ledger(cfg, args, path, out))
+        ledger = stack.enter_context(_open_ledger(cfg, args, path, out, notify))
         for problem in ledger.repairs:
             out.write(f"critical memory repaired: {problem}\n")
         vouchers = VoucherBook(ledger, terminal_id=cfg.terminal.id, expiry_days=cfg.money.voucher_expiry_days,
@@ -235,7 +252,8 @@ def _terminal(cfg, args, game_id: str, rng_results, path: Path, out):
         terminal = Terminal(cfg, ledger, rng, devices, vouchers, self_test=self_test, game=game_id,
                             service=ServiceApi.from_config, hostlink=hosted.link if hosted else None,
                             sas=_sas_factory(cfg, args), capture=_headless_capture(args),
-                            on_round=show, on_step=on_step, entropy_source=entropy_source)
+                            on_round=show, on_step=_each_step(notify.step, on_step),
+                            entropy_source=entropy_source)
         service = terminal.service
         service.apply_stored_config()
         if isinstance(entropy_source, SwitchableSource):
@@ -248,6 +266,7 @@ def _terminal(cfg, args, game_id: str, rng_results, path: Path, out):
         failures = terminal.power_up()
         if update_watch is not None:
             update_watch.power_up(terminal, failures, out)
+        notify.step(terminal)              # READY=1 now if the self-test passed and attract is reached
         out.write(f"cabinet: {terminal.cabinet.state.name}"
                   f"{'; tilts: ' + ', '.join(t.key for t in terminal.cabinet.active_tilts) if terminal.cabinet.active_tilts else ''}"
                   f" ({time.monotonic() - started:.2f} s from power-up); control: egm simctl --state-dir {path}\n")
@@ -337,7 +356,18 @@ def _sas_factory(cfg, args):
     return partial(open_sas, cfg=cfg, par_cache=_par_cache(args.state_dir))
 
 
-def _open_ledger(cfg, args, path: Path, out):
+def _each_step(*calls):
+    """One ``on_step`` calling each of ``calls`` (None left out) in turn."""
+    present = [c for c in calls if c is not None]
+
+    def step(terminal) -> None:
+        for call in present:
+            call(terminal)
+
+    return step
+
+
+def _open_ledger(cfg, args, path: Path, out, notify):
     """Critical memory, verified; if it fails verification the cabinet comes up locked
     (:class:`~firmware.cabinet.memory_lock.MemoryLock`): the error on the screens and through the
     control socket, until a technician's RAM clear (then the new, empty memory is opened) or the
@@ -349,19 +379,19 @@ def _open_ledger(cfg, args, path: Path, out):
         return Ledger.open(path, denomination=cfg.terminal.denomination)
     except CriticalMemoryError as exc:
         error = exc
-    if not _memory_lock(cfg, args, path, error, out):
+    if not _memory_lock(cfg, args, path, error, out, notify):
         raise error
     out.write("critical memory: RAM cleared by a technician; the terminal starts\n")
     return Ledger.open(path, denomination=cfg.terminal.denomination)
 
 
-def _memory_lock(cfg, args, path: Path, error, out) -> bool:
+def _memory_lock(cfg, args, path: Path, error, out, notify) -> bool:
     """Hold the cabinet in the critical-memory lock (the error on the screens and the control
     socket) until a technician's RAM clear (True) or the cabinet is turned off (False)."""
     from firmware.cabinet.control import ControlServer, socket_path
     from firmware.cabinet.memory_lock import MemoryLock
 
-    lock = MemoryLock(cfg, path, error)
+    lock = MemoryLock(cfg, path, error, on_step=lambda _lock: notify.waiting("critical memory LOCKED"))
     _signals(lock)
     server = ControlServer(lock, socket_path(path)).start()
     try:
