@@ -56,7 +56,7 @@ def _sim_ms() -> tuple[float, str]:
 
 
 BENCHMARKS = [
-    (f"load test simulator process, {TERMINALS} terminals at {RATE}/s", _sim_ms),
+    (f"simcpu: one load-test simulator process, {TERMINALS} terminals at {RATE}/s", _sim_ms),
 ]
 
 
