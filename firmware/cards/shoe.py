@@ -41,19 +41,24 @@ def composition(cards: Sequence[int]) -> Counter[Card]:
     return Counter(Card(c) for c in cards)
 
 
-def rest_of_shoe(shoe: Sequence[int], taken: Iterable[int]) -> list[Card]:
-    """The cards of ``shoe`` left once ``taken`` are out of it.
-
-    :class:`CardError` naming the first card ``taken`` holds more copies of than the shoe does (a card
-    the shoe does not hold at all is one of them): the count asked and the count the shoe holds.
-    """
+def check_taken(shoe: Sequence[int], taken: Iterable[int]) -> list[Card]:
+    """``taken`` as cards, once it is known the shoe holds them all: :class:`CardError` naming the
+    first card ``taken`` holds more copies of than the shoe does (a card the shoe does not hold at
+    all is one of them), with the count asked and the count the shoe holds. Counts only the cards
+    taken (a replay checks a few cards against a shoe of hundreds)."""
     cards = [Card(c) for c in taken]
-    asked = Counter(cards)
+    for card, count in Counter(cards).items():       # in the order each card is first taken
+        held = shoe.count(card)
+        if count > held:
+            shown = f"{held}" if held else "none"
+            raise CardError(f"{card} is given {count} time{'s' if count != 1 else ''}, but the "
+                            f"game's shoe of {len(shoe)} cards holds {shown}")
+    return cards
+
+
+def rest_of_shoe(shoe: Sequence[int], taken: Iterable[int]) -> list[Card]:
+    """The cards of ``shoe`` left once ``taken`` are out of it (:func:`check_taken`'s error if
+    ``taken`` is not a part of it)."""
     left = composition(shoe)
-    for card in dict.fromkeys(cards):
-        if asked[card] > left[card]:
-            held = f"{left[card]}" if left[card] else "none"
-            raise CardError(f"{card} is given {asked[card]} time{'s' if asked[card] != 1 else ''}, but the "
-                            f"game's shoe of {len(shoe)} cards holds {held}")
-    left.subtract(asked)
+    left.subtract(check_taken(shoe, taken))
     return list(left.elements())

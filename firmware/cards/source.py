@@ -13,7 +13,7 @@ from typing import Protocol, runtime_checkable
 
 from firmware.cards.card import Card
 from firmware.cards.errors import ShoeExhausted
-from firmware.cards.shoe import rest_of_shoe
+from firmware.cards.shoe import check_taken
 from firmware.rng.interface import RandomSource
 
 
@@ -52,7 +52,7 @@ class StackedSource:
         self.exhaustion_is_misdeal = exhaustion_is_misdeal
         self._cards = [Card(c) for c in cards]
         if shoe is not None:
-            rest_of_shoe(shoe, self._cards)
+            check_taken(shoe, self._cards)
         self._pos = 0
         self.dealt: list[Card] = []
 

@@ -8,10 +8,11 @@ them, and :func:`replay` plays a record again through this same code to an ident
 
 from __future__ import annotations
 
+import functools
 import time
 import uuid
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Generic
+from typing import Any, Generic
 
 from firmware.cards.card import format_cards
 from firmware.cards.source import CardSource
@@ -27,22 +28,36 @@ from firmware.kernel.states import RoundState, transition_table
 Decider = Callable[[DecisionRequest], str]
 
 
+@functools.cache
+def round_machine(journaling: bool) -> EnumMachine:
+    """The round machine, built once per process (for kernels that journal, and for those that do
+    not) and shared by every kernel: each kernel is a model the machine drives without holding it
+    (``Event.trigger(kernel)``; the state is the kernel's ``phase``). Building a ``transitions``
+    machine per kernel cost about 0.5 ms, paid again by every round a ledger replays for its record.
+    The machine keeps no state of its own between triggers (no queue), so kernels on several threads
+    share it. Journaling kernels get the write-ahead callback, by name: each kernel's own
+    ``_write_ahead``."""
+    return EnumMachine(
+        model=None,
+        states=RoundState,
+        transitions=transition_table(),
+        initial=RoundState.BETTING,
+        auto_transitions=False,
+        model_attribute="phase",
+        send_event=True,
+        before_state_change="_write_ahead" if journaling else None,
+    )
+
+
 class RoundKernel(Generic[OptionsT, StateT]):
-    """Plays rounds of one game with fixed options. The machine is built once and reused per round.
+    """Plays rounds of one game with fixed options, driven by the process's one round machine
+    (:func:`round_machine`).
 
     Typed by its game's options and round state: ``RoundKernel(ThreeCardPoker(), options)`` is a
     ``RoundKernel[ThreeCardPokerOptions, ThreeCardRound]``, and its ``round`` a ``ThreeCardRound``.
     """
 
     _round_id: str | None
-
-    if TYPE_CHECKING:
-        # The triggers the machine adds to its model (kernel/states.py TRANSITIONS).
-        def deal(self) -> bool: ...
-        def await_decisions(self) -> bool: ...
-        def showdown(self) -> bool: ...
-        def settle(self) -> bool: ...
-        def complete(self) -> bool: ...
 
     def __init__(
         self,
@@ -74,17 +89,27 @@ class RoundKernel(Generic[OptionsT, StateT]):
         # The write-ahead callback is registered only when there is a journal to write: the
         # simulator's rounds then skip a no-op callback on every transition (about 10% of a
         # one-seat round). The machine itself, its states and its table are the same.
-        self.machine = EnumMachine(
-            model=self,
-            states=RoundState,
-            transitions=transition_table(),
-            initial=RoundState.BETTING,
-            auto_transitions=False,
-            model_attribute="phase",
-            send_event=True,
-            before_state_change=self._write_ahead if self._journaling else None,
-        )
+        self.machine = round_machine(self._journaling)
         self._reset()
+
+    # --- the machine's triggers (kernel/states.py TRANSITIONS), fired on this kernel -------------
+    def _fire(self, trigger: str) -> bool:
+        return bool(self.machine.events[trigger].trigger(self))
+
+    def deal(self) -> bool:
+        return self._fire("deal")
+
+    def await_decisions(self) -> bool:
+        return self._fire("await_decisions")
+
+    def showdown(self) -> bool:
+        return self._fire("showdown")
+
+    def settle(self) -> bool:
+        return self._fire("settle")
+
+    def complete(self) -> bool:
+        return self._fire("complete")
 
     @property
     def round_id(self) -> str:

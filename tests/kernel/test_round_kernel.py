@@ -88,6 +88,23 @@ def test_the_machine_is_reused_round_after_round():
         assert k.record()["net"] == 10
 
 
+def test_every_kernel_shares_the_one_round_machine_and_keeps_its_own_state():
+    # the machine is built once per process (a replay builds a kernel for every round it replays)
+    a_journal, b_journal = MemoryJournal(), MemoryJournal()
+    a, b = kernel(a_journal), kernel(b_journal)
+    assert a.machine is b.machine is kernel(MemoryJournal()).machine
+    assert kernel().machine is kernel().machine is not a.machine      # no journal: no write-ahead
+    # interleaved rounds: each kernel moves only its own phase and journals only into its own journal
+    a.begin({7: {"bac": 10, "war": 10}}, StackedSource(FIG8), round_id="ra")
+    assert (a.phase, b.phase) == (RoundState.COMPLETE, RoundState.BETTING)
+    b.begin({7: {"bac": 10, "war": 10}}, StackedSource(FIG8), round_id="rb")
+    assert {e.round_id for e in a_journal.entries} == {"ra"} and {e.round_id for e in b_journal.entries} == {"rb"}
+    assert len(a_journal.entries) == len(b_journal.entries) == 4
+    with pytest.raises(MachineError):
+        b.settle()                                # COMPLETE takes no settle, whatever another kernel is in
+    assert [t for t, _s, _d in TRANSITIONS] == [t for t in a.machine.events]
+
+
 def test_table_has_every_state_reachable_from_betting():
     reached = {RoundState.BETTING}
     changed = True
