@@ -25,14 +25,20 @@ from firmware.commands._loadtest.floor_pki import host_tls, make_pki, terminal_i
 from firmware.commands._loadtest.procs import (
     LoadTestError,
     Proc,
+    cpu_seconds,
+    machine_busy_seconds,
     start_broker,
     start_host,
     start_worker,
+    tree_cpu_seconds,
 )
 from firmware.errors import UsageError
 
 #: terminals in one simulator process at most (docs/loadtest.md, "Simulator processes")
 PER_PROCESS = 60
+#: a run whose terminals made fewer reports than this share of terminals x rate x duration failed
+#: to offer the load asked for (a problem)
+SHORTFALL = 0.95
 
 
 def default_processes(terminals: int) -> int:
@@ -211,6 +217,8 @@ def _execute(run: Run, stack: contextlib.ExitStack, show: Callable[[Run, str, fl
     for proc in run.procs:
         proc.sample()
         cpu_start[proc.role] = proc.cpu_s
+    infra_start = _infra_cpu(run)
+    machine_start = machine_busy_seconds()
     if s.faults:
         run.faults = Faults(FaultTargets(run.cluster, run.postgres, host_kill, host_up,
                                          worker=s.workers - 1), s.duration).start(t0)
@@ -245,6 +253,13 @@ def _execute(run: Run, stack: contextlib.ExitStack, show: Callable[[Run, str, fl
                 cpu[proc.role] = round(run.cpu_gone[proc.role] - before + proc.cpu_s, 1)
             else:
                 cpu[proc.role] = round(proc.cpu_s - before, 1)
+    for role, now in _infra_cpu(run).items():          # a node killed in a fault run: its first life only
+        if role in infra_start and now >= infra_start[role]:
+            cpu[role] = round(now - infra_start[role], 1)
+    busy, total = machine_busy_seconds()
+    if total > machine_start[1]:
+        cpu["machine_busy"] = round(busy - machine_start[0], 1)
+        cpu["machine_available"] = round(total - machine_start[1], 1)
     time.sleep(1.0)                                   # the host stores what the last acks followed
     summaries = [t for r in run.results.values() for t in r["terminals"]]
     engine = checks.engine_for(db)
@@ -254,6 +269,20 @@ def _execute(run: Run, stack: contextlib.ExitStack, show: Callable[[Run, str, fl
     run.timings["stored_after_stop_s"] = checks.last_stored_after(engine, stop)
     show(run, "checked", 1.0)
     return _document(run, verdict, summaries, cpu, dropped, (stop - go).total_seconds())
+
+
+def _infra_cpu(run: Run) -> dict[str, float]:
+    """CPU seconds so far of the broker nodes and of PostgreSQL (its backends too), where the run
+    started them."""
+    found: dict[str, float] = {}
+    if run.cluster is not None:
+        for node in run.cluster.nodes:
+            if node.proc is not None and (cpu := cpu_seconds(node.proc.pid)) is not None:
+                found[f"nats-{node.name}"] = cpu
+    pg_pid = None if run.postgres is None else run.postgres.pid
+    if pg_pid is not None and (cpu := tree_cpu_seconds(pg_pid)) is not None:
+        found["postgres"] = cpu
+    return found
 
 
 def _infrastructure(run: Run, stack: contextlib.ExitStack, pki: Path,
@@ -324,6 +353,11 @@ def _document(run: Run, verdict: dict[str, Any], summaries: list[dict[str, Any]]
     tolerated = replays if s.workers > 1 else 0
     if outstanding:
         problems.append(f"{outstanding} reports never acknowledged to their terminal after the drain")
+    asked = s.terminals * s.rate * seconds
+    if made < SHORTFALL * asked:
+        problems.append(f"the simulated terminals made {made} reports, {made / max(asked, 1e-9):.0%} of the "
+                        f"{asked:.0f} asked for: the machine could not generate the load (they run at lower "
+                        "priority than the host, the broker and the database)")
     if refused - tolerated:
         problems.append(f"the terminals refused {refused - tolerated} messages from the host (their "
                         "host.rejected events say why)")
