@@ -31,6 +31,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "firmware.commands.simctl",
     "firmware.commands.software",
     "firmware.commands.certs",
+    "firmware.commands.release",
     "firmware.commands.host",
     "firmware.commands.table",
     "firmware.commands.package",
