@@ -122,7 +122,7 @@ def project_version() -> str:
 
 def development_signer(out: Path) -> Signer:
     """A throwaway CA and code signer in OUT/dev-pki (made once; dist/ is not tracked by git)."""
-    from egmproto.pki import create_ca, ca_files, issue
+    from egmproto.pki import ca_files, create_ca, issue
 
     directory = out / "dev-pki"
     files = ca_files(directory)
@@ -274,7 +274,8 @@ def debian_files(stage: Path, spec: PackageSpec, version: str) -> None:
     doc.mkdir(parents=True)
     (doc / "copyright").write_text(_text("copyright", **values), encoding="utf-8")
     changelog = _text("changelog", **values).encode()
-    (doc / "changelog.Debian.gz").write_bytes(gzip.compress(changelog, 9, mtime=0))
+    # A native package (the version has no Debian revision): changelog.gz.
+    (doc / "changelog.gz").write_bytes(gzip.compress(changelog, 9, mtime=0))
     overrides = stage / "usr" / "share" / "lintian" / "overrides"
     overrides.mkdir(parents=True)
     (overrides / spec.name).write_text(_text("lintian-overrides", **values), encoding="utf-8")

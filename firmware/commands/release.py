@@ -16,7 +16,7 @@ from pathlib import Path
 from firmware.commands._common import json_argument
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("release", help="release files: detached code-signer signatures (sign, verify)")
     rsub = p.add_subparsers(dest="release_command", metavar="ACTION")
     rsub.required = True
