@@ -9,7 +9,6 @@ one), so a technician can check a package before installing it.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
@@ -43,18 +42,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def _sign(args: argparse.Namespace) -> int:
     from egmproto.release_signature import sign_file, write_signature
     from firmware.cabinet.software import load_private_key
-    from firmware.commands._common import emit_json
+    from firmware.commands._common import emit_json, password_from_env
     from firmware.errors import UsageError
 
-    password = None
-    if args.password_env:
-        value = os.environ.get(args.password_env)
-        if value is None:
-            raise UsageError(f"--password-env: the environment variable {args.password_env} is not set")
-        password = value.encode("utf-8")
     if not Path(args.file).is_file():
         raise UsageError(f"{args.file} is not a file")
-    key = load_private_key(Path(args.key), password)
+    key = load_private_key(Path(args.key), password_from_env(args.password_env))
     try:
         cert_pem = Path(args.cert).read_bytes()
     except OSError as exc:
