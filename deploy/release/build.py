@@ -302,7 +302,7 @@ def debian_files(stage: Path, spec: PackageSpec, version: str) -> None:
 
 def dpkg_build(stage: Path, out: Path, spec: PackageSpec, version: str) -> Path:
     deb = out / f"{spec.name}_{version}_amd64.deb"
-    run(["dpkg-deb", "--root-owner-group", "-Zxz", "-z1", "--build", str(stage), str(deb)])
+    run(["dpkg-deb", "--root-owner-group", "-Zgzip", "-z6", "--build", str(stage), str(deb)])
     log.info("%s: %s (%d MB)", spec.name, deb, deb.stat().st_size >> 20)
     return deb
 
