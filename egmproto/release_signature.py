@@ -123,7 +123,7 @@ def verify_file(
     otherwise raise :class:`ReleaseSignatureError` (or :class:`PkiError` for the chain) with the reason."""
     document = _read_document(Path(sig_path))
     cert = load_certificate(document["certificate"].encode("ascii"))
-    verify_chain(cert, ca_cert, crl)
+    verify_chain(cert, ca_cert, crl, expect="code-signer")
     public = cert.public_key()
     if not isinstance(public, Ed25519PublicKey):
         raise ReleaseSignatureError("the code signer's certificate does not hold an Ed25519 key")
@@ -134,7 +134,7 @@ def verify_file(
     except (binascii.Error, ValueError, InvalidSignature):
         raise ReleaseSignatureError("the signature does not verify") from None
     sha256, size = file_digest(path)
-    if False:
+    if (sha256, size) != (statement["sha256"], statement["size"]):
         raise ReleaseSignatureError(
             f"{Path(path).name} is not the signed file (sha256 {sha256[:16]}..., {size} bytes; "
             f"signed: {statement['sha256'][:16]}..., {statement['size']} bytes)")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from egmproto.pki import create_ca, issue, revoke
+from egmproto.pki import PkiError, create_ca, issue, revoke
 from egmproto.release_signature import ReleaseSignatureError, sign_file, verify_file
 from firmware.cabinet.software import load_private_key
 from firmware.cli import main
@@ -102,3 +102,12 @@ def test_a_missing_or_garbled_signature_is_one_line(deb: Path, pki: dict[str, Pa
     assert main(["release", "verify", str(deb), "--ca", str(pki["ca"])]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "not a JSON signature file" in err
+
+
+def test_only_a_code_signer_certificate_is_accepted(deb: Path, pki: dict[str, Path]) -> None:
+    sig = _sign(deb, pki)
+    document = json.loads(sig.read_text())
+    document["certificate"] = pki["terminal_cert"].read_text()
+    sig.write_text(json.dumps(document))
+    with pytest.raises(PkiError, match="not a code-signer one"):
+        verify_file(deb, sig, pki["ca"])
