@@ -296,8 +296,10 @@ def debian_files(stage: Path, spec: PackageSpec, version: str) -> None:
     (control / "md5sums").write_text("".join(sums), encoding="utf-8")
     for path in [stage, *stage.rglob("*")]:
         if not path.is_symlink():
-            mode = path.stat().st_mode
-            path.chmod((mode & 0o7777) & ~0o022)  # no group/world write (lintian)
+            mode = path.stat().st_mode & 0o7777 & ~0o022         # no group/world write (lintian)
+            if path.is_file() and ".so" in path.suffixes:
+                mode &= ~0o111                                   # libraries are loaded, not run
+            path.chmod(mode)
 
 
 def dpkg_build(stage: Path, out: Path, spec: PackageSpec, version: str) -> Path:

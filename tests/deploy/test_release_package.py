@@ -53,7 +53,7 @@ def test_control_conffiles_and_maintainer_script(terminal_deb: Path) -> None:
     assert terminal_deb.name == "egm-terminal_0.1.0_amd64.deb"
     fields = subprocess.run(["dpkg-deb", "-f", str(terminal_deb)], text=True, capture_output=True, check=True).stdout
     assert "Package: egm-terminal\n" in fields and "Architecture: amd64\n" in fields
-    assert "Depends: python3 (>= 3.11~), python3 (<< 3.12), passwd\n" in fields
+    assert "Depends: python3 (>= 3.11~), python3 (<< 3.12), libc6 (>= 2.28), passwd\n" in fields
     conffiles = subprocess.run(["dpkg-deb", "--ctrl-tarfile", str(terminal_deb)], capture_output=True, check=True)
     listing = subprocess.run(["tar", "-t"], input=conffiles.stdout, capture_output=True, check=True).stdout.decode()
     assert {"./conffiles", "./control", "./md5sums", "./postinst"} <= set(listing.split())
