@@ -110,3 +110,8 @@ def test_a_missing_tool_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(build.shutil, "which", lambda name: None)
     with pytest.raises(build.ReleaseError, match="dpkg-deb is missing"):
         build.check_tools()
+
+
+def test_a_production_signer_is_found_beside_its_certificate(signer: build.Signer) -> None:
+    given = build.given_signer(str(signer.cert), None, str(signer.ca), str(signer.crl))
+    assert given.key == signer.key and not given.development
