@@ -177,7 +177,7 @@ def make_venv(stage: Path, spec: PackageSpec, wheel: Path, wheelhouse: Path) -> 
     python = venv / "bin" / "python3"
     wheelhouse.mkdir(parents=True, exist_ok=True)
     shutil.copy2(wheel, wheelhouse / wheel.name)
-    requirement = spec.requirement.replace("egm-terminal", f"egm-terminal=={project_version()}", 1)
+    requirement = f"{spec.requirement}=={project_version()}"     # egm-terminal[postgres]==0.1.0
     install = [str(python), "-m", "pip", "install", "--quiet", "--no-index", "--no-compile", "--find-links",
                str(wheelhouse), requirement]
     try:
