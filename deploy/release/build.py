@@ -170,6 +170,11 @@ def build_wheel(work: Path) -> Path:
     return wheels[0]
 
 
+def pinned_requirement(spec: PackageSpec, version: str) -> str:
+    """What pip installs: this checkout's version exactly (``egm-terminal[postgres]==0.1.0``)."""
+    return f"{spec.requirement}=={version}"
+
+
 def make_venv(stage: Path, spec: PackageSpec, wheel: Path, wheelhouse: Path) -> Path:
     """The virtual environment at STAGE/<prefix>, made by Debian's python, with the product installed."""
     venv = stage / spec.prefix.lstrip("/")
@@ -177,7 +182,7 @@ def make_venv(stage: Path, spec: PackageSpec, wheel: Path, wheelhouse: Path) -> 
     python = venv / "bin" / "python3"
     wheelhouse.mkdir(parents=True, exist_ok=True)
     shutil.copy2(wheel, wheelhouse / wheel.name)
-    requirement = f"{spec.requirement}=={project_version()}"     # egm-terminal[postgres]==0.1.0
+    requirement = pinned_requirement(spec, project_version())
     install = [str(python), "-m", "pip", "install", "--quiet", "--no-index", "--no-compile", "--find-links",
                str(wheelhouse), requirement]
     try:

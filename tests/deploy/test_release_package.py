@@ -115,3 +115,12 @@ def test_a_missing_tool_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_a_production_signer_is_found_beside_its_certificate(signer: build.Signer) -> None:
     given = build.given_signer(str(signer.cert), None, str(signer.ca), str(signer.crl))
     assert given.key == signer.key and not given.development
+
+
+def test_each_package_pins_this_version_with_its_extras() -> None:
+    assert build.pinned_requirement(build.PACKAGES["terminal"], "0.1.0") == "egm-terminal==0.1.0"
+    assert build.pinned_requirement(build.PACKAGES["host"], "0.1.0") == "egm-terminal[postgres]==0.1.0"
+    from packaging.requirements import Requirement
+
+    for spec in build.PACKAGES.values():
+        assert str(Requirement(build.pinned_requirement(spec, "0.1.0")).specifier) == "==0.1.0"
