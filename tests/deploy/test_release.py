@@ -53,6 +53,14 @@ def _timed(label: str, cmd: list[str], **kwargs) -> subprocess.CompletedProcess[
     return result
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _report_times() -> Iterator[None]:
+    """The measured times, printed at the end (``-s``; docs/release.md)."""
+    yield
+    for label, seconds in TIMES.items():
+        print(f"release test: {label}: {seconds:.1f} s")
+
+
 @pytest.fixture(scope="module")
 def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if os.geteuid() != 0:
@@ -154,9 +162,9 @@ def test_installed_software_verifies_and_plays_20_rounds(chroot: Path) -> None:
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     assert "software signature       ok" in run.stdout
     assert "autoplay: 20 round(s)" in run.stdout and "accounting identity holds" in run.stdout
-    meters = _in_root(chroot, "egm", "meters", "--state-dir", "/var/lib/egm/lab", "--json")
+    meters = _in_root(chroot, "egm", "meters", "--state-dir", "/var/lib/egm/lab", "--json", label="egm meters")
     assert json.loads(meters.stdout)["meters"]["games_played"] == 20
-    ledger = _in_root(chroot, "egm", "ledger", "verify", "--state-dir", "/var/lib/egm/lab")
+    ledger = _in_root(chroot, "egm", "ledger", "verify", "--state-dir", "/var/lib/egm/lab", label="egm ledger verify")
     assert ledger.returncode == 0, ledger.stderr
 
     host = _in_root(chroot, "egm-host", "software", "verify", "--root",
@@ -183,21 +191,17 @@ def test_a_tampered_installed_file_fails_verification(chroot: Path) -> None:
     target.write_bytes(original + b"\n# changed after installation\n")
     try:
         bad = _in_root(chroot, "egm", "software", "verify", "--root", SITE, "--manifest",
-                       f"{RELEASE}/manifest.signed.json", "--trust", f"{RELEASE}/code-signer.pub.pem", "--json")
+                       f"{RELEASE}/manifest.signed.json", "--trust", f"{RELEASE}/code-signer.pub.pem", "--json",
+                       label="egm software verify (changed file)")
         assert bad.returncode == 1
         assert json.loads(bad.stdout)["mismatches"] == ["changed: firmware/games/war_engine.py"]
         # The power-up self-test fails on the same file: the terminal does not play (it exits or
         # stays tilted until killed) and says why.
         run = _in_root(chroot, "egm", "run", "--sim", "--headless", "--autoplay", "1", "--config",
-                       "/etc/egm/terminal.toml", "--state-dir", "/var/lib/egm/tampered", timeout=60)
+                       "/etc/egm/terminal.toml", "--state-dir", "/var/lib/egm/tampered", timeout=60,
+                       label="egm run with a changed file (stays tilted: killed after 60 s)")
         assert "autoplay: 1 round(s)" not in run.stdout
         line = next(x for x in run.stdout.splitlines() if x.strip().startswith("software signature"))
         assert "ok" not in line.split("signature", 1)[1].split(), line
     finally:
         target.write_bytes(original)
-
-
-def test_report_times() -> None:
-    """Not a check: the measured times, printed with -s (docs/release.md)."""
-    for label, seconds in TIMES.items():
-        print(f"release test: {label}: {seconds:.1f} s")
