@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-test
 
-.PHONY: run test browser nats deploy-tools cabinet-tools rauc update-bundle bench soak fuzz lint clean venv par-verify par-sheets
+.PHONY: run test browser nats deploy-tools cabinet-tools rauc update-bundle release release-test release-tools bench soak fuzz lint clean venv par-verify par-sheets
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -19,8 +19,8 @@ venv: $(STAMP)
 run: $(STAMP)
 	$(BIN)/egm run --sim $(ARGS)
 
-test: $(STAMP) browser nats deploy-tools cabinet-tools rauc
-	$(BIN)/python -m pytest -n 2 -m "not soak and not fuzz and not bench" $(ARGS)
+test: $(STAMP) browser nats deploy-tools cabinet-tools rauc release-tools
+	$(BIN)/python -m pytest -n 2 -m "not soak and not fuzz and not bench and not release" $(ARGS)
 
 # The floor broker cluster's tests (tests/floor) run Debian's nats-server: installed here when missing
 # and we are root with apt.
@@ -96,6 +96,31 @@ cabinet-tools:
 	else \
 		echo "no$$missing (and not root with apt-get to install it): parts of tests/deploy will skip"; \
 	fi
+
+# The signed Debian packages egm-terminal and egm-host in dist/ (docs/release.md). SIGNER: the code
+# signer's certificate (its key NAME.key.pem beside it, or SIGNER_KEY=...), CA: the casino CA's
+# certificate (CRL=... optional); with neither, a throwaway development PKI in dist/dev-pki.
+release: $(STAMP)
+	@command -v dpkg-deb >/dev/null || { echo "make release: dpkg-deb is missing (apt-get install dpkg)"; exit 2; }
+	SIGNER='$(SIGNER)' SIGNER_KEY='$(SIGNER_KEY)' CA='$(CA)' CRL='$(CRL)' $(BIN)/python -m deploy.release.build $(ARGS)
+
+# The packages installed into a fresh debootstrap root (bookworm, minbase; cached under
+# /var/cache/egm-release): egm software verify and 20 rounds there. Root, a few minutes.
+release-test: $(STAMP) release-tools
+	$(BIN)/python -m pytest -m release -p no:xdist tests/deploy $(ARGS)
+
+# debootstrap and lintian for the release test: installed here when missing and we are root with apt.
+release-tools:
+	@for tool in debootstrap lintian; do \
+		if command -v $$tool >/dev/null || [ -x /usr/sbin/$$tool ]; then :; \
+		elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+			echo "installing $$tool for the release test"; \
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$tool >/dev/null || \
+			echo "apt-get could not install $$tool: tests/deploy will skip what needs it"; \
+		else \
+			echo "no $$tool (and not root with apt-get to install it): tests/deploy will skip what needs it"; \
+		fi; \
+	done
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks $(ARGS)

@@ -32,6 +32,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "firmware.commands.software",
     "firmware.commands.certs",
     "firmware.commands.update",
+    "firmware.commands.release",
     "firmware.commands.host",
     "firmware.commands.table",
     "firmware.commands.package",

@@ -25,6 +25,18 @@ def load_terminal_config(path: str | Path | None) -> Config:
     return load_config(path, check_options=validate_options)
 
 
+def password_from_env(variable: str | None) -> bytes | None:
+    """The passphrase of ``--password-env VAR`` (None without the option); an unset VAR is an error."""
+    from firmware.errors import UsageError
+
+    if not variable:
+        return None
+    value = os.environ.get(variable)
+    if value is None:
+        raise UsageError(f"--password-env: the environment variable {variable} is not set")
+    return value.encode("utf-8")
+
+
 def emit_json(document: object) -> None:
     """Write one JSON document to stdout (CONTRACTS.md: one document per command)."""
     json.dump(document, sys.stdout, indent=None, separators=(", ", ": "))

@@ -10,7 +10,6 @@ lab's seed); ``dev-sign`` makes or refreshes the checkout's development signatur
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
@@ -110,15 +109,9 @@ def _sign(args: argparse.Namespace) -> int:
         sign_manifest,
         signed_json,
     )
-    from firmware.errors import UsageError
+    from firmware.commands._common import password_from_env
 
-    password = None
-    if args.password_env:
-        value = os.environ.get(args.password_env)
-        if value is None:
-            raise UsageError(f"--password-env: the environment variable {args.password_env} is not set")
-        password = value.encode("utf-8")
-    key = load_private_key(Path(args.key), password)
+    key = load_private_key(Path(args.key), password_from_env(args.password_env))
     signed = sign_manifest(build_manifest(_root_dir(args)), key)
     _write(args.out, signed_json(signed))
     digest = hashlib.sha256(canonical_bytes(signed["manifest"])).hexdigest()
