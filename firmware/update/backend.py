@@ -16,7 +16,7 @@ from firmware.update import rauc_flow
 from firmware.update.errors import UpdateError
 from firmware.update.install import DEFAULT_ATTEMPTS, Installed, install
 from firmware.update.journal import flush
-from firmware.update.pending import PendingFile
+from firmware.update.rauc_state import RaucStateFile
 from firmware.update.slots import SlotStore
 
 BACKENDS: tuple[str, ...] = ("directory", "rauc")
@@ -74,7 +74,7 @@ class RaucBackend:
     name = "rauc"
 
     def __init__(self, directory: str | Path) -> None:
-        self.events = PendingFile(directory)
+        self.events = RaucStateFile(directory)
 
     def power_up(self, *, self_test_passed: bool, at_attract: bool) -> str:
         return rauc_flow.power_up_report(self.events, self_test_passed=self_test_passed, at_attract=at_attract)
@@ -95,11 +95,12 @@ class RaucBackend:
         from firmware.update import rauc_system
 
         st = rauc_system.status()
-        pending = len(self.events.load().pending)
-        slots = {name: {"state": rauc_flow.state_of(s, s.bootname == st.booted), "version": s.version,
-                        "rauc_slot": s.name} for name, s in st.slots.items()}
+        state = self.events.load()
+        pending = len(state.pending)
+        slots = {name: {"state": rauc_flow.state_of(state, st, s), "version": s.version, "rauc_slot": s.name,
+                        "bootloader": "good" if s.good else "bad"} for name, s in st.slots.items()}
         doc = {"backend": self.name, "booted": st.booted, "primary": st.primary, "slots": slots,
-               "inactive": st.other(st.booted).bootname, "pending": pending}
+               "inactive": st.other(st.booted).bootname, "committed": state.committed, "pending": pending}
         lines = [f"slot {name}: {s['state']:<10} {s['version'] or '-'}  ({s['rauc_slot']})"
                  f"{'  (booted)' if st.booted == name else ''}{'  (next boot)' if st.primary == name else ''}"
                  for name, s in slots.items()]

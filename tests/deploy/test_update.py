@@ -233,7 +233,7 @@ def test_a_bundle_signed_by_a_revoked_signer_is_refused(tmp_path: Path) -> None:
     before = _snapshot(store)
     done = subprocess.run([*egm, "update", "install", bundle, "--dir", ab, "--keyring", str(ca_dir / "ca.cert.pem"),
                            "--crl", str(ca_dir / "crl.pem")], cwd=ROOT, capture_output=True, text=True)
-    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "revoked" in done.stderr, done.stderr
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "certificate revoked" in done.stderr, done.stderr
     assert _snapshot(store) == before
     assert store.load().pending[-1]["reason"] == "revoked"
     # without the CRL the same bundle would pass the signature check: the CRL is what refuses it
