@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import configparser
 import os
+import shutil
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -27,6 +29,7 @@ BUS_CONF = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configur
   <policy context="default">
     <allow user="*"/><allow own="*"/><allow send_destination="*"/><allow receive_sender="*"/>
   </policy>
+  {include}
 </busconfig>
 """
 
@@ -51,15 +54,18 @@ esac
 
 
 class RaucRig:
-    def __init__(self, root: Path, keyring: Path, versions: dict[str, str | None]) -> None:
+    def __init__(self, root: Path, keyring: Path, versions: dict[str, str | None], bus_policy: Path | None = None) -> None:
         self.root = root
-        self.socket = root / "bus"
+        self.socket = Path(tempfile.mkdtemp(prefix="egm-bus-")) / "bus"     # reachable by other users
+        self.socket.parent.chmod(0o755)
         self.grubenv = root / "grubenv"
         self.log = root / "bootloader.log"
         self.data = root / "rauc-data"
         self.data.mkdir(parents=True)
         self.env = {**os.environ, "DBUS_SYSTEM_BUS_ADDRESS": f"unix:path={self.socket}"}
-        (root / "bus.conf").write_text(BUS_CONF.format(socket=self.socket))
+        # bus_policy: a file read after the allow-all default rule (as /etc/dbus-1/system.d is after Debian's)
+        include = f"<include>{bus_policy}</include>" if bus_policy else ""
+        (root / "bus.conf").write_text(BUS_CONF.format(socket=self.socket, include=include))
         script = root / "bootloader.sh"
         script.write_text(BOOTLOADER.format(env=self.grubenv, log=self.log))
         script.chmod(0o755)
@@ -138,8 +144,14 @@ class RaucRig:
                                             env=self.env, stdout=log, stderr=log)
         self._wait(lambda: self.rauc("status").returncode == 0, "rauc service")
 
-    def rauc(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(["rauc", *args], env=self.env, capture_output=True, text=True, timeout=30)
+    def rauc(self, *args: str, user: str | None = None) -> subprocess.CompletedProcess[str]:
+        """``rauc ARGS`` as this user, or as ``user`` (root only: setpriv)."""
+        if user:
+            import pwd
+
+            gid = pwd.getpwnam(user).pw_gid
+        prefix = ["setpriv", f"--reuid={user}", f"--regid={gid}", "--init-groups"] if user else []
+        return subprocess.run([*prefix, "rauc", *args], env=self.env, capture_output=True, text=True, timeout=30)
 
     def stop_service(self) -> None:
         if self.service is not None:
@@ -151,3 +163,4 @@ class RaucRig:
         self.stop_service()
         self.bus.terminate()
         self.bus.wait(10)
+        shutil.rmtree(self.socket.parent, ignore_errors=True)

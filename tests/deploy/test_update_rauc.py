@@ -5,6 +5,7 @@ RAUC tells it: tests/deploy/rauc_rig.py). Skipped, with the reason, without rauc
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -164,3 +165,28 @@ def test_a_bundle_of_a_revoked_signer_is_refused_and_rauc_is_not_asked(rig: Rauc
     state = json.loads((tmp_path / "update" / "rauc-state.json").read_text())
     assert [e["event"] for e in state["pending"]][-2:] == ["software.update_started", "software.update_refused"]
     assert state["pending"][-1]["reason"] == "revoked", state["pending"][-1]
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None, reason="needs root and setpriv (util-linux) "
+                    "to call RAUC as other users")
+@pytest.mark.parametrize("with_policy", [True, False])
+def test_only_root_and_the_egm_group_may_call_rauc(tmp_path: Path, with_policy: bool) -> None:
+    """deploy/update/egm-rauc-bus.conf after an allow-all rule (Debian's rauc-service policy):
+    root and the group egm (here nogroup, nobody's) are let through, any other user is refused."""
+    policy = tmp_path / "egm-rauc.conf"
+    policy.write_text((ROOT / "deploy/update/egm-rauc-bus.conf").read_text().replace('group="egm"', 'group="nogroup"'))
+    pki.create_ca(tmp_path / "ca", name="casino CA")
+    rig = RaucRig(tmp_path / "rauc", tmp_path / "ca" / "ca.cert.pem", {"A": "1.0.0", "B": None},
+                  bus_policy=policy if with_policy else None)
+    try:
+        rig.boot()
+        assert rig.rauc("status").returncode == 0
+        assert rig.rauc("status", user="nobody").returncode == 0
+        other = rig.rauc("status", "mark-good", "other", user="daemon")   # would make the empty slot B bootable
+        if with_policy:
+            assert other.returncode != 0 and "Rejected send message" in other.stderr, other.stderr
+            assert rig.grub()["B_OK"] == "0" and "set-state B good" not in rig.calls()
+        else:                                                   # Debian's policy alone lets anyone in
+            assert other.returncode == 0 and rig.grub()["B_OK"] == "1", other.stderr
+    finally:
+        rig.close()
