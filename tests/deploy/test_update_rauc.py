@@ -21,7 +21,7 @@ from tests.deploy.rauc_rig import RaucRig
 
 ROOT = Path(__file__).resolve().parents[2]
 MISSING = [tool for tool in ("rauc", "dbus-daemon", "mksquashfs") if shutil.which(tool) is None]
-pytestmark = pytest.mark.skipif(bool(MISSING), reason=f"{', '.join(MISSING)} not installed "
+needs_rauc = pytest.mark.skipif(bool(MISSING), reason=f"{', '.join(MISSING)} not installed "
                                 "(apt-get install -y rauc squashfs-tools dbus-daemon)")
 EGM = [sys.executable, "-m", "firmware.cli"]
 
@@ -42,7 +42,7 @@ def _config(tmp_path: Path, *extra: str) -> Path:
     return config
 
 
-def _egm_run(rig: RaucRig, tmp_path: Path, *extra_config: str, rounds: int = 1) -> tuple[str, list[dict]]:
+def _egm_run(rig: RaucRig, tmp_path: Path, *extra_config: str, rounds: int = 0) -> tuple[str, list[dict]]:
     state_dir = tmp_path / "state"
     done = subprocess.run([*EGM, "run", "--sim", "--headless", "--autoplay", str(rounds), "--state-dir", str(state_dir),
                            "--config", str(_config(tmp_path, *extra_config))],
@@ -65,6 +65,7 @@ def _since(rig: RaucRig, mark: int) -> list[str]:
     return [c for c in rig.calls()[mark:] if c.startswith("set-")]
 
 
+@needs_rauc
 def test_the_terminal_tells_rauc_good_at_attract_and_commits_the_trial(rig: RaucRig, tmp_path: Path) -> None:
     assert rig.boot() == "A"
     mark = len(rig.calls())
@@ -95,6 +96,7 @@ def test_the_terminal_tells_rauc_good_at_attract_and_commits_the_trial(rig: Rauc
     assert sum(e["event"] == "software.update_committed" for e in events) == 1
 
 
+@needs_rauc
 def test_rauc_is_told_bad_when_the_self_test_fails_and_the_old_slot_boots(rig: RaucRig, tmp_path: Path) -> None:
     rig.boot()
     _egm_run(rig, tmp_path)
@@ -113,6 +115,7 @@ def test_rauc_is_told_bad_when_the_self_test_fails_and_the_old_slot_boots(rig: R
     assert "update: running" in stdout and (events[-1]["version"], events[-1]["state"]) == ("1.0.0", "good")
 
 
+@needs_rauc
 def test_the_technician_commits_and_rolls_back_through_rauc(rig: RaucRig, tmp_path: Path) -> None:
     def egm(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([*EGM, "update", *args, "--backend", "rauc", "--dir", str(tmp_path / "update")],
@@ -144,6 +147,7 @@ def test_the_technician_commits_and_rolls_back_through_rauc(rig: RaucRig, tmp_pa
     assert "nothing to commit" in egm("commit").stderr
 
 
+@needs_rauc
 def test_a_bundle_of_a_revoked_signer_is_refused_and_rauc_is_not_asked(rig: RaucRig, tmp_path: Path) -> None:
     ca = tmp_path / "ca"
     signer = pki.issue(ca, "update-signer", "release-2026")
@@ -167,6 +171,7 @@ def test_a_bundle_of_a_revoked_signer_is_refused_and_rauc_is_not_asked(rig: Rauc
     assert state["pending"][-1]["reason"] == "revoked", state["pending"][-1]
 
 
+@needs_rauc
 @pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None, reason="needs root and setpriv (util-linux) "
                     "to call RAUC as other users")
 @pytest.mark.parametrize("with_policy", [True, False])
@@ -190,3 +195,40 @@ def test_only_root_and_the_egm_group_may_call_rauc(tmp_path: Path, with_policy: 
             assert other.returncode == 0 and rig.grub()["B_OK"] == "1", other.stderr
     finally:
         rig.close()
+
+
+# --- the rauc backend's reading of RAUC, without RAUC ----------------------------------------------
+
+def _status(booted: str, primary: str, good: dict[str, bool], versions: dict[str, str | None]):
+    from firmware.update.rauc_system import parse_status
+
+    slots = [{f"appfs.{i}": {"bootname": name, "boot_status": "good" if good[name] else "bad",
+                             "slot_status": {"bundle": {"version": versions[name]}}}}
+             for i, name in enumerate(("A", "B"))]
+    return parse_status(json.dumps({"booted": booted, "boot_primary": f"appfs.{'AB'.index(primary)}", "slots": slots}))
+
+
+@pytest.mark.parametrize("booted,primary,good,committed,expected", [
+    ("A", "A", {"A": False, "B": False}, None, {"A": "good", "B": "bad"}),                 # the factory boot
+    ("A", "A", {"A": False, "B": False}, ("A", "1.0.0"), {"A": "good", "B": "bad"}),       # GRUB's TRY=1, committed
+    ("A", "B", {"A": True, "B": True}, ("A", "1.0.0"), {"A": "good", "B": "trial"}),       # installed, not booted
+    ("B", "B", {"A": True, "B": False}, ("A", "1.0.0"), {"A": "good", "B": "trial"}),      # booted on trial
+    ("B", "B", {"A": True, "B": False}, ("B", "1.1.0"), {"A": "good", "B": "good"}),       # committed, booting again
+    ("A", "B", {"A": True, "B": False}, ("A", "1.0.0"), {"A": "good", "B": "bad"}),        # a failed trial
+])
+def test_rauc_slots_read_as_the_tables_states(booted, primary, good, committed, expected) -> None:
+    from firmware.update.rauc_flow import state_of
+    from firmware.update.rauc_state import RaucState
+
+    status = _status(booted, primary, good, {"A": "1.0.0", "B": "1.1.0"})
+    state = RaucState(committed=None if committed is None else {"slot": committed[0], "version": committed[1]})
+    assert {name: state_of(state, status, slot) for name, slot in status.slots.items()} == expected
+
+
+@pytest.mark.parametrize("text", ["", "[]", '{"booted": "C", "slots": []}', '{"slots": [{"appfs.0": 3}]}'])
+def test_rauc_status_that_is_not_what_rauc_prints_is_one_clear_error(text: str) -> None:
+    from firmware.errors import EgmError
+    from firmware.update.rauc_system import parse_status
+
+    with pytest.raises(EgmError, match="(?i)rauc"):
+        parse_status(text)
