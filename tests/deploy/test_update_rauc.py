@@ -169,6 +169,9 @@ def test_a_bundle_of_a_revoked_signer_is_refused_and_rauc_is_not_asked(rig: Rauc
     state = json.loads((tmp_path / "update" / "rauc-state.json").read_text())
     assert [e["event"] for e in state["pending"]][-2:] == ["software.update_started", "software.update_refused"]
     assert state["pending"][-1]["reason"] == "revoked", state["pending"][-1]
+    _, events = _egm_run(rig, tmp_path)                        # the terminal writes them at its next power-up
+    assert [e["event"] for e in events][-3:-1] == ["software.update_started", "software.update_refused"]
+    assert json.loads((tmp_path / "update" / "rauc-state.json").read_text())["pending"] == []
 
 
 @needs_rauc
@@ -195,6 +198,18 @@ def test_only_root_and_the_egm_group_may_call_rauc(tmp_path: Path, with_policy: 
             assert other.returncode == 0 and rig.grub()["B_OK"] == "1", other.stderr
     finally:
         rig.close()
+
+
+def test_the_terminal_plays_on_when_rauc_cannot_be_reached(tmp_path: Path) -> None:
+    """No RAUC service on the bus (or no rauc at all): one line says so, the game still starts."""
+    state_dir = tmp_path / "state"
+    env = {**os.environ, "DBUS_SYSTEM_BUS_ADDRESS": f"unix:path={tmp_path / 'no-bus'}"}
+    done = subprocess.run([*EGM, "run", "--sim", "--headless", "--autoplay", "1", "--state-dir", str(state_dir),
+                           "--config", str(_config(tmp_path))], capture_output=True, text=True, cwd=ROOT,
+                          timeout=60, env=env, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "update: unavailable (" in done.stdout and "cabinet: IDLE" in done.stdout
+    assert "round " in done.stdout                             # it played
 
 
 # --- the rauc backend's reading of RAUC, without RAUC ----------------------------------------------
