@@ -56,7 +56,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--game", type=game_id, choices=game_ids(), metavar="GAME",
                    help=f"the game to start with (default: the configuration's games.default): {', '.join(game_ids())}")
     p.add_argument("--update-dir", metavar="DIR",
-                   help="the A/B pair of the field update (docs/update.md): the running version and the update's "
+                   help="the directory backend's A/B pair of the field update (docs/update.md; overrides [update]): "
+                        "the running version and the update's "
                         "events go into critical memory, and a trial slot is committed once attract is reached "
                         "with the self-tests passed (rolled back if they fail)")
     p.set_defaults(func=_run)
@@ -238,10 +239,13 @@ def _terminal(cfg, args, game_id: str, rng_results, path: Path, out, notify):
                                 note_values=list(cfg.money.notes_cents), clock=time.monotonic)
         on_step = autoplay
         update_watch = None
-        if args.update_dir:
+        if args.update_dir or cfg.update.backend != "none":
             from firmware.commands._update_watch import UpdateWatch
+            from firmware.update.backend import make_backend
 
-            on_step = update_watch = UpdateWatch(args.update_dir, then=autoplay)
+            backend = make_backend("directory", args.update_dir) if args.update_dir else \
+                make_backend(cfg.update.backend, cfg.update.dir)
+            on_step = update_watch = UpdateWatch(backend, then=autoplay)
         hosted = None
         if cfg.host.enabled:
             from firmware.commands import _hostlink

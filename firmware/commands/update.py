@@ -16,12 +16,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from firmware.update.backend import Backend
     from firmware.update.slots import SlotStore
 
 from firmware.commands._common import json_argument
 
 DEFAULT_DIR = "/var/lib/egm/update"
 DEFAULT_KEYRING = "/var/lib/egm/pki/ca.cert.pem"
+DEFAULT_CRL = "/var/lib/egm/pki/crl.pem"
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -50,6 +52,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     n.add_argument("bundle", metavar="BUNDLE", help="the .raucb file")
     _dir(n)
     n.add_argument("--keyring", default=DEFAULT_KEYRING, help=f"the casino CA (default {DEFAULT_KEYRING})")
+    crl = n.add_mutually_exclusive_group()
+    crl.add_argument("--crl", help=f"the casino CA's CRL: a revoked signer is refused (default: [update] crl, {DEFAULT_CRL})")
+    crl.add_argument("--no-crl", action="store_true", help="check no CRL (a lab without one)")
+    _backend(n)
     n.add_argument("--attempts", type=int, default=3, help="boot attempts of the trial (default 3)")
     _state(n)
     json_argument(n)
@@ -63,6 +69,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
     s = usub.add_parser("status", help="the slots, their versions and states, the next boot")
     _dir(s)
+    _backend(s)
     json_argument(s)
     s.set_defaults(func=_status)
 
@@ -70,13 +77,41 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                                  ("rollback", "roll back the trial: the next boot runs the other slot", _rollback)):
         c = usub.add_parser(name, help=helptext)
         _dir(c)
+        _backend(c)
         _state(c)
         json_argument(c)
         c.set_defaults(func=func)
 
 
 def _dir(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--dir", default=DEFAULT_DIR, help=f"the A/B pair's directory (default {DEFAULT_DIR})")
+    p.add_argument("--dir", help=f"the A/B pair's directory; with rauc, its pending events (default: [update] dir, "
+                                 f"{DEFAULT_DIR})")
+
+
+def _backend(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--backend", choices=("directory", "rauc"),
+                   help="the A/B slots: a directory of trees, or RAUC's partitions (default: [update] backend of "
+                        "--config, else directory)")
+    p.add_argument("--config", help="the terminal's configuration, for its [update] section (e.g. /etc/egm/terminal.toml)")
+
+
+def _settings(args: argparse.Namespace) -> tuple[str, str, str]:
+    """(backend, dir, crl) from the options, else --config's [update], else the defaults."""
+    backend, directory, crl = "directory", DEFAULT_DIR, DEFAULT_CRL
+    if getattr(args, "config", None):
+        from firmware.commands._common import load_terminal_config
+
+        cfg = load_terminal_config(args.config).update
+        backend = cfg.backend if cfg.backend != "none" else backend
+        directory, crl = cfg.dir, cfg.crl
+    return getattr(args, "backend", None) or backend, args.dir or directory, crl
+
+
+def _backend_of(args: argparse.Namespace) -> Backend:
+    from firmware.update.backend import make_backend
+
+    kind, directory, _ = _settings(args)
+    return make_backend(kind, directory)
 
 
 def _state(p: argparse.ArgumentParser) -> None:
@@ -87,7 +122,7 @@ def _state(p: argparse.ArgumentParser) -> None:
 def _store(args: argparse.Namespace) -> SlotStore:
     from firmware.update.slots import SlotStore
 
-    return SlotStore(args.dir)
+    return SlotStore(args.dir or DEFAULT_DIR)
 
 
 def _out(args: argparse.Namespace, doc: dict[str, Any], text: str) -> None:
@@ -107,16 +142,15 @@ def _check_state(args: argparse.Namespace) -> None:
         checked_state_dir(args.state_dir, write=True)
 
 
-def _flush(args: argparse.Namespace, store: SlotStore) -> None:
+def _flush(args: argparse.Namespace, backend: Backend) -> None:
     """With --state-dir: the pending events into critical memory now."""
     if not getattr(args, "state_dir", None):
         return
     from firmware.commands._common import checked_state_dir
     from firmware.ledger.ledger import Ledger
-    from firmware.update.journal import flush
 
     with Ledger.open(checked_state_dir(args.state_dir, write=True)) as ledger:
-        flush(store, ledger.event)
+        backend.flush(ledger.event)
 
 
 def _init(args: argparse.Namespace) -> int:
@@ -142,29 +176,31 @@ def _bundle(args: argparse.Namespace) -> int:
 def _install(args: argparse.Namespace) -> int:
     _check_state(args)
     from firmware.update.errors import UpdateRefused
-    from firmware.update.install import install
 
-    store = _store(args)
+    backend = _backend_of(args)
+    crl = None if args.no_crl else Path(args.crl or _settings(args)[2])
     try:
-        done = install(store, Path(args.bundle), Path(args.keyring), attempts=args.attempts)
+        done = backend.install(Path(args.bundle), Path(args.keyring), crl=crl, attempts=args.attempts)
     except UpdateRefused:
-        _flush(args, store)                  # the refusal is an event too
+        _flush(args, backend)                # the refusal is an event too
         raise
-    _flush(args, store)
+    _flush(args, backend)
+    attempts = f"{done.attempts} boot attempts" if backend.name == "directory" else "the bootloader's boot counter"
     _out(args, {"slot": done.slot, "version": done.version, "previous": done.previous,
-                "attempts": done.attempts, "signer": done.signer},
-         f"{done.version} installed into slot {done.slot} on trial ({done.attempts} boot attempts; "
+                "attempts": done.attempts, "signer": done.signer, "backend": backend.name},
+         f"{done.version} installed into slot {done.slot} on trial ({attempts}; "
          f"was {done.previous}): reboot to try it")
     return 0
 
 
 def _boot(args: argparse.Namespace) -> int:
     _check_state(args)
+    from firmware.update.backend import DirectoryBackend
     from firmware.update.boot import boot
 
-    store = _store(args)
-    b = boot(store)
-    _flush(args, store)
+    backend = DirectoryBackend(args.dir or DEFAULT_DIR)
+    b = boot(backend.store)
+    _flush(args, backend)
     _out(args, {"slot": b.slot, "version": b.version, "state": b.state, "attempts_left": b.attempts_left,
                 "rolled_back": b.rolled_back},
          f"boot slot {b.slot} ({b.version}, {b.state}{', rolled back' if b.rolled_back else ''}"
@@ -173,38 +209,27 @@ def _boot(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
-    store = _store(args)
-    state = store.load()
-    doc = state.to_json()
-    doc["inactive"] = state.inactive
-    lines = [f"slot {name}: {s.state:<10} {s.version or '-'}"
-             f"{'  (booted)' if state.booted == name else ''}{'  (next boot)' if state.primary == name else ''}"
-             for name, s in state.slots.items()]
-    lines.append(f"boot attempts left: {state.attempts}; events not yet in critical memory: {len(state.pending)}")
-    _out(args, doc, "\n".join(lines))
+    doc, text = _backend_of(args).status()
+    _out(args, doc, text)
     return 0
 
 
 def _commit(args: argparse.Namespace) -> int:
-    from firmware.update.boot import commit
-
-    slot = _technician(args, commit)
+    slot = _technician(args, lambda backend: backend.commit())
     _out(args, {"committed": slot}, f"slot {slot} committed")
     return 0
 
 
 def _rollback(args: argparse.Namespace) -> int:
-    from firmware.update.boot import rollback
-
-    slot = _technician(args, rollback)
+    slot = _technician(args, lambda backend: backend.rollback())
     _out(args, {"next_boot": slot}, f"rolled back: the next boot runs slot {slot}")
     return 0
 
 
-def _technician(args: argparse.Namespace, action: Callable[[SlotStore], str]) -> str:
-    """Run the technician's ``action`` on the pair; its events into --state-dir if given."""
+def _technician(args: argparse.Namespace, action: Callable[[Backend], str]) -> str:
+    """Run the technician's ``action`` on the slots; its events into --state-dir if given."""
     _check_state(args)
-    store = _store(args)
-    slot = action(store)
-    _flush(args, store)
+    backend = _backend_of(args)
+    slot = action(backend)
+    _flush(args, backend)
     return slot

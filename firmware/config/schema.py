@@ -246,6 +246,18 @@ class SoftwareSection(Section):
     trusted_keys: list[str] = Field(default_factory=list, description="code signers' public keys (PEM files)")
 
 
+class UpdateSection(Section):
+    """The field update (docs/update.md): how ``egm run`` and ``egm update`` reach the A/B slots."""
+
+    backend: Literal["none", "directory", "rauc"] = Field(
+        "none", description="'none': no field update; 'directory': the A/B pair of application trees in "
+        "dir (evaluation, tests); 'rauc': RAUC's A/B partitions and its bootloader (a cabinet)")
+    dir: str = Field("/var/lib/egm/update", min_length=1,
+                     description="the directory backend's A/B pair; the rauc backend's events awaiting critical memory")
+    crl: str = Field("/var/lib/egm/pki/crl.pem",
+                     description="the casino CA's CRL checked against a bundle's signer ('': none)")
+
+
 #: The service roles (firmware/cabinet/service/pins.py: one PIN each).
 SERVICE_ROLES: tuple[str, ...] = ("attendant", "technician", "auditor", "regulator")
 
@@ -334,3 +346,4 @@ class Config(Section):
     service: ServiceSection = ServiceSection()
     sas: SasSection = SasSection()
     table: TableSection = TableSection()
+    update: UpdateSection = UpdateSection()

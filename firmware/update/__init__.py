@@ -5,6 +5,9 @@ A signed RAUC bundle (:mod:`.bundle`) is checked, then written into the inactive
 RAUC's bootloader backends); the terminal commits it when it reaches attract with its self-tests
 passed, and the boot step falls back to the old slot otherwise. The slots' states move only along
 :data:`.machine.TRANSITIONS`; what happened is kept as events for critical memory (:mod:`.journal`).
+That is the ``directory`` backend (evaluation, tests); on a cabinet the ``rauc`` backend
+(:mod:`.rauc_flow`) runs the same flow on RAUC's A/B partitions and GRUB's boot counter, telling
+RAUC good or bad. :mod:`.backend` puts both behind one face (``[update] backend``).
 It sits beside ``firmware.cashless`` above the ledger, whose durable-write helper it uses; the
 composition root hands it the ledger's ``event``.
 """

@@ -51,8 +51,18 @@ def rauc() -> str:
     return path
 
 
-def system_conf(directory: Path, keyring: Path, compatible: str = COMPATIBLE) -> Path:
-    """A system.conf for checking bundles only: the keyring, codesign purpose, no bootloader."""
+def system_conf(directory: Path, keyring: Path, compatible: str = COMPATIBLE, crl: Path | None = None) -> Path:
+    """A system.conf for checking bundles only: the keyring, codesign purpose, no bootloader.
+
+    With ``crl`` (the casino CA's CRL, ``egm certs revoke`` rewrites it) the keyring is the CA and
+    the CRL in one file and RAUC checks it (``check-crl=true``): a revoked signer is refused, and
+    so is a CRL past its next update (``egm certs crl`` signs a fresh one)."""
+    if crl is not None:
+        if not Path(crl).is_file():
+            raise UpdateError(f"the CRL {crl} is not a file (egm certs crl makes one; --no-crl skips the check)")
+        combined = directory / "keyring.pem"
+        combined.write_bytes(Path(keyring).read_bytes().rstrip(b"\n") + b"\n" + Path(crl).read_bytes())
+        keyring = combined
     conf = directory / "system.conf"
     conf.write_text(
         "[system]\n"
@@ -61,7 +71,8 @@ def system_conf(directory: Path, keyring: Path, compatible: str = COMPATIBLE) ->
         f"data-directory={directory / 'data'}\n\n"
         "[keyring]\n"
         f"path={keyring}\n"
-        "check-purpose=codesign\n")
+        "check-purpose=codesign\n"
+        f"{'check-crl=true' if crl is not None else ''}\n")
     return conf
 
 
@@ -72,7 +83,7 @@ def _run(args: list[str], what: str) -> subprocess.CompletedProcess[str]:
         raise UpdateError(f"{what} did not finish in {TIMEOUT_S} s") from None
 
 
-def _rauc_error(stderr: str) -> str:
+def rauc_error(stderr: str) -> str:
     lines = [ln.strip() for ln in stderr.splitlines()
              if ln.strip() and "rauc-Message" not in ln and not ln.startswith("(rauc:")]
     return lines[-1] if lines else "rauc failed"
@@ -101,21 +112,23 @@ def make(tree: Path, version: str, cert: Path, key: Path, keyring: Path, out: Pa
             args.append("--mksquashfs-args=-noI -noD -noF -noX")
         done = _run([*args, str(content), str(Path(out).resolve())], "rauc bundle")
         if done.returncode != 0:
-            raise UpdateError(f"rauc bundle: {_rauc_error(done.stderr)}")
+            raise UpdateError(f"rauc bundle: {rauc_error(done.stderr)}")
     return check(Path(out), Path(keyring), compatible)
 
 
-def check(bundle: Path, keyring: Path, compatible: str = COMPATIBLE) -> BundleInfo:
-    """The bundle's manifest once its signature verifies against ``keyring``; else refused."""
+def check(bundle: Path, keyring: Path, compatible: str = COMPATIBLE, crl: Path | None = None) -> BundleInfo:
+    """The bundle's manifest once its signature verifies against ``keyring`` (and its signer is
+    not revoked by ``crl``); else refused."""
     if not Path(bundle).is_file():
         raise UpdateError(f"{bundle} is not a file")
     if not Path(keyring).is_file():
         raise UpdateError(f"the keyring {keyring} is not a file")
     with tempfile.TemporaryDirectory(prefix="egm-check-") as tmp:
-        conf = system_conf(Path(tmp), Path(keyring).resolve(), compatible)
+        conf = system_conf(Path(tmp), Path(keyring).resolve(), compatible, crl)
         done = _run([rauc(), "-c", str(conf), "info", "--output-format=json", str(bundle)], "rauc info")
     if done.returncode != 0:
-        raise UpdateRefused("signature", f"the bundle is refused: {_rauc_error(done.stderr)}")
+        why = rauc_error(done.stderr)
+        raise UpdateRefused("revoked" if "certificate revoked" in why else "signature", f"the bundle is refused: {why}")
     signer = ""
     for line in done.stderr.splitlines():
         if "Verified" in line and "signature by" in line:
@@ -134,14 +147,14 @@ def check(bundle: Path, keyring: Path, compatible: str = COMPATIBLE) -> BundleIn
 
 
 def extract(bundle: Path, keyring: Path, dest: Path, info: BundleInfo,
-            compatible: str = COMPATIBLE) -> Path:
+            compatible: str = COMPATIBLE, crl: Path | None = None) -> Path:
     """Verify again and extract the payload into ``dest`` (empty or missing); its SHA-256 must be
     the signed manifest's. Returns the payload's path."""
     with tempfile.TemporaryDirectory(prefix="egm-extract-") as tmp:
-        conf = system_conf(Path(tmp), Path(keyring).resolve(), compatible)
+        conf = system_conf(Path(tmp), Path(keyring).resolve(), compatible, crl)
         done = _run([rauc(), "-c", str(conf), "extract", str(bundle), str(dest)], "rauc extract")
     if done.returncode != 0:
-        raise UpdateRefused("payload", f"the bundle's payload is refused: {_rauc_error(done.stderr)}")
+        raise UpdateRefused("payload", f"the bundle's payload is refused: {rauc_error(done.stderr)}")
     payload = Path(dest) / PAYLOAD
     digest = hashlib.sha256()
     try:

@@ -34,8 +34,10 @@ class Installed:
     signer: str
 
 
-def install(store: SlotStore, bundle: Path, keyring: Path, *, attempts: int = DEFAULT_ATTEMPTS) -> Installed:
-    """Install ``bundle`` into the inactive slot; :class:`UpdateRefused` (recorded) if refused."""
+def install(store: SlotStore, bundle: Path, keyring: Path, *, attempts: int = DEFAULT_ATTEMPTS,
+            crl: Path | None = None) -> Installed:
+    """Install ``bundle`` into the inactive slot; :class:`UpdateRefused` (recorded) if refused.
+    With ``crl`` a signer the casino CA revoked is refused."""
     if attempts < 1:
         raise UpdateError("the boot attempts must be at least 1")
     bundle = Path(bundle)
@@ -44,7 +46,7 @@ def install(store: SlotStore, bundle: Path, keyring: Path, *, attempts: int = DE
     refused: UpdateRefused | None = None
     with store.locked() as state:
         try:
-            return _install(store, state, bundle, Path(keyring), attempts)
+            return _install(store, state, bundle, Path(keyring), attempts, crl)
         except UpdateRefused as exc:
             state.record("software.update_refused", reason=exc.reason, detail=str(exc)[:200],
                          bundle=bundle.name[:80])
@@ -57,7 +59,8 @@ def running_version(state: UpdateState) -> str | None:
     return state.slots[state.booted or state.primary].version
 
 
-def _install(store: SlotStore, state: UpdateState, bundle: Path, keyring: Path, attempts: int) -> Installed:
+def _install(store: SlotStore, state: UpdateState, bundle: Path, keyring: Path, attempts: int,
+             crl: Path | None) -> Installed:
     active = state.booted or state.primary
     if state.slots[active].state == "trial":
         raise UpdateError(f"slot {active} runs on trial: commit or roll it back before another update")
@@ -70,9 +73,9 @@ def _install(store: SlotStore, state: UpdateState, bundle: Path, keyring: Path, 
         private = Path(tempfile.mkdtemp(prefix="bundle-", dir=work))
         copy = private / "update.raucb"
         shutil.copyfile(bundle, copy)                  # RAUC reads our copy, which nobody else writes
-        info = rauc_bundle.check(copy, keyring)
+        info = rauc_bundle.check(copy, keyring, crl=crl)
         check_newer(info.version, previous)
-        payload = rauc_bundle.extract(copy, keyring, private / "content", info)
+        payload = rauc_bundle.extract(copy, keyring, private / "content", info, crl=crl)
         staging = work / "staging"
         unpack(payload, staging)
         state.move(target, "install_begin")

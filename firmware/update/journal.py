@@ -7,13 +7,23 @@ ledger's ``event`` and only then forgets them. A power cut between the two recor
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
-from typing import Any
-
-from firmware.update.slots import SlotStore
+from typing import Any, Protocol
 
 
-def flush(store: SlotStore, event: Callable[..., Any]) -> int:
+class _HasPending(Protocol):
+    pending: list[dict[str, Any]]
+
+
+class EventStore(Protocol):
+    """Where pending events wait: the directory backend's :class:`~firmware.update.slots.SlotStore`
+    or the rauc backend's :class:`~firmware.update.pending.PendingFile`."""
+
+    def locked(self) -> contextlib.AbstractContextManager[_HasPending]: ...
+
+
+def flush(store: EventStore, event: Callable[..., Any]) -> int:
     """Call ``event(name, **data)`` for every pending event, oldest first; returns how many."""
     with store.locked() as state:
         pending = list(state.pending)

@@ -11,14 +11,16 @@ import pytest
 from tests.deploy.unit_check import exec_paths, verify
 
 ROOT = Path(__file__).resolve().parents[2]
-UNITS = sorted([*(ROOT / "deploy/cabinet/systemd").glob("*.service"), *(ROOT / "deploy/cabinet/mounts").glob("*.mount")])
+UNITS = sorted([*(ROOT / "deploy/cabinet/systemd").glob("*.service"), *(ROOT / "deploy/cabinet/mounts").glob("*.mount"),
+                *(ROOT / "deploy/update").glob("*.service")])
 
 pytestmark = pytest.mark.skipif(shutil.which("systemd-analyze") is None or not Path("/usr/lib/systemd/system").is_dir(),
                                 reason="systemd-analyze (Debian package systemd) is not installed")
 
 
 def test_the_cabinet_has_its_units():
-    assert {u.name for u in UNITS} >= {"egm-terminal.service", "egm-kiosk.service", "var-lib-egm.mount"}
+    assert {u.name for u in UNITS} >= {"egm-terminal.service", "egm-kiosk.service", "var-lib-egm.mount",
+                                       "egm-update-boot.service"}
 
 
 @pytest.mark.parametrize("unit", UNITS, ids=lambda u: u.name)
@@ -34,6 +36,21 @@ def test_the_terminal_unit_is_a_notify_service_with_a_watchdog_as_user_egm():
                  "RequiresMountsFor=/var/lib/egm"):
         assert line in text.splitlines(), line
     assert "/usr/bin/egm" in exec_paths(text)
+
+
+def test_the_terminal_starts_after_the_update_boot_step_with_the_cabinets_update_backend():
+    """egm-update-boot.service (directory backend) runs before the terminal; the cabinet's
+    terminal.toml selects RAUC's partitions, which the terminal reaches through rauc.service."""
+    from firmware.commands._common import load_terminal_config
+
+    terminal = (ROOT / "deploy/cabinet/systemd/egm-terminal.service").read_text().splitlines()
+    boot = (ROOT / "deploy/update/egm-update-boot.service").read_text().splitlines()
+    after = " ".join(line.split("=", 1)[1] for line in terminal if line.startswith("After="))
+    assert {"egm-update-boot.service", "rauc.service"} <= set(after.split())
+    assert "Before=egm-terminal.service" in boot and "RequiredBy=egm-terminal.service" in boot
+    assert "ExecStart=/usr/bin/egm update boot --dir /var/lib/egm/update" in boot
+    update = load_terminal_config(str(ROOT / "deploy/cabinet/terminal.toml")).update
+    assert (update.backend, update.dir) == ("rauc", "/var/lib/egm/update")
 
 
 @pytest.mark.parametrize("breakage", [

@@ -201,17 +201,43 @@ def test_the_command_line_installs_shows_and_refuses(kit, tmp_path: Path) -> Non
     missing = egm("install", str(kit["1.1.0"]), "--keyring", str(kit["ca"]), "--state-dir", str(tmp_path / "none"))
     assert missing.returncode == 2 and json.loads(egm("status", "--json").stdout)["slots"]["B"]["state"] == "empty"
     done = egm("install", str(kit["1.1.0"]), "--keyring", str(kit["ca"]), "--json",
-               "--state-dir", str(tmp_path / "state"))
+               "--crl", str(kit["ca"].parent / "crl.pem"), "--state-dir", str(tmp_path / "state"))
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["slot"] == "B"
     status = json.loads(egm("status", "--json").stdout)
     assert status["slots"]["B"] == {"state": "trial", "version": "1.1.0"} and status["pending"] == []
     with Ledger.open(tmp_path / "state", read_only=True) as ledger:
         assert [e["event"] for e in ledger.events(2)] == ["software.update_trial", "software.update_started"]
-    bad = egm("install", str(kit["0.9.0"]), "--keyring", str(kit["ca"]))
+    bad = egm("install", str(kit["0.9.0"]), "--keyring", str(kit["ca"]), "--no-crl")
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "downgrade" in bad.stderr
     assert egm("rollback").returncode == 0
     assert json.loads(egm("status", "--json").stdout)["slots"]["B"]["state"] == "bad"
+
+
+@needs_rauc
+def test_a_bundle_signed_by_a_revoked_signer_is_refused(tmp_path: Path) -> None:
+    """The casino CA revokes the update signer (egm certs revoke): its bundles are refused."""
+    ca_dir = tmp_path / "ca"
+    signer = _signer(ca_dir, "release-2026")
+    bundle = tmp_path / "egm-1.1.0.raucb"
+    rauc_bundle.make(_tree(tmp_path, "1.1.0"), "1.1.0", signer.cert, signer.key, ca_dir / "ca.cert.pem", bundle)
+    egm = [sys.executable, "-m", "firmware.cli"]
+    ab = str(tmp_path / "ab")
+    assert subprocess.run([*egm, "update", "init", "--dir", ab, "--version", "1.0.0"], cwd=ROOT).returncode == 0
+    assert subprocess.run([*egm, "update", "boot", "--dir", ab], cwd=ROOT, capture_output=True).returncode == 0
+    store = SlotStore(ab)
+    rauc_bundle.check(bundle, ca_dir / "ca.cert.pem", crl=ca_dir / "crl.pem")     # not revoked yet: accepted
+    revoked = subprocess.run([*egm, "certs", "revoke", "--dir", str(ca_dir), "release-2026"], cwd=ROOT,
+                             capture_output=True, text=True)
+    assert revoked.returncode == 0, revoked.stderr
+    before = _snapshot(store)
+    done = subprocess.run([*egm, "update", "install", bundle, "--dir", ab, "--keyring", str(ca_dir / "ca.cert.pem"),
+                           "--crl", str(ca_dir / "crl.pem")], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "certificate revoked" in done.stderr, done.stderr
+    assert _snapshot(store) == before
+    assert store.load().pending[-1]["reason"] == "revoked"
+    # without the CRL the same bundle would pass the signature check: the CRL is what refuses it
+    assert rauc_bundle.check(bundle, ca_dir / "ca.cert.pem").version == "1.1.0"
 
 
 # --- our side, without RAUC ----------------------------------------------------------------------
