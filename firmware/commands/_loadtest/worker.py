@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from egmproto.mqtt import BrokerAddress, MqttClient, TlsFiles
+from egmproto.mqtt_loop import SharedLoop
 from firmware.commands._loadtest.terminal import SimTerminal, VoucherPool
 
 log = logging.getLogger("egm.loadtest.worker")
@@ -30,14 +31,15 @@ CONNECTING = 3
 LOOP_S = 0.02
 
 
-def _client_factory(spec: dict[str, Any], terminal_id: str) -> Any:
+def _client_factory(spec: dict[str, Any], terminal_id: str, loop: SharedLoop) -> Any:
+    """Every terminal's MQTT client of the process on one network loop (``egmproto/mqtt_loop.py``)."""
     issued = Path(spec["pki"]) / "issued"
     tls = None
     if spec["broker"].startswith("mqtts://"):
         tls = TlsFiles(ca=Path(spec["pki"]) / "ca.cert.pem", cert=issued / f"{terminal_id}.cert.pem",
                        key=issued / f"{terminal_id}.key.pem")
     return functools.partial(MqttClient, address=BrokerAddress.parse(spec["broker"], tls), keepalive=60,
-                             min_backoff=0.5, max_backoff=5.0, connect_timeout=20.0)
+                             min_backoff=0.5, max_backoff=5.0, connect_timeout=20.0, loop=loop)
 
 
 class Worker:
@@ -45,8 +47,10 @@ class Worker:
         self.spec = spec
         pool = VoucherPool()
         state = Path(spec["state_dir"])
+        #: one network loop for every terminal's MQTT client (its connects on CONNECTING threads)
+        self.loop = SharedLoop("egm-sim-mqtt", connectors=CONNECTING)
         self.terminals = [
-            SimTerminal(tid, state, Path(spec["pki"]), _client_factory(spec, tid), rate=spec["rate"],
+            SimTerminal(tid, state, Path(spec["pki"]), _client_factory(spec, tid, self.loop), rate=spec["rate"],
                         seed=spec["seed"] * 100_003 + i, pool=pool, clock=time.monotonic,
                         meter_interval_s=spec.get("meter_interval_s", 60.0))
             for i, tid in zip(spec["indexes"], spec["terminals"], strict=True)]
@@ -159,6 +163,7 @@ class Worker:
         summaries = [t.summary() for t in self.terminals]
         for terminal in self.terminals:
             terminal.stop(0.0)
+        self.loop.close()
         loops = sorted(self.loop_ms) or [0.0]
         return {"event": "result", "terminals": summaries, "errors": self.errors, "drain_s": drained,
                 "loop_ms_p50": round(loops[len(loops) // 2], 2), "loop_ms_p99": round(loops[int(len(loops) * 0.99)], 2)}
