@@ -67,6 +67,11 @@ class SharedLoop:
         self._timers: list[tuple[float, int, Timer, Callable[..., Any], tuple[Any, ...]]] = []
         self._order = itertools.count()
         self._watched: dict[Any, Any] = {}          #: socket -> its paho client
+        #: sockets paho said have something to write (any thread appends), written at the end of
+        #: the loop's turn: most writes go out at once, without waiting for the selector
+        self._dirty: collections.deque[Any] = collections.deque()
+        self._writing: set[Any] = set()             #: sockets waiting to be writable (a full buffer)
+        self._poked = False
         self._pool = ThreadPoolExecutor(connectors, thread_name_prefix=f"{name}-connect")
         self._closing = False
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
@@ -130,6 +135,9 @@ class SharedLoop:
         return len(self._watched)
 
     def _poke(self) -> None:
+        if self._poked:
+            return                        # the loop is woken already
+        self._poked = True
         with contextlib.suppress(OSError):   # already poked (the buffer is full), or closed
             self._wake_w.send(b"\0")
 
@@ -141,29 +149,42 @@ class SharedLoop:
         if sock is None:
             return
         self._watched[sock] = client
-        self._sel.register(sock, self._events(client), client)
+        self._sel.register(sock, selectors.EVENT_READ, client)
+        self._dirty.append(sock)                  # its CONNECT
 
     def unwatch(self, sock: Any) -> None:
         """Stop serving a socket (loop thread); it may already be closed."""
+        self._writing.discard(sock)
         if self._watched.pop(sock, None) is not None:
             with contextlib.suppress(KeyError, ValueError):
                 self._sel.unregister(sock)
 
-    @staticmethod
-    def _events(client: Any) -> int:
-        return selectors.EVENT_READ | (selectors.EVENT_WRITE if client.want_write() else 0)
-
     def _interest(self, client: Any, _userdata: Any, sock: Any) -> None:
         """paho: the socket has (or no longer has) something to write. Any thread."""
-        if self.in_loop():
-            self._refresh(sock)
-        else:
-            self.call_soon(self._refresh, sock)
+        self._dirty.append(sock)
+        if not self.in_loop():
+            self._poke()
 
-    def _refresh(self, sock: Any) -> None:
-        client = self._watched.get(sock)
-        if client is not None:
-            self._sel.modify(sock, self._events(client), client)
+    def _flush(self) -> None:
+        """Write what paho queued on the sockets said to have something to write."""
+        for _ in range(len(self._dirty)):
+            sock = self._dirty.popleft()
+            client = self._watched.get(sock)
+            if client is None or sock in self._writing:
+                continue                          # gone, or written when the selector says so
+            if client.want_write():
+                self._guarded(client.loop_write)
+            self._wait_writable(sock, client)
+
+    def _wait_writable(self, sock: Any, client: Any) -> None:
+        """Ask the selector for writability while paho has something it could not write."""
+        if client.socket() is not sock or sock not in self._watched:
+            return                                # closed meanwhile
+        want = client.want_write()
+        if want != (sock in self._writing):
+            (self._writing.add if want else self._writing.discard)(sock)
+            events = selectors.EVENT_READ | (selectors.EVENT_WRITE if want else 0)
+            self._sel.modify(sock, events, client)
 
     def _closed(self, _client: Any, _userdata: Any, sock: Any) -> None:
         """paho is closing the socket: unregister it first (its number may be reused at once)."""
@@ -177,7 +198,7 @@ class SharedLoop:
         while not self._closing:
             now = time.monotonic()
             timeout = min(next_misc, self._timers[0][0] if self._timers else next_misc) - now
-            for key, mask in self._sel.select(0 if self._calls else max(0.0, timeout)):
+            for key, mask in self._sel.select(0 if self._calls or self._dirty else max(0.0, timeout)):
                 if key.data is None:
                     self._drain_wake()
                 else:
@@ -190,6 +211,7 @@ class SharedLoop:
                 _, _, timer, fn, args = heapq.heappop(self._timers)
                 if not timer.cancelled:
                     self._guarded(fn, *args)
+            self._flush()
             if now >= next_misc:
                 next_misc = now + MISC_S
                 for client in list(self._watched.values()):
@@ -208,8 +230,10 @@ class SharedLoop:
                 self._guarded(client.loop_read)
         if mask & selectors.EVENT_WRITE and client.socket() is sock:
             self._guarded(client.loop_write)
+            self._wait_writable(sock, client)
 
     def _drain_wake(self) -> None:
+        self._poked = False
         with contextlib.suppress(OSError):
             while self._wake_r.recv(4096):
                 pass
