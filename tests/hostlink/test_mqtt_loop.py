@@ -46,10 +46,10 @@ from tests.hostlink.test_mqtt import (  # noqa: F401
     test_callback_errors_do_not_break_the_link as test_shared_callback_errors,
 )
 from tests.hostlink.test_mqtt import (  # noqa: F401
-    test_client_refuses_a_broker_from_another_ca as test_shared_foreign_ca,
+    test_clean_session_gets_nothing_published_while_away as test_shared_clean_session,
 )
 from tests.hostlink.test_mqtt import (  # noqa: F401
-    test_clean_session_gets_nothing_published_while_away as test_shared_clean_session,
+    test_client_refuses_a_broker_from_another_ca as test_shared_foreign_ca,
 )
 from tests.hostlink.test_mqtt import (  # noqa: F401
     test_on_delivered_fires_for_every_message as test_shared_on_delivered,
