@@ -4,6 +4,7 @@ are on, after which every one reconnects to another node and resubscribes."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from egmproto.mqtt import MqttClient, down_topic, up_topic
@@ -29,8 +30,12 @@ def test_terminals_on_a_shared_loop_move_to_another_node_together(cluster: NatsC
             term.start()
         assert all(term.wait_connected(20) for term in terms)
         acked: list[str] = []
+
+        def ack(terminal: str) -> Callable[[], None]:
+            return lambda: acked.append(terminal)
+
         for term in terms:
-            assert term.publish(up_topic(term.client_id), b"before", lambda t=term.client_id: acked.append(t))
+            assert term.publish(up_topic(term.client_id), b"before", ack(term.client_id))
         wait_for(lambda: sorted(acked) == sorted(TERMINALS), what="every PUBACK from the first node")
         assert {term.address.url for term in terms} == {cluster.mqtt_urls[0]}
         cluster.kill(0)
@@ -39,7 +44,7 @@ def test_terminals_on_a_shared_loop_move_to_another_node_together(cluster: NatsC
         assert all(term.address.url != cluster.mqtt_urls[0] for term in terms)
         acked.clear()
         for term in terms:
-            assert term.publish(up_topic(term.client_id), b"after", lambda t=term.client_id: acked.append(t))
+            assert term.publish(up_topic(term.client_id), b"after", ack(term.client_id))
         wait_for(lambda: sorted(acked) == sorted(TERMINALS), what="every PUBACK from the new node")
         assert loop.watched == len(TERMINALS)
     finally:
