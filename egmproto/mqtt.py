@@ -16,6 +16,9 @@ guarantees beyond one broker round trip belong to the caller's persistent outbox
 Threads: :class:`MqttClient` owns a supervisor thread (connects, waits out the backoff) and, while a
 connection lasts, paho's network thread. **Every user callback (``on_message``, ``on_connection``,
 ``on_delivered``) runs on paho's network thread**, one at a time and in the order the events happened.
+Given ``loop=`` a :class:`~egmproto.mqtt_loop.SharedLoop`, a client has no thread of its own: its
+connection steps, timers and callbacks run on the loop's thread, shared by every client of the
+process, with the same guarantees (``mqtt_loop.py``).
 Keep callbacks short; they may call :meth:`MqttClient.publish` and :meth:`MqttClient.stop`, but must
 not wait for anything that waits for the transport itself. Each connection uses a fresh paho client,
 so nothing paho queued on a dead connection is ever re-sent behind the caller's back.
@@ -41,6 +44,7 @@ from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
 from egmproto.errors import HostLinkError
+from egmproto.mqtt_loop import SharedLoop, Timer
 
 log = logging.getLogger("egm.hostlink.mqtt")
 
@@ -246,6 +250,9 @@ class _Connection:
         self.sub_mid: int | None = None
         self.ended = threading.Event()
         self.refused_protocol = False
+        self.dialing = False           # its blocking connect is running (shared loop: on a connector)
+        self.finished = False          # wound up (shared loop)
+        self.timer: Timer | None = None  # no CONNACK in time (shared loop)
 
 
 class MqttClient:
@@ -277,6 +284,7 @@ class MqttClient:
         persistent_session: bool = False,
         session_expiry: int = SESSION_EXPIRY_S,
         connect_timeout: float = 5.0,
+        loop: SharedLoop | None = None,
     ) -> None:
         if not client_id or not isinstance(client_id, str) or len(client_id.encode("utf-8")) > 64:
             raise TransportError(f"invalid MQTT client id {client_id!r}: 1-64 bytes")
@@ -313,15 +321,25 @@ class MqttClient:
         self._in_callback = threading.local()
         self._numbers = 0
         self.stats: dict[str, int] = dict.fromkeys(_STATS, 0)
+        self._loop = loop
+        self._running = False                    # shared loop: started and not yet wound up
+        self._idle = threading.Event()           # shared loop: not running
+        self._idle.set()
+        self._retry: Timer | None = None         # shared loop: the next attempt, after the backoff
 
     # -- public -------------------------------------------------------------------------------------
 
     def start(self) -> None:
         """Start connecting in the background; a broker that is down is retried forever."""
         with self._lock:
-            if self._thread is not None:
+            if self._thread is not None or self._running:
                 return
             self._stopping.clear()
+            if self._loop is not None:
+                self._running = True
+                self._idle.clear()
+                self._loop.call_soon(self._attempt)
+                return
             self._thread = threading.Thread(
                 target=self._supervise, name=f"egm-mqtt-{self.client_id}", daemon=True
             )
@@ -334,6 +352,11 @@ class MqttClient:
         self._stopping.set()
         self._connected.clear()
         self._wake.set()  # the supervisor disconnects
+        if self._loop is not None:
+            self._loop.call_soon(self._tend)
+            if not (self._loop.in_loop() or self._idle.wait(self.connect_timeout + 5)):
+                log.warning("%s: the MQTT client did not stop in time", self.client_id)
+            return
         if thread is None or getattr(self._in_callback, "active", False):
             return
         thread.join(self.connect_timeout + 5)
@@ -397,20 +420,46 @@ class MqttClient:
 
     def _run(self) -> None:
         while not self._stopping.is_set():
-            conn = self._connect_once()
-            if self._stopping.is_set():
+            delay = self._delay_after(self._connect_once())
+            if delay is None:
                 break
-            if conn is not None and conn.refused_protocol:
-                continue  # retry at once in 3.1.1
-            if conn is not None and conn.accepted and time.monotonic() - conn.accepted_at >= STABLE_AFTER_S:
-                self._backoff.reset()
-            self._index = (self._index + 1) % len(self.addresses)   # a cluster: the next node
-            delay = self._backoff.next()
-            log.info("%s: reconnecting to %s in %.2f s", self.client_id, self.address.url, delay)
             self._stopping.wait(delay)
+
+    def _delay_after(self, conn: _Connection | None) -> float | None:
+        """How long to wait before the next attempt after ``conn`` ended (``None``: stopping)."""
+        if self._stopping.is_set():
+            return None
+        if conn is not None and conn.refused_protocol:
+            return 0.0  # retry at once in 3.1.1
+        if conn is not None and conn.accepted and time.monotonic() - conn.accepted_at >= STABLE_AFTER_S:
+            self._backoff.reset()
+        self._index = (self._index + 1) % len(self.addresses)   # a cluster: the next node
+        delay = self._backoff.next()
+        log.info("%s: reconnecting to %s in %.2f s", self.client_id, self.address.url, delay)
+        return delay
 
     def _connect_once(self) -> _Connection | None:
         """Connect, run paho's loop until the connection ends; ``None`` if it never opened."""
+        conn = self._prepare()
+        if not self._dial(conn):
+            return None
+        conn.client.loop_start()
+        deadline = time.monotonic() + self.connect_timeout
+        while not (conn.ended.is_set() or self._stopping.is_set()):
+            if conn.accepted:
+                self._wake.wait()
+            elif not self._wake.wait(max(0.0, deadline - time.monotonic())) and not conn.accepted:
+                self._no_connack(conn)
+                break
+            self._wake.clear()
+        if not conn.ended.is_set():
+            conn.client.disconnect()
+        conn.client.loop_stop()
+        self._release(conn)
+        return conn
+
+    def _prepare(self) -> _Connection:
+        """A new connection (a fresh paho client), the current one from now on."""
         with self._lock:
             self._numbers += 1
             number = self._numbers
@@ -420,6 +469,24 @@ class MqttClient:
         self._wake.clear()
         with self._lock:
             self._conn = conn
+        return conn
+
+    def _release(self, conn: _Connection) -> None:
+        with self._lock:
+            if self._conn is conn:
+                self._conn = None
+
+    def _no_connack(self, conn: _Connection) -> None:
+        self.stats["connect_failures"] += 1
+        log.warning("%s: no CONNACK from %s within %.1f s", self.client_id, conn.address.url,
+                    self.connect_timeout)
+
+    def _dial(self, conn: _Connection) -> bool:
+        """paho's blocking connect (TCP, TLS handshake, CONNECT queued); False if it failed."""
+        address = conn.address
+        if self._stopping.is_set():
+            self._release(conn)
+            return False
         try:
             if conn.protocol == "5":
                 props = Properties(PacketTypes.CONNECT)
@@ -432,27 +499,81 @@ class MqttClient:
         except (OSError, ValueError) as exc:  # refused, unreachable, TLS handshake (ssl.SSLError)
             self.stats["connect_failures"] += 1
             log.warning("%s: cannot connect to %s: %s", self.client_id, address.url, exc)
-            with self._lock:
-                self._conn = None
-            return None
-        conn.client.loop_start()
-        deadline = time.monotonic() + self.connect_timeout
-        while not (conn.ended.is_set() or self._stopping.is_set()):
-            if conn.accepted:
-                self._wake.wait()
-            elif not self._wake.wait(max(0.0, deadline - time.monotonic())) and not conn.accepted:
-                self.stats["connect_failures"] += 1
-                log.warning("%s: no CONNACK from %s within %.1f s", self.client_id, address.url,
-                            self.connect_timeout)
-                break
-            self._wake.clear()
+            self._release(conn)
+            return False
+        return True
+
+    # -- on a shared loop (its thread) --------------------------------------------------------------
+
+    def _attempt(self) -> None:
+        """Open a connection: the blocking part on the loop's connectors, then :meth:`_dialled`."""
+        assert self._loop is not None
+        self._retry = None
+        if self._stopping.is_set():
+            self._wound_up()
+            return
+        conn = self._prepare()
+        conn.dialing = True
+        self._loop.dial(lambda: self._dial(conn), lambda ok: self._dialled(conn, ok))
+
+    def _dialled(self, conn: _Connection, ok: bool) -> None:
+        assert self._loop is not None
+        conn.dialing = False
+        if not ok:
+            conn.finished = True
+            self._next(None)
+            return
+        self._loop.watch(conn.client)
+        conn.timer = self._loop.call_later(self.connect_timeout, self._connack_due, conn)
+        self._tend()
+
+    def _connack_due(self, conn: _Connection) -> None:
+        if not (conn.accepted or conn.ended.is_set() or conn.finished):
+            self._no_connack(conn)
+            self._wind_up(conn)
+
+    def _tend(self) -> None:
+        """Wind up the current connection if it ended or the client is stopping; stop when idle."""
+        conn = self._conn
+        if conn is not None and conn.dialing:
+            return                                   # :meth:`_dialled` comes back here
+        if conn is not None and (conn.ended.is_set() or self._stopping.is_set()):
+            self._wind_up(conn)
+        elif conn is None and self._stopping.is_set() and self._running:
+            if self._retry is not None:
+                self._retry.cancel()
+            self._wound_up()
+
+    def _wind_up(self, conn: _Connection) -> None:
+        assert self._loop is not None
+        if conn.finished:
+            return
+        conn.finished = True
+        if conn.timer is not None:
+            conn.timer.cancel()
         if not conn.ended.is_set():
             conn.client.disconnect()
-        conn.client.loop_stop()
+            conn.client.loop_write()                 # the DISCONNECT now; paho then closes
+        sock = conn.client.socket()
+        if sock is not None:                         # not written at once: closed anyway
+            self._loop.unwatch(sock)
+            sock.close()
+        self._release(conn)
+        self._next(conn)
+
+    def _next(self, conn: _Connection | None) -> None:
+        assert self._loop is not None
+        delay = self._delay_after(conn)
+        if delay is None:
+            self._wound_up()
+        else:
+            self._retry = self._loop.call_later(delay, self._attempt)
+
+    def _wound_up(self) -> None:
         with self._lock:
-            if self._conn is conn:
-                self._conn = None
-        return conn
+            self._running = False
+        self._idle.set()
+        log.debug("%s: MQTT client stopped", self.client_id)
 
     def _new_paho(self, number: int, address: BrokerAddress) -> paho.Client:
         v5 = self._wire_protocol == "5"
@@ -468,6 +589,8 @@ class MqttClient:
         client.enable_logger(_paho_log)
         if address.tls is not None:
             client.tls_set_context(self._ssl[address.tls])
+        if self._loop is not None:
+            self._loop.adopt(client)
         client.on_connect = self._guard(lambda *a: self._on_connect(number, *a))
         client.on_subscribe = self._guard(lambda *a: self._on_subscribe(number, *a))
         client.on_disconnect = self._guard(lambda *a: self._on_disconnect(number, *a))
@@ -491,6 +614,12 @@ class MqttClient:
 
         return wrapped
 
+    def _signal(self) -> None:
+        """Something happened to the connection: the supervisor (or the shared loop) looks."""
+        self._wake.set()
+        if self._loop is not None:
+            self._loop.call_soon(self._tend)
+
     def _current(self, number: int) -> _Connection | None:
         with self._lock:
             conn = self._conn
@@ -509,11 +638,11 @@ class MqttClient:
                 self.stats["connect_failures"] += 1
                 log.warning("%s: %s refused the connection: %s", self.client_id, conn.address.url, rc)
             conn.ended.set()  # paho closes the socket and its loop ends; do not wait for more
-            self._wake.set()
+            self._signal()
             return
         conn.accepted = True
         conn.accepted_at = time.monotonic()
-        self._wake.set()
+        self._signal()
         self.stats["connects"] += 1
         log.info("%s: connected to %s (MQTT %s%s)", self.client_id, conn.address.url, conn.protocol,
                  ", session present" if flags.session_present else "")
@@ -565,7 +694,7 @@ class MqttClient:
             log.warning("%s: %s closed the connection before accepting it (%s): it refuses our "
                         "certificate, or it is going down", self.client_id, conn.address.url, rc)
         conn.ended.set()
-        self._wake.set()
+        self._signal()
         if conn.ready and not self._stopping.is_set() and self.on_connection is not None:
             self.on_connection(False)
 
