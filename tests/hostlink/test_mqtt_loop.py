@@ -209,12 +209,13 @@ def silent_broker() -> Iterator[BrokerAddress]:
 
 def test_stop_while_clients_are_connecting(loop: SharedLoop, silent_broker: BrokerAddress,
                                            clients: list[MqttClient]) -> None:
-    terms = terminals(loop, silent_broker, 20, clients, connect_timeout=30.0)
+    terms = terminals(loop, silent_broker, 20, clients, connect_timeout=120.0)
     wait_for(lambda: loop.watched >= 5, what="connections waiting for their CONNACK")
     t0 = time.monotonic()
     for c, _ in terms:
         c.stop()
-    assert time.monotonic() - t0 < 5               # nobody waited out its connect timeout
+    # nobody waited out its connect timeout (120 s); the bound leaves room for a loaded machine
+    assert time.monotonic() - t0 < 30
     assert loop.watched == 0
     assert not any(c.connected for c, _ in terms)
     assert all(rec.events == [] for _, rec in terms)
