@@ -143,14 +143,15 @@ def test_the_detached_signature_checks_the_package(terminal_deb: Path, signer: b
     assert subprocess.run(["sha256sum", "--check", "--quiet", sums.name], cwd=sums.parent).returncode == 0
 
 
-@pytest.mark.parametrize("name", ["egm-terminal", "egm-host"])
-def test_lintian_finds_no_error(name: str, terminal_deb: Path, host_deb: Path) -> None:
-    deb = terminal_deb if name == "egm-terminal" else host_deb
+def test_lintian_finds_no_error(terminal_deb: Path, host_deb: Path) -> None:
     lintian = build.shutil.which("lintian")
     if lintian is None:
         pytest.skip("lintian is not installed (make release-tools)")
-    result = subprocess.run([lintian, "--fail-on", "error", str(deb)], text=True, capture_output=True)
+    # One run for both packages: lintian's start-up is most of its time on packages this small.
+    result = subprocess.run([lintian, "--fail-on", "error", str(terminal_deb), str(host_deb)], text=True,
+                            capture_output=True)
     assert result.returncode == 0, result.stdout
+    assert "egm-host:" in result.stdout and "egm-terminal:" in result.stdout   # both were read
 
 
 def test_a_signer_and_ca_that_do_not_match_are_refused(tmp_path: Path, signer: build.Signer) -> None:
