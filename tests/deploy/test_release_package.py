@@ -225,7 +225,7 @@ def test_relations_let_a_minimal_root_install_and_name_the_cabinet_services(term
                                         check=True).stdout for name in ("postinst", "prerm", "postrm")}
         assert f"for unit in {' '.join(units)}; do" in scripts["postinst"]
         assert "deb-systemd-helper update-state" in scripts["postinst"]
-        assert "deb-systemd-helper enable" in scripts["postinst"]            # only if it was enabled
+        assert "deb-systemd-helper debian-installed" in scripts["postinst"]  # enable only what was enabled
         assert "if [ -d /run/systemd/system ]; then" in scripts["postinst"]  # no systemctl in a chroot
         assert "deb-systemd-invoke stop" in scripts["prerm"] and "deb-systemd-helper purge" in scripts["postrm"]
         assert "rm " not in scripts["postrm"]                                # critical memory stays
