@@ -24,9 +24,12 @@ import os
 import shutil
 import subprocess
 import sys
+import textwrap
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+
+from deploy.release import contents
 
 log = logging.getLogger("egm.release")
 
@@ -267,16 +270,51 @@ def _installed_size_kib(stage: Path) -> int:
     return total
 
 
+def install_assets(stage: Path, spec: PackageSpec) -> list[str]:
+    """The package's deploy/ files (units, udev, drop-ins, examples) at their installed paths; the
+    conffiles among them."""
+    conffiles = []
+    for asset in contents.ASSETS[spec.name]:
+        source = REPO / asset.source
+        if not source.is_file():
+            raise ReleaseError(f"{asset.source} is missing: {spec.name} ships it as {asset.dest}")
+        target = stage / asset.dest.lstrip("/")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target)
+        target.chmod(asset.mode)
+        if asset.conffile:
+            conffiles.append(asset.dest)
+    return conffiles
+
+
+def maintainer_values(spec: PackageSpec) -> dict[str, str]:
+    """The relations and the systemd part of the maintainer scripts (what debhelper would generate)."""
+    relations = contents.RELATIONS[spec.name]
+    units = contents.UNITS[spec.name]
+    running = [unit.replace("@.", "@*.") for unit in units if not unit.endswith(".target")]
+    tmpfiles = [asset.dest.rsplit("/", 1)[1] for asset in contents.ASSETS[spec.name]
+                if asset.dest.startswith("/usr/lib/tmpfiles.d/")]
+    snippet = "".join(
+        f'if [ "$1" = configure ] && [ -x "$(command -v systemd-tmpfiles)" ]; then\n'
+        f"    systemd-tmpfiles --create {name} || true\nfi\n" for name in tmpfiles)
+    return {"depends": ", ".join(relations.depends), "recommends": ", ".join(relations.recommends),
+            "units": " ".join(units), "running": " ".join(f"'{unit}'" for unit in running),
+            "tmpfiles": snippet,
+            "units_text": "\n ".join(textwrap.wrap(
+                "Its systemd units, not enabled on install: " + ", ".join(units) + ".", 72, break_on_hyphens=False))}
+
+
 def debian_files(stage: Path, spec: PackageSpec, version: str) -> None:
     values = {"package": spec.name, "version": version, "prefix": spec.prefix, "link": spec.link,
-              "config": spec.config, "description": spec.description}
-    (stage / "usr" / "bin").mkdir(parents=True)
+              "config": spec.config, "description": spec.description, **maintainer_values(spec)}
+    conffiles = install_assets(stage, spec)
+    (stage / "usr" / "bin").mkdir(parents=True, exist_ok=True)
     (stage / "usr" / "bin" / spec.link).symlink_to(f"{spec.prefix}/bin/egm")
     etc = stage / "etc" / "egm"
-    etc.mkdir(parents=True)
+    etc.mkdir(parents=True, exist_ok=True)
     (etc / spec.config).write_text(_text(spec.config, **values), encoding="utf-8")
     doc = stage / "usr" / "share" / "doc" / spec.name
-    doc.mkdir(parents=True)
+    doc.mkdir(parents=True, exist_ok=True)
     (doc / "copyright").write_text(_text("copyright", **values), encoding="utf-8")
     changelog = _text("changelog", **values).encode()
     # A native package (the version has no Debian revision): changelog.gz.
@@ -289,8 +327,9 @@ def debian_files(stage: Path, spec: PackageSpec, version: str) -> None:
     control.mkdir()
     (control / "control").write_text(
         _text("control", **values, installed_size=str(_installed_size_kib(stage))), encoding="utf-8")
-    (control / "conffiles").write_text(f"/etc/egm/{spec.config}\n", encoding="utf-8")
-    for script in ("postinst",):
+    (control / "conffiles").write_text("".join(f"{path}\n" for path in [f"/etc/egm/{spec.config}", *conffiles]),
+                                       encoding="utf-8")
+    for script in ("postinst", "prerm", "postrm"):
         (control / script).write_text(_text(script, **values), encoding="utf-8")
         (control / script).chmod(0o755)
     sums = []

@@ -181,8 +181,17 @@ def test_installed_layout(chroot: Path) -> None:
     assert oct(state.st_mode & 0o777) == "0o750"
     assert oct(os.stat(chroot / "var/lib/egm/pki").st_mode & 0o777) == "0o700"
     assert os.stat(chroot / "etc/egm/terminal.toml").st_mode & 0o007 == 0
-    conffiles = (chroot / "var/lib/dpkg/info/egm-terminal.conffiles").read_text().split()
-    assert conffiles == ["/etc/egm/terminal.toml"]
+    from deploy.release import contents
+
+    for package, config in (("egm-terminal", "terminal.toml"), ("egm-host", "host.toml")):
+        conffiles = (chroot / f"var/lib/dpkg/info/{package}.conffiles").read_text().split()
+        assert conffiles == [f"/etc/egm/{config}", *(a.dest for a in contents.ASSETS[package] if a.conffile)]
+        for asset in contents.ASSETS[package]:
+            assert (chroot / asset.dest.lstrip("/")).read_bytes() == (ROOT / asset.source).read_bytes(), asset.dest
+        # The units are known to deb-systemd-helper (update-state) but not enabled; no systemd ran.
+        for unit in contents.UNITS[package]:
+            assert (chroot / "var/lib/systemd/deb-systemd-helper-enabled" / f"{unit}.dsh-also").exists(), unit
+    assert not list((chroot / "etc/systemd/system").rglob("egm-*"))
 
 
 def test_a_tampered_installed_file_fails_verification(chroot: Path) -> None:
