@@ -123,3 +123,25 @@ def test_a_report_left_unacknowledged_or_a_refused_host_message_fails_the_run(tm
     assert _document(run, verdict, [terminal(0, 0)], {}, 0, 1.0)["ok"] is True
     assert _document(run, verdict, [terminal(2, 0)], {}, 0, 1.0)["ok"] is False
     assert _document(run, verdict, [terminal(0, 3)], {}, 0, 1.0)["ok"] is False
+
+
+def test_a_load_not_offered_fails_the_run(tmp_path: Path) -> None:
+    """Terminals that made fewer than 95% of terminals x rate x duration reports (a machine too small
+    for the load generator and the floor together) fail the run, however well the host did."""
+    from firmware.commands._loadtest.run import Run, Settings, _document
+
+    verdict = {"sent": 5, "stored": 5, "lost": 0, "duplicates": 0, "unexpected": 0, "reports_per_second": 1.0,
+               "p50_ms": 1.0, "p90_ms": 1.0, "p99_ms": 1.0, "max_ms": 1.0, "latency_from": "x", "kinds": {},
+               "events": {}, "vouchers": {"redeemed": 0, "paid_twice": 0}, "meters_mismatch": 0,
+               "commands": {"queued": 0, "terminals": 0, "wrong": 0}, "problems": [], "timeline": []}
+    run = Run(Settings(terminals=2, rate=0.5, duration=100, processes=1), tmp_path)
+    run.results["sim-0"] = {"errors": 0, "loop_ms_p99": 1.0}
+
+    def terminals(made: int) -> list[dict]:
+        return [{**_summary(t, made), "made": made, "actions": {}, "outstanding": 0,
+                 "link": {"sent": made, "resent": 0, "rejected": 0}} for t in ("A", "B")]
+
+    assert _document(run, verdict, terminals(50), {}, 0, 100.0)["ok"] is True      # 100 of 100 asked
+    short = _document(run, verdict, terminals(47), {}, 0, 100.0)                    # 94%
+    assert short["ok"] is False
+    assert any("could not generate the load" in p for p in short["problems"])
