@@ -106,13 +106,18 @@ def test_a_command_not_applied_exactly_once_is_wrong(store) -> None:
     assert twice["commands"]["wrong"] == 1 and twice["problems"]
 
 
+def _clean_verdict() -> dict:
+    """What check.py finds when the host's database holds everything once."""
+    return {"sent": 5, "stored": 5, "lost": 0, "duplicates": 0, "unexpected": 0, "reports_per_second": 1.0,
+            "p50_ms": 1.0, "p90_ms": 1.0, "p99_ms": 1.0, "max_ms": 1.0, "latency_from": "x", "kinds": {},
+            "events": {}, "vouchers": {"redeemed": 0, "paid_twice": 0}, "meters_mismatch": 0,
+            "commands": {"queued": 0, "terminals": 0, "wrong": 0}, "problems": [], "timeline": []}
+
+
 def test_a_report_left_unacknowledged_or_a_refused_host_message_fails_the_run(tmp_path: Path) -> None:
     from firmware.commands._loadtest.run import Run, Settings, _document
 
-    verdict = {"sent": 5, "stored": 5, "lost": 0, "duplicates": 0, "unexpected": 0, "reports_per_second": 1.0,
-               "p50_ms": 1.0, "p90_ms": 1.0, "p99_ms": 1.0, "max_ms": 1.0, "latency_from": "x", "kinds": {},
-               "events": {}, "vouchers": {"redeemed": 0, "paid_twice": 0}, "meters_mismatch": 0,
-               "commands": {"queued": 0, "terminals": 0, "wrong": 0}, "problems": [], "timeline": []}
+    verdict = _clean_verdict()
     run = Run(Settings(terminals=1, rate=1, duration=1, processes=1), tmp_path)
     run.results["sim-0"] = {"errors": 0, "loop_ms_p99": 1.0}
 
@@ -130,10 +135,7 @@ def test_a_load_not_offered_fails_the_run(tmp_path: Path) -> None:
     for the load generator and the floor together) fail the run, however well the host did."""
     from firmware.commands._loadtest.run import Run, Settings, _document
 
-    verdict = {"sent": 5, "stored": 5, "lost": 0, "duplicates": 0, "unexpected": 0, "reports_per_second": 1.0,
-               "p50_ms": 1.0, "p90_ms": 1.0, "p99_ms": 1.0, "max_ms": 1.0, "latency_from": "x", "kinds": {},
-               "events": {}, "vouchers": {"redeemed": 0, "paid_twice": 0}, "meters_mismatch": 0,
-               "commands": {"queued": 0, "terminals": 0, "wrong": 0}, "problems": [], "timeline": []}
+    verdict = _clean_verdict()
     run = Run(Settings(terminals=2, rate=0.5, duration=100, processes=1), tmp_path)
     run.results["sim-0"] = {"errors": 0, "loop_ms_p99": 1.0}
 
